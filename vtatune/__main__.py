@@ -1,0 +1,3 @@
+from vtatune.cli.main import entry
+
+entry()

@@ -1,0 +1,63 @@
+"""The ``vtatune`` command: a Typer app; every command lives in its own module.
+
+Commands are thin wrappers over the library. Heavy imports (TVM, numpy, optuna) happen inside
+command bodies so ``vtatune --help`` stays instant. ``UserError`` ends as one line on stderr
+and exit code 2; anything else keeps its traceback (it is a bug).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from vtatune.cli import console
+
+app = typer.Typer(
+    name="vtatune",
+    help="Joint hardware x schedule autotuning and design-space exploration for VTA.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register() -> None:
+    # One module per command (or command group); each exposes ``register(app)``.
+    from vtatune.cli import compile as compile_cmd
+    from vtatune.cli import space as space_cmd
+
+    for module in (compile_cmd, space_cmd):
+        module.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from vtatune.errors import UserError
+
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserError as exc:
+        console.error(str(exc))
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        console.error("aborted")
+        return 130
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return 130
+    except Exception as exc:  # click usage errors: one line, exit 2
+        import click
+
+        if isinstance(exc, click.ClickException):
+            console.error(exc.format_message())
+            return 2
+        raise
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())

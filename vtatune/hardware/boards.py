@@ -1,0 +1,108 @@
+"""FPGA boards: clock, AXI width and device resources, loaded from ``hwconfigs/boards/``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vtatune.errors import ConfigError
+from vtatune.paths import project_root
+
+#: Resource kinds a board may list. Xilinx: lut, ff, bram36, uram, dsp. Intel: alm, ff, m10k, dsp.
+RESOURCE_KINDS = ("lut", "ff", "bram36", "uram", "dsp", "alm", "m10k")
+FAMILIES = ("xilinx-7series", "xilinx-ultrascale+", "intel-cyclonev")
+
+
+@dataclass(frozen=True)
+class Board:
+    """A board VTA can be built for. Units: MHz, bits, resource counts."""
+
+    name: str
+    part: str
+    family: str
+    clock_mhz: float
+    axi_bits: int
+    resources: dict[str, int]
+    vta_target: str = ""
+    description: str = ""
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def clock_hz(self) -> float:
+        return self.clock_mhz * 1e6
+
+    @property
+    def axi_bytes_per_cycle(self) -> int:
+        return self.axi_bits // 8
+
+
+def boards_dir() -> Path:
+    return project_root() / "hwconfigs" / "boards"
+
+
+def names() -> list[str]:
+    """Names of the known boards."""
+    return sorted(p.stem for p in boards_dir().glob("*.json"))
+
+
+def from_dict(raw: Any, source: str) -> Board:
+    """Build a ``Board`` from a board file's content, listing every problem at once."""
+    if not isinstance(raw, dict):
+        raise ConfigError(source, ["expected a JSON object"])
+    problems: list[str] = []
+    for key, typ in (("name", str), ("part", str), ("family", str), ("clock_mhz", (int, float)),
+                     ("axi_bits", int), ("resources", dict)):
+        if key not in raw:
+            problems.append(f"missing key {key!r}")
+        elif isinstance(raw[key], bool) or not isinstance(raw[key], typ):
+            problems.append(f"{key} has the wrong type ({raw[key]!r})")
+    if problems:
+        raise ConfigError(source, problems)
+    if raw["family"] not in FAMILIES:
+        problems.append(f"family {raw['family']!r} is not one of {', '.join(FAMILIES)}")
+    if raw["clock_mhz"] <= 0:
+        problems.append("clock_mhz must be positive")
+    if raw["axi_bits"] not in (32, 64, 128, 256, 512):
+        problems.append(f"axi_bits={raw['axi_bits']} is not a power of two in [32, 512]")
+    for kind, count in raw["resources"].items():
+        if kind not in RESOURCE_KINDS:
+            problems.append(f"unknown resource {kind!r} (known: {', '.join(RESOURCE_KINDS)})")
+        elif isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            problems.append(f"resource {kind} must be a non-negative integer, got {count!r}")
+    if problems:
+        raise ConfigError(source, problems)
+    return Board(
+        name=raw["name"],
+        part=raw["part"],
+        family=raw["family"],
+        clock_mhz=float(raw["clock_mhz"]),
+        axi_bits=raw["axi_bits"],
+        resources=dict(raw["resources"]),
+        vta_target=raw.get("vta_target", ""),
+        description=raw.get("description", ""),
+        sources=dict(raw.get("sources", {})),
+    )
+
+
+def load(name_or_path: str | Path) -> Board:
+    """A board by name (``pynq-z1``) or by the path of a board JSON file."""
+    p = Path(name_or_path)
+    if not p.exists():
+        p = boards_dir() / f"{name_or_path}.json"
+        if not p.exists():
+            raise ConfigError(
+                "board", [f"unknown board {str(name_or_path)!r} (known: {', '.join(names())})"]
+            )
+    try:
+        raw = json.loads(p.read_text())
+    except OSError as exc:
+        raise ConfigError(str(p), [f"cannot read file ({exc.strerror or exc})"]) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(str(p), [f"not valid JSON ({exc.msg} at line {exc.lineno})"]) from None
+    return from_dict(raw, str(p))
+
+
+def all_boards() -> list[Board]:
+    return [load(n) for n in names()]
