@@ -23,16 +23,24 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """Joint hardware x schedule autotuning and design-space exploration for VTA."""
+
+
 def _register() -> None:
     # One module per command (or command group); each exposes ``register(app)``.
     from vtatune.cli import compile as compile_cmd
+    from vtatune.cli import hw as hw_cmd
     from vtatune.cli import space as space_cmd
 
-    for module in (compile_cmd, space_cmd):
+    for module in (compile_cmd, space_cmd, hw_cmd):
         module.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from typer.exceptions import TyperException
+
     from vtatune.errors import UserError
 
     _register()
@@ -49,13 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.error("interrupted")
         return 130
-    except Exception as exc:  # click usage errors: one line, exit 2
-        import click
-
-        if isinstance(exc, click.ClickException):
-            console.error(exc.format_message())
-            return 2
-        raise
+    except TyperException as exc:  # usage errors (bad option, missing argument): one line
+        console.error(exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        return 2
     return 0
 
 
