@@ -38,3 +38,15 @@ class KnobError(UserError):
 
 class CompileError(VtatuneError):
     """A candidate that failed inside the compile path (stored as status ``failed``)."""
+
+
+class ProgramError(VtatuneError):
+    """A VTA program that is malformed: a misrouted instruction, a bad region, a bad header."""
+
+
+class EncodingError(ProgramError):
+    """A value that does not fit its ISA field (the field, value and width are in the message)."""
+
+
+class SimulationError(VtatuneError):
+    """A program that cannot run: a deadlock on dependence tokens or an out-of-range access."""
