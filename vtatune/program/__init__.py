@@ -1,0 +1,66 @@
+"""VTA programs: the instruction set and its binary encoding (``isa``), programs with a DRAM
+layout, the ``program.bin`` format and an assembler (``program``)."""
+
+from __future__ import annotations
+
+from vtatune.program.isa import (
+    NO_DEPS,
+    AluInsn,
+    AluOp,
+    DepFlags,
+    FinishInsn,
+    GemmInsn,
+    Insn,
+    MemId,
+    MemInsn,
+    Module,
+    Opcode,
+    Uop,
+    decode_insns,
+    decode_uops,
+    encode_insn,
+    encode_insns,
+    encode_uops,
+    layout_problems,
+    module_of,
+)
+from vtatune.program.program import (
+    UOP_REGION,
+    DramRegion,
+    Program,
+    ProgramBuilder,
+    UopKernel,
+    alignment,
+    deps,
+    tile_bytes,
+)
+
+__all__ = [
+    "NO_DEPS",
+    "UOP_REGION",
+    "AluInsn",
+    "AluOp",
+    "DepFlags",
+    "DramRegion",
+    "FinishInsn",
+    "GemmInsn",
+    "Insn",
+    "MemId",
+    "MemInsn",
+    "Module",
+    "Opcode",
+    "Program",
+    "ProgramBuilder",
+    "Uop",
+    "UopKernel",
+    "alignment",
+    "decode_insns",
+    "decode_uops",
+    "deps",
+    "encode_insn",
+    "encode_insns",
+    "encode_uops",
+    "layout_problems",
+    "module_of",
+    "tile_bytes",
+]
