@@ -1,0 +1,1 @@
+"""VTA lowering passes: one module per pass, composed in ``pipeline``."""

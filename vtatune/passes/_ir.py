@@ -1,0 +1,185 @@
+"""Small IR helpers shared by the VTA passes: a statement mutator, loop nests, linear forms."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tvm import ir, tirx
+
+Stmt = Any
+Expr = Any
+
+#: The node every coproc_scope / coproc_uop_scope attribute hangs on.
+VTA_AXIS_NAME = "vta"
+
+
+def vta_node() -> Any:
+    return ir.StringImm(VTA_AXIS_NAME)
+
+
+def seq(*stmts: Stmt | list[Stmt] | None) -> Stmt:
+    """A flattened SeqStmt (or the single statement) of the non-empty arguments."""
+    flat: list[Stmt] = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, list | tuple):
+            for x in s:
+                flat.extend(_flatten(x))
+        else:
+            flat.extend(_flatten(s))
+    if not flat:
+        return tirx.Evaluate(tirx.const(0, "int32"))
+    return flat[0] if len(flat) == 1 else tirx.SeqStmt(flat)
+
+
+def _flatten(s: Stmt) -> list[Stmt]:
+    if isinstance(s, tirx.SeqStmt):
+        out: list[Stmt] = []
+        for x in s.seq:
+            out.extend(_flatten(x))
+        return out
+    return [s]
+
+
+def map_stmts(stmt: Stmt, post: Callable[[Stmt], Stmt | None],
+              pre: Callable[[Stmt], Stmt | None] | None = None) -> Stmt:
+    """Rebuild ``stmt`` bottom-up. ``pre(s)`` may return a replacement that is not descended
+    into; ``post(s)`` gets the statement with rebuilt children and may return a replacement
+    (None keeps it). Compound statements: SeqStmt, For, AttrStmt, IfThenElse, While."""
+    if pre is not None:
+        r = pre(stmt)
+        if r is not None:
+            return r
+    new = stmt
+    if isinstance(stmt, tirx.SeqStmt):
+        items = [map_stmts(s, post, pre) for s in stmt.seq]
+        if any(not a.same_as(b) for a, b in zip(items, stmt.seq, strict=True)):
+            new = seq(items)
+    elif isinstance(stmt, tirx.For):
+        body = map_stmts(stmt.body, post, pre)
+        if not body.same_as(stmt.body):
+            new = tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body,
+                           stmt.thread_binding, stmt.annotations)
+    elif isinstance(stmt, tirx.AttrStmt):
+        body = map_stmts(stmt.body, post, pre)
+        if not body.same_as(stmt.body):
+            new = tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)
+    elif isinstance(stmt, tirx.IfThenElse):
+        then = map_stmts(stmt.then_case, post, pre)
+        other = map_stmts(stmt.else_case, post, pre) if stmt.else_case is not None else None
+        if not then.same_as(stmt.then_case) or (
+                other is not None and not other.same_as(stmt.else_case)):
+            new = tirx.IfThenElse(stmt.condition, then, other)
+    elif isinstance(stmt, tirx.While):
+        body = map_stmts(stmt.body, post, pre)
+        if not body.same_as(stmt.body):
+            new = tirx.While(stmt.condition, body)
+    r = post(new)
+    return new if r is None else r
+
+
+def perfect_nest(stmt: Stmt) -> tuple[list[Any], Stmt]:
+    """The loops of a perfect loop nest (outermost first) and its innermost body."""
+    loops = []
+    while isinstance(stmt, tirx.For):
+        loops.append(stmt)
+        stmt = stmt.body
+    return loops, stmt
+
+
+def wrap_loops(loops: list[Any], body: Stmt) -> Stmt:
+    """Re-wrap ``body`` in copies of ``loops`` (outermost first)."""
+    for loop in reversed(loops):
+        body = tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body,
+                        loop.thread_binding, loop.annotations)
+    return body
+
+
+def as_int(expr: Expr) -> int | None:
+    """The value of an integer constant expression, else None."""
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, tirx.IntImm):
+        return int(expr.value)
+    return None
+
+
+def linear(expr: Expr, variables: list[Any]) -> list[Expr] | None:
+    """Coefficients of ``expr`` in ``variables`` followed by the remainder, or None when
+    ``expr`` is not linear in them."""
+    from tvm import sym
+
+    coeffs = sym.detect_linear_equation(expr, variables)
+    if len(coeffs) == 0:
+        return None
+    return list(coeffs)
+
+
+def same_storage(a: Any, b: Any) -> bool:
+    """Whether buffers ``a`` and ``b`` alias the same allocation.
+
+    After StorageRewrite the in-place epilogue reads and writes through distinct buffer
+    declarations over one allocation; in TVM 0.27 their ``data`` expressions are distinct
+    ``buffer_data`` calls (and the allocation may have been re-created by
+    InjectVirtualThread), so the allocation is identified by its (unique) name.
+    """
+    return a.same_as(b) or str(a.data) == str(b.data)
+
+
+def attr(key: str, value: Any, body: Stmt) -> Stmt:
+    if isinstance(value, str):
+        value = ir.StringImm(value)
+    elif isinstance(value, int):
+        value = tirx.const(value, "int32")
+    return tirx.AttrStmt(vta_node(), key, value, body)
+
+
+def is_pragma(stmt: Stmt, key: str) -> bool:
+    return isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == key
+
+
+def walk(node: Any, types: Any, fn: Callable[[Any], None]) -> None:
+    """Call ``fn`` on every node of ``types`` below ``node`` (post-order)."""
+    import tvm_ffi
+
+    tvm_ffi.structural_walk(node, (types, fn))
+
+
+class VtaPass:
+    """A vtatune pass: ``fn(func) -> func`` applied to every PrimFunc of a module.
+
+    Calling it directly keeps Python exceptions (``LoweringError``) intact; ``tvm_pass()``
+    wraps it as a TVM ``PrimFuncPass`` for use inside TVM's own pass infrastructure.
+    """
+
+    def __init__(self, name: str, fn: Callable[[Any], Any]):
+        self.name = f"vtatune.{name}"
+        self.fn = fn
+
+    def __call__(self, mod: Any) -> Any:
+        import tvm
+
+        out = tvm.IRModule(dict(mod.functions.items()))
+        for gv, f in mod.functions.items():
+            if isinstance(f, tirx.PrimFunc):
+                out[gv] = self.fn(f)
+        return out
+
+    def tvm_pass(self) -> Any:
+        fn = self.fn
+
+        @tirx.transform.prim_func_pass(opt_level=0, name=self.name)
+        def _pass(func: Any, mod: Any, ctx: Any) -> Any:
+            return fn(func)
+
+        return _pass
+
+    def __repr__(self) -> str:
+        return f"VtaPass({self.name})"
+
+
+def make_pass(name: str, fn: Callable[[Any], Any]) -> VtaPass:
+    """A vtatune pass named ``vtatune.<name>`` applying ``fn(func) -> func``."""
+    return VtaPass(name, fn)

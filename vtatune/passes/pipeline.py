@@ -1,0 +1,80 @@
+"""The VTA lowering pipeline: stock TVM passes, then vtatune's VTA passes, in order.
+
+1. The front half of TVM's s_tir pipeline (blocks -> loops, flat buffers).
+2. VTA task formation on the single-thread program: DMA copies, ALU and GEMM tasks, and the
+   dependence tokens between them.
+3. Virtual threads (cthread -> virtual_thread, InjectVirtualThread) and StorageRewrite, which
+   also puts the epilogue in place on the accumulator. SRAM use is measured here.
+4. Hardware indices and micro-ops: SRAM access pointers -> tile indices, ALU micro-ops, GEMM
+   loop folding. The result is the VTA-level TIR the runtime turns into instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import s_tir, tirx
+
+from vtatune.hardware.config import HwConfig
+from vtatune.passes._ir import VtaPass
+from vtatune.passes.annotate_alu_scope import annotate_alu_scope
+from vtatune.passes.annotate_gemm_scope import annotate_gemm_scope
+from vtatune.passes.bind_tasks_to_threads import bind_tasks_to_threads, normalize_task_scopes
+from vtatune.passes.cthread_to_vthread import cthread_to_vthread
+from vtatune.passes.fold_uop_loop import fold_uop_loop
+from vtatune.passes.inject_alu_intrin import inject_alu_intrin
+from vtatune.passes.inject_coproc_sync import inject_coproc_sync
+from vtatune.passes.inject_dma import inject_dma
+from vtatune.passes.lower_sram_access import lower_sram_access
+
+
+def front_passes() -> list[Any]:
+    return [
+        s_tir.transform.CanonicalizeLoop(),
+        s_tir.transform.LowerInitBlock(),
+        s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
+        s_tir.transform.ConvertBlocksToOpaque(),
+        s_tir.transform.CompactBufferAllocation(),
+        s_tir.transform.LowerMatchBuffer(),
+        s_tir.transform.StmtSimplify(),
+        s_tir.transform.LowerOpaqueBlock(),
+        tirx.transform.FlattenBuffer(),
+        tirx.transform.NarrowDataType(32),
+    ]
+
+
+def task_passes(hw: HwConfig) -> list[Any]:
+    return [inject_dma(hw), annotate_alu_scope(), annotate_gemm_scope(), inject_coproc_sync()]
+
+
+def thread_passes() -> list[Any]:
+    return [cthread_to_vthread(), bind_tasks_to_threads(), s_tir.transform.InjectVirtualThread(),
+            normalize_task_scopes(), tirx.transform.StorageRewrite()]
+
+
+def hardware_passes(hw: HwConfig) -> list[Any]:
+    return [lower_sram_access(hw), inject_alu_intrin(hw), fold_uop_loop(),
+            tirx.transform.StmtSimplify(), tirx.transform.RemoveNoOp()]
+
+
+def run(mod: Any, passes: list[Any]) -> Any:
+    """Apply ``passes`` in order; runs of stock TVM passes go through one Sequential."""
+    stock: list[Any] = []
+    for p in passes:
+        if isinstance(p, VtaPass):
+            if stock:
+                mod = tvm.ir.transform.Sequential(stock)(mod)
+                stock = []
+            mod = p(mod)
+        else:
+            stock.append(p)
+    if stock:
+        mod = tvm.ir.transform.Sequential(stock)(mod)
+    return mod
+
+
+def lower(mod: Any, hw: HwConfig) -> tuple[Any, Any]:
+    """(module after stage 3 — for SRAM accounting, VTA-level module after stage 4)."""
+    threaded = run(mod, front_passes() + task_passes(hw) + thread_passes())
+    return threaded, run(threaded, hardware_passes(hw))

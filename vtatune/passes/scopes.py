@@ -1,0 +1,27 @@
+"""VTA's on-chip storage scopes and coprocessor queues as TIR sees them.
+
+TVM 0.27 accepts custom storage scopes without registration when they are named
+``local.<x>``; bare names are refused by ``cache_read``/``set_scope``.
+"""
+
+from __future__ import annotations
+
+INP_SCOPE = "local.inp_buffer"
+WGT_SCOPE = "local.wgt_buffer"
+ACC_SCOPE = "local.acc_buffer"
+SRAM_SCOPES = (INP_SCOPE, WGT_SCOPE, ACC_SCOPE)
+
+#: Attribute keys our passes put on statements.
+COPROC_SCOPE = "coproc_scope"  # value: the queue (module) that executes the body
+COPROC_UOP_SCOPE = "coproc_uop_scope"  # value: "VTAPushGEMMOp" or "VTAPushALUOp"
+PRAGMA_DMA = "pragma_dma_copy"
+PRAGMA_ALU = "pragma_alu"
+
+#: Coprocessor queues (VTA modules), in pipeline order: load -> compute -> store.
+QUEUE_LOAD = 1
+QUEUE_COMPUTE = 2
+QUEUE_STORE = 3
+QUEUE_NAMES = {QUEUE_LOAD: "load", QUEUE_COMPUTE: "compute", QUEUE_STORE: "store"}
+
+GEMM_UOP_SCOPE = "VTAPushGEMMOp"
+ALU_UOP_SCOPE = "VTAPushALUOp"

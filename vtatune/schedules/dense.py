@@ -1,0 +1,75 @@
+"""The dense schedule template on ``tvm.s_tir``.
+
+Knobs (in whole tiles): ``tile_b`` BATCH tiles and ``tile_co`` BLOCK_OUT tiles per output
+tile, ``tile_ci`` BLOCK_IN tiles per reduction step, ``oc_nthread`` virtual threads (1 or 2)
+over output-channel tiles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtatune.hardware.config import HwConfig
+from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, PRAGMA_ALU, PRAGMA_DMA, WGT_SCOPE
+from vtatune.schedules import intrinsics
+from vtatune.schedules.conv2d import EPILOGUE, NTHREADS
+from vtatune.schedules.knobs import Knobs, KnobSpace, divisors
+from vtatune.workloads.dense import Dense
+
+
+def knob_space(wl: Dense, hw: HwConfig) -> KnobSpace:
+    t = wl.tiles(hw)
+
+    def constraint(k: Knobs) -> str | None:
+        if (t["co"] // k["tile_co"]) % k["oc_nthread"]:
+            return (f"oc_nthread={k['oc_nthread']} does not divide the "
+                    f"{t['co'] // k['tile_co']} channel tiles (tile_co={k['tile_co']})")
+        return None
+
+    return KnobSpace(
+        axes={"tile_b": divisors(t["b"]), "tile_ci": divisors(t["ci"]),
+              "tile_co": divisors(t["co"]), "oc_nthread": NTHREADS},
+        constraint=constraint,
+        units={"tile_b": "BATCH tiles", "tile_ci": "BLOCK_IN tiles",
+               "tile_co": "BLOCK_OUT tiles", "oc_nthread": "threads"},
+    )
+
+
+def apply(sch: Any, hw: HwConfig, k: Knobs) -> None:
+    """Schedule the dense PrimFunc in ``sch`` for ``hw`` with knobs ``k`` (in place)."""
+    gemm, reset = intrinsics.register(hw)
+    blk = sch.get_sblock
+    res = blk("res")
+    b, oc, b_t, oc_t = sch.get_loops(res)
+    b_o, b_i = sch.split(b, [None, k["tile_b"]])
+    oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
+    threads = []
+    if k["oc_nthread"] > 1:
+        oc_o, oc_v = sch.split(oc_o, [None, k["oc_nthread"]])
+        threads.append(oc_v)
+    sch.reorder(*threads, b_o, oc_o, b_i, oc_i, b_t, oc_t)
+    for v in threads:
+        sch.bind(v, "cthread")
+
+    for name in (*reversed(EPILOGUE), "res_conv"):
+        sch.compute_at(blk(name), oc_o, preserve_unit_loops=True)
+        sch.set_scope(blk(name), 0, ACC_SCOPE)
+    gemm_blk = blk("res_conv")
+    *_, gb_i, goc_i, gb_t, goc_t, ko, ki = sch.get_loops(gemm_blk)
+    ko_o, ko_i = sch.split(ko, [None, k["tile_ci"]])
+    sch.reorder(ko_o, gb_i, goc_i, ko_i, gb_t, goc_t, ki)
+
+    sch.set_scope(blk("data_buf"), 0, INP_SCOPE)
+    sch.set_scope(blk("kernel_buf"), 0, WGT_SCOPE)
+    for name in ("data_buf", "kernel_buf"):
+        sch.compute_at(blk(name), ko_o, preserve_unit_loops=True)
+        sch.annotate(sch.get_loops(blk(name))[-4], PRAGMA_DMA, 1)
+    sch.annotate(b_i, PRAGMA_DMA, 1)
+    for name in EPILOGUE:
+        sch.annotate(sch.get_loops(blk(name))[-4], PRAGMA_ALU, 1)
+
+    init = sch.decompose_reduction(gemm_blk, ko_o)
+    upd = blk("res_conv_update")
+    tns = -2 if hw.batch == 1 else -3
+    sch.tensorize(sch.get_loops(upd)[tns], gemm)
+    sch.tensorize(sch.get_loops(init)[tns + 1], reset)
