@@ -1,0 +1,227 @@
+"""Timing model: per-board constants, exact costs, physical bounds, overlap, monotonicity."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from vtatune.errors import ConfigError, SimulationError
+from vtatune.hardware import boards
+from vtatune.hardware.config import default, load
+from vtatune.program import (
+    NO_DEPS,
+    AluInsn,
+    AluOp,
+    DepFlags,
+    FinishInsn,
+    GemmInsn,
+    Insn,
+    MemId,
+    MemInsn,
+    Opcode,
+    Program,
+    deps,
+)
+from vtatune.program.examples import DenseShape, dense_program
+from vtatune.simulator.timing import (
+    TimingParams,
+    bounds,
+    load_params,
+    params_from_dict,
+    simulate,
+    timing_dir,
+)
+
+BOARDS = boards.names()
+
+
+def _prog(insns: list[Insn], hw=None) -> Program:
+    return Program(hw or default(), tuple(insns), np.zeros(0, np.uint32), {}, 1 << 20)
+
+
+def _load(mem=MemId.INP, y=1, x=1, pads=(0, 0, 0, 0), d=NO_DEPS) -> MemInsn:
+    return MemInsn(Opcode.LOAD, d, mem, 0, 0, y, x, x, *pads)
+
+
+def _store(y=1, x=1, d=NO_DEPS) -> MemInsn:
+    return MemInsn(Opcode.STORE, d, MemId.OUT, 0, 0, y, x, x)
+
+
+def _gemm(ops: int, d=NO_DEPS) -> GemmInsn:
+    return GemmInsn(d, False, 0, 1, ops, 1)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_every_board_has_sourced_params(board: str) -> None:
+    p = load_params(board)
+    assert p.board == board
+    for key in TimingParams.keys():
+        assert p.sources[key].strip(), key
+    assert load_params(boards.load(board)) == p
+
+
+def test_malformed_params_list_every_problem() -> None:
+    raw = json.loads((timing_dir() / "pynq-z1.json").read_text())
+    raw["params"]["gemm_ii_cycles"] = -1
+    raw["params"]["warp_speed"] = 9
+    del raw["params"]["alu_ii_cycles"]
+    del raw["sources"]["finish_cycles"]
+    with pytest.raises(ConfigError) as exc:
+        params_from_dict(raw, "t.json")
+    msg = str(exc.value)
+    for part in ("gemm_ii_cycles must be", "unknown parameter 'warp_speed'",
+                 "missing parameter 'alu_ii_cycles'", "'finish_cycles' has no entry"):  # fmt: skip
+        assert part in msg
+    with pytest.raises(ConfigError, match="no timing parameters"):
+        load_params("no-such-board")
+
+
+def test_single_instruction_costs() -> None:
+    p = load_params("pynq-z1")  # 64-bit AXI: 8 bytes per cycle; inp tile 16 B
+    lat, row = p.dma_latency_cycles, p.dma_row_overhead_cycles
+    r = simulate(_prog([_load(y=2, x=3, pads=(1, 1, 1, 1))]), "pynq-z1")
+    # 2 rows of ceil(48 / 8) = 6 beats (>= 3 tile writes) + 14 pad tiles.
+    assert r.cycles == lat + 2 * (6 + row) + 14 * p.pad_tile_cycles
+    assert r.axi_busy_cycles == 12 and r.dram_read_bytes == 96
+    r = simulate(_prog([_gemm(12)]), "pynq-z1")
+    assert r.cycles == 12 * p.gemm_ii_cycles + p.gemm_pipeline_cycles
+    alu = AluInsn(DepFlags(), False, 0, 2, 3, 4, alu_opcode=AluOp.MAX, use_imm=True)
+    r = simulate(_prog([alu]), "pynq-z1")
+    assert r.cycles == 24 * p.alu_ii_cycles + p.alu_pipeline_cycles and r.alu_ops == 24
+    r = simulate(_prog([_store(y=4, x=2)]), "ultra96")  # 128-bit AXI: 2 tiles per beat
+    q = load_params("ultra96")
+    assert r.cycles == q.dma_latency_cycles + 4 * (2 + q.dma_row_overhead_cycles)
+    assert r.seconds == pytest.approx(r.cycles / 333e6)
+
+
+def _random_program(rng: np.random.Generator, hw) -> Program:
+    """Load -> compute -> store steps with RAW and WAR tokens, random sizes and kinds."""
+    insns: list[Insn] = []
+    steps = int(rng.integers(1, 12))
+    for s in range(steps):
+        for i in range(int(rng.integers(1, 4))):
+            mem = MemId.INP if rng.random() < 0.5 else MemId.WGT
+            y, x = int(rng.integers(1, 9)), int(rng.integers(1, 17))
+            pads = tuple(int(v) for v in rng.integers(0, 3, 4)) if mem == MemId.INP else (0,) * 4
+            first = i == 0
+            insns.append(_load(mem, y, x, pads, DepFlags(pop_next=first and s > 0)))
+        insns[-1] = _with_deps(insns[-1], push_next=True)
+        if rng.random() < 0.3:
+            insns.append(_load(MemId.ACC, 1, int(rng.integers(1, 8))))
+        ops = int(rng.integers(1, 2000))
+        last = s + 1 == steps
+        insns.append(GemmInsn(DepFlags(pop_prev=True, push_prev=not last), rng.random() < 0.2,
+                              0, int(rng.integers(1, 20)), max(1, ops // 20), 1))  # fmt: skip
+        if rng.random() < 0.5:
+            insns.append(AluInsn(DepFlags(), False, 0, 1, int(rng.integers(1, 64)), 1,
+                                 alu_opcode=AluOp.SHR, use_imm=True, imm=8))  # fmt: skip
+        if rng.random() < 0.6 or last:
+            insns.append(_store(int(rng.integers(1, 5)), int(rng.integers(1, 9))))
+            insns[-2] = _with_deps(insns[-2], push_next=True)
+            insns[-1] = _with_deps(insns[-1], pop_prev=True)
+    insns.append(FinishInsn())
+    return _prog(insns, hw)
+
+
+def _with_deps(insn, **flags):
+    d = insn.deps
+    merged = {k: getattr(d, k) or flags.get(k, False) for k in d.__slots__}
+    return replace(insn, deps=DepFlags(**merged))
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("hwname", ["default", "1x8x8", "2x16x16", "1x32x32"])
+def test_cycles_never_beat_the_physical_bounds(board: str, hwname: str) -> None:
+    hw = load(hwname)
+    rng = np.random.default_rng(abs(hash((board, hwname))) % 2**32)
+    for _ in range(25):
+        prog = _random_program(rng, hw)
+        r = simulate(prog, board)
+        bd = bounds(r.gemm_ops * hw.macs_per_cycle, r.dram_bytes, hw, board)
+        assert r.cycles >= bd.compute_cycles and r.cycles >= bd.memory_cycles
+        assert 0 < bd.efficiency(r.cycles) <= 1
+        for m in r.modules.values():
+            assert m.busy_cycles + m.token_stall_cycles + m.dram_stall_cycles <= r.cycles + 1e-9
+
+
+def _stream(n: int, overlap: bool) -> Program:
+    """n x (LOAD INP of 64 tiles, GEMM of 2000 ops). With overlap, two buffers: the load of
+    step i waits for the GEMM of step i-2; without, for the GEMM of step i-1."""
+    lag = 2 if overlap else 1
+    insns: list[Insn] = []
+    for i in range(n):
+        insns.append(_load(MemId.INP, 8, 8, d=DepFlags(pop_next=i >= lag, push_next=True)))
+        insns.append(_gemm(2000, DepFlags(pop_prev=True, push_prev=i + lag < n)))
+    return _prog(insns)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_overlapped_streams_beat_serialized(board: str) -> None:
+    serial = simulate(_stream(8, overlap=False), board)
+    overlap = simulate(_stream(8, overlap=True), board)
+    busy = serial.modules["load"].busy_cycles + serial.modules["compute"].busy_cycles
+    assert serial.cycles == pytest.approx(busy, abs=1)  # nothing overlaps
+    assert overlap.cycles < serial.cycles
+    assert overlap.cycles >= max(overlap.modules["compute"].busy_cycles,
+                                 overlap.modules["load"].busy_cycles)  # fmt: skip
+    stall = {k: r.modules["compute"].token_stall_cycles for k, r in (("s", serial), ("o", overlap))}
+    assert stall["s"] > stall["o"]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_dense_double_buffering_is_faster(board: str) -> None:
+    hw = default()
+    s = dict(m=8, k=16 * 16, n=16 * 8, tm=4, tk=4, tn=4)
+    p1 = dense_program(hw, DenseShape(**s, threads=1))
+    p2 = dense_program(hw, DenseShape(**s, threads=2))
+    one, two = simulate(p1, board), simulate(p2, board)
+    assert two.cycles < one.cycles
+    assert two.gemm_ops == one.gemm_ops
+    # Same data moved; the second thread only adds its own GEMM micro-op kernel.
+    assert two.dram_bytes - p2.uop_buffer_bytes == one.dram_bytes - p1.uop_buffer_bytes
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_monotonic_in_bytes(board: str) -> None:
+    for mem in (MemId.INP, MemId.WGT, MemId.ACC, MemId.UOP):
+        cycles = [simulate(_prog([_load(mem, 4, x)]), board).cycles for x in range(1, 40, 3)]
+        assert cycles == sorted(cycles) and cycles[-1] > cycles[0]
+    stores = [simulate(_prog([_store(y, 4)]), board).cycles for y in range(1, 20, 2)]
+    assert stores == sorted(stores) and stores[-1] > stores[0]
+    # More DMA next to a fixed GEMM never makes the program faster.
+    prev = 0
+    for x in (1, 8, 64, 256):
+        r = simulate(_prog([_load(MemId.WGT, 2, x, d=deps("push_next")),
+                            _gemm(500, deps("pop_prev"))]), board)  # fmt: skip
+        assert r.cycles >= prev
+        prev = r.cycles
+
+
+def test_shared_axi_port_serializes_concurrent_dma() -> None:
+    p = load_params("pynq-z1")
+    # A load and a store with no dependence overlap their latencies but not their beats.
+    prog = _prog([_load(MemId.WGT, 1, 64), _store(1, 512)])
+    r = simulate(prog, "pynq-z1")
+    beats = 64 * 256 // 8 + 512 * 16 // 8
+    assert r.axi_busy_cycles == beats
+    assert r.cycles >= p.dma_latency_cycles + beats
+    assert r.modules["store"].dram_stall_cycles > 0
+
+
+def test_deadlock_raises() -> None:
+    prog = _prog([_load(d=deps("pop_next", "push_next")), _gemm(4, deps("pop_prev"))])
+    with pytest.raises(SimulationError, match="load module blocked at #0 LOAD_INP popping c2l"):
+        simulate(prog, "pynq-z1")
+
+
+def test_result_fields() -> None:
+    hw = default()
+    prog = dense_program(hw, DenseShape(m=4, k=64, n=64, tm=2, tk=2, tn=2, threads=2))
+    r = simulate(prog, boards.load("zcu104"))
+    assert r.board == "zcu104" and r.counts == prog.counts()
+    assert sum(m.insns for m in r.modules.values()) == len(prog.insns)
+    assert r.dram_read_bytes == 4 * 64 * 2 + 64 * 64 * 2 + prog.uop_buffer_bytes
+    assert r.dram_write_bytes == 4 * 64
