@@ -183,3 +183,58 @@ class VtaPass:
 def make_pass(name: str, fn: Callable[[Any], Any]) -> VtaPass:
     """A vtatune pass named ``vtatune.<name>`` applying ``fn(func) -> func``."""
     return VtaPass(name, fn)
+
+
+def walk_calls(body: Stmt, fn: Callable[[Any, list[Any]], None]) -> None:
+    """Call ``fn(call, stack)`` for every ``Evaluate(call)`` in program order; ``stack`` holds
+    the enclosing For and AttrStmt nodes, outermost first."""
+    stack: list[Any] = []
+
+    def visit(s: Stmt) -> None:
+        if isinstance(s, tirx.SeqStmt):
+            for x in s.seq:
+                visit(x)
+        elif isinstance(s, tirx.For | tirx.AttrStmt):
+            stack.append(s)
+            visit(s.body)
+            stack.pop()
+        elif isinstance(s, tirx.IfThenElse):
+            visit(s.then_case)
+            if s.else_case is not None:
+                visit(s.else_case)
+        elif isinstance(s, tirx.Evaluate) and isinstance(s.value, ir.Call):
+            fn(s.value, stack)
+
+    visit(body)
+
+
+def loops_of(stack: list[Any]) -> list[Any]:
+    return [s for s in stack if isinstance(s, tirx.For)]
+
+
+def innermost_attr(stack: list[Any], key: str) -> int | None:
+    """Index in ``stack`` of the innermost attribute ``key``, or None."""
+    for i in range(len(stack) - 1, -1, -1):
+        if isinstance(stack[i], tirx.AttrStmt) and stack[i].attr_key == key:
+            return i
+    return None
+
+
+def trip_count(loops: list[Any]) -> int:
+    """Iterations of a statement inside ``loops`` (constant extents)."""
+    n = 1
+    for lp in loops:
+        e = as_int(lp.extent)
+        n *= e if e is not None else 1
+    return n
+
+
+def bounds(expr: Expr, loops: list[Any]) -> tuple[int, int]:
+    """(min, max) of ``expr`` over the iteration space of ``loops``."""
+    from tvm import sym
+
+    ana = sym.Analyzer()
+    for lp in loops:
+        ana.bind(lp.loop_var, ir.Range.from_min_extent(lp.min, lp.extent), allow_override=True)
+    b = ana.const_int_bound(expr)
+    return int(b.min_value), int(b.max_value)

@@ -1,0 +1,57 @@
+"""``CompileResult``: what compiling one candidate produced, valid or not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vtatune.passes.verify import Problem
+
+VALID, INVALID, FAILED = "valid", "invalid", "failed"
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """One compiled candidate.
+
+    ``status`` is ``valid``, ``invalid`` (a verification pass rejected it: ``problems`` says
+    which buffer or field, what was needed and what is available) or ``failed`` (the compile
+    path could not lower it; ``reason`` says where). Sizes are bytes, times milliseconds.
+    ``module`` is the VTA-level TIR (None unless valid or invalid after lowering).
+    """
+
+    status: str
+    reason: str
+    workload: str
+    hw_key: str
+    knobs: dict[str, int]
+    sram_bytes: dict[str, int] = field(default_factory=dict)
+    sram_capacity: dict[str, int] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    module: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == VALID
+
+    @property
+    def compile_ms(self) -> float:
+        return sum(self.stage_ms.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (without the module)."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "workload": self.workload,
+            "hw": self.hw_key,
+            "knobs": self.knobs,
+            "sram_bytes": self.sram_bytes,
+            "sram_capacity": self.sram_capacity,
+            "problems": [p.as_dict() for p in self.problems],
+            "counts": self.counts,
+            "compile_ms": round(self.compile_ms, 3),
+            "stage_ms": {k: round(v, 3) for k, v in self.stage_ms.items()},
+        }
