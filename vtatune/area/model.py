@@ -11,9 +11,12 @@
 - **fetch/load/compute_ctrl/store/axi**: the fixed part (decoders, DMA engines, AXI ports,
   interconnect), whose AXI cost scales with the board's AXI width.
 
-Logic is counted in the vendor's unit (Xilinx LUT, Intel ALM). ``area_mm2`` is FPGA fabric area
-at the coefficient file's named node: logic tiles (LUTs and FFs packed as in one tile) plus block
-RAM by bits plus DSP tiles. Every number comes from ``hwconfigs/area/coefficients.toml``.
+Logic is counted in the vendor's unit (Xilinx LUT, Intel ALM). ``area_mm2`` is silicon area at
+the coefficient file's named node (a 40 nm FPGA fabric): logic tiles (LUTs and FFs packed as in
+one tile) plus DSP tiles plus the bits the memories store times block-RAM area per bit. Memories
+are charged by the bits they hold, not by the blocks they occupy, so the scalar grows with every
+size parameter (block occupancy depends on aspect ratios and is what the fit check uses). Every
+number comes from ``hwconfigs/area/coefficients.toml``.
 """
 
 from __future__ import annotations
@@ -42,10 +45,21 @@ class ComponentArea:
     resources: dict[str, float]
     area_mm2: float
     detail: str = ""
+    memory_bits: int = 0  # bits the component's memories store
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "group": self.group, "resources": dict(self.resources),
-                "area_mm2": self.area_mm2, "detail": self.detail}
+                "memory_bits": self.memory_bits, "area_mm2": self.area_mm2,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class _Part:
+    name: str
+    group: str
+    res: dict[str, float]
+    detail: str
+    memory_bits: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,11 +118,11 @@ def estimate(cfg: HwConfig, board: Board, coefficients: Coefficients | None = No
     ven = fam.vendor
     kinds = (ven.logic_kind, "ff", fam.bram_kind) + (("uram",) if fam.uram_shape else ()) + ("dsp",)
     notes: list[str] = []
-    parts: list[tuple[str, str, dict[str, float], str]] = []
+    parts: list[_Part] = []
 
     fixed = _fixed(fam, co, board.axi_bits)
     alu = _alu(cfg, fam, co)
-    other_dsp = sum(p[2].get("dsp", 0) for p in fixed) + alu[2].get("dsp", 0)
+    other_dsp = sum(p.res.get("dsp", 0) for p in fixed) + alu.res.get("dsp", 0)
     dsp_budget = board.resources.get("dsp", 0) - other_dsp
     gemm = _gemm(cfg, fam, co, dsp_budget, notes)
     parts.append(gemm)
@@ -116,11 +130,12 @@ def estimate(cfg: HwConfig, board: Board, coefficients: Coefficients | None = No
     parts.extend(_memories(cfg, fam, co, uram_allowed=board.resources.get("uram", 0) > 0))
     parts.extend(fixed)
 
-    components = tuple(
-        ComponentArea(name, group, _rounded(res, kinds), _area_mm2(_rounded(res, kinds), fam, co),
-                      detail)
-        for name, group, res, detail in parts
-    )
+    components = []
+    for p in parts:
+        res = _rounded(p.res, kinds)
+        components.append(ComponentArea(p.name, p.group, res,
+                                        _area_mm2(res, p.memory_bits, fam, co), p.detail,
+                                        p.memory_bits))
     totals = {k: sum(c.resources.get(k, 0) for c in components) for k in kinds}
     return AreaReport(
         config_key=cfg.key,
@@ -131,7 +146,7 @@ def estimate(cfg: HwConfig, board: Board, coefficients: Coefficients | None = No
         kinds=kinds,
         logic_kind=ven.logic_kind,
         bram_kind=fam.bram_kind,
-        components=components,
+        components=tuple(components),
         totals=totals,
         area_mm2=sum(c.area_mm2 for c in components),
         node=co.area.node,
@@ -154,7 +169,7 @@ def _dsp_packing(a: int, b: int, modes: tuple[tuple[int, int, int], ...]) -> tup
 
 
 def _gemm(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, dsp_budget: float,
-          notes: list[str]) -> tuple[str, str, dict[str, float], str]:
+          notes: list[str]) -> _Part:
     ven, g = fam.vendor, co.gemm
     a, b, acc = cfg.inp_bits, cfg.wgt_bits, cfg.acc_bits
     product = a + b
@@ -189,11 +204,10 @@ def _gemm(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, dsp_budget: 
     ff += lanes * acc  # accumulator result register
     detail = (f"{n_mult} mult {a}x{b}b: {in_dsp} in {dsp} DSP, {soft} in logic; "
               f"{lanes} lanes x {cfg.block_in}-input tree")
-    return "gemm", "compute", {ven.logic_kind: logic, "ff": ff, "dsp": dsp}, detail
+    return _Part("gemm", "compute", {ven.logic_kind: logic, "ff": ff, "dsp": dsp}, detail)
 
 
-def _alu(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients
-         ) -> tuple[str, str, dict[str, float], str]:
+def _alu(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients) -> _Part:
     ven, ops = fam.vendor, co.alu.ops
     w = cfg.acc_bits
     lanes = cfg.batch * cfg.block_out
@@ -213,11 +227,11 @@ def _alu(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients
     acc_tile_bits = lanes * w
     ff = 3 * acc_tile_bits + cfg.out_tile_bytes * 8  # src, dst, result; int8 output copy
     detail = f"{lanes} lanes x {w}b: {', '.join(ops)}"
-    return "alu", "compute", {ven.logic_kind: lanes * per_lane, "ff": ff}, detail
+    return _Part("alu", "compute", {ven.logic_kind: lanes * per_lane, "ff": ff}, detail)
 
 
 def _memories(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, uram_allowed: bool
-              ) -> list[tuple[str, str, dict[str, float], str]]:
+              ) -> list[_Part]:
     vta = co.vta
     rows = {
         "inp": (cfg.inp_tile_bytes * 8, cfg.inp_depth),
@@ -232,7 +246,7 @@ def _memories(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, uram_all
         mem = Memory(name, width, depth, vta.port_modes[name])
         m = map_memory(mem, fam, vta.max_port_bits, uram_allowed)
         detail = f"{width}b x {depth} ({width * depth // 8192} KiB): {m.describe()}"
-        out.append((f"sram.{name}", "memory", {m.primitive: m.blocks}, detail))
+        out.append(_Part(f"sram.{name}", "memory", {m.primitive: m.blocks}, detail, mem.bits))
 
     # Instruction and dependence queues: block-RAM FIFOs plus their control logic.
     ven = fam.vendor
@@ -247,12 +261,13 @@ def _memories(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, uram_all
     detail = (f"{vta.cmd_queues} x {vta.cmd_queue_bits}b x {vta.cmd_queue_depth} "
               f"({cmd.describe(vta.cmd_queues)}); {vta.dep_queues} x {vta.dep_queue_bits}b x "
               f"{vta.dep_queue_depth} ({dep.describe(vta.dep_queues)})")
-    out.append(("queues", "memory", res, detail))
+    bits = (vta.cmd_queues * vta.cmd_queue_bits * vta.cmd_queue_depth
+            + vta.dep_queues * vta.dep_queue_bits * vta.dep_queue_depth)
+    out.append(_Part("queues", "memory", res, detail, bits))
     return out
 
 
-def _fixed(fam: FamilyCoefficients, co: Coefficients, axi_bits: int
-           ) -> list[tuple[str, str, dict[str, float], str]]:
+def _fixed(fam: FamilyCoefficients, co: Coefficients, axi_bits: int) -> list[_Part]:
     f, kind = fam.vendor.fixed, fam.vendor.logic_kind
     axi_logic = (f.axi_masters * (f.axi_master_logic_base + f.axi_master_logic_per_bit * axi_bits)
                  + f.axi_lite_slaves * f.axi_lite_logic
@@ -261,14 +276,15 @@ def _fixed(fam: FamilyCoefficients, co: Coefficients, axi_bits: int
               + f.axi_lite_slaves * f.axi_lite_ff
               + f.interconnect_ff_base + f.interconnect_ff_per_bit * axi_bits)
     return [
-        ("fetch", "fixed", {kind: f.fetch_logic, "ff": f.fetch_ff}, "instruction fetch/decode"),
-        ("load", "fixed", {kind: f.load_logic, "ff": f.load_ff}, "2-D DMA with padding"),
-        ("compute_ctrl", "fixed", {kind: f.compute_logic, "ff": f.compute_ff},
-         "uop/acc DMA, decode, loops"),
-        ("store", "fixed", {kind: f.store_logic, "ff": f.store_ff}, "2-D DMA"),
-        ("axi", "fixed", {kind: axi_logic, "ff": axi_ff, "dsp": f.dsp},
-         f"{f.axi_masters} masters x {axi_bits}b, {f.axi_lite_slaves} control slaves, "
-         "interconnect"),
+        _Part("fetch", "fixed", {kind: f.fetch_logic, "ff": f.fetch_ff},
+              "instruction fetch/decode"),
+        _Part("load", "fixed", {kind: f.load_logic, "ff": f.load_ff}, "2-D DMA with padding"),
+        _Part("compute_ctrl", "fixed", {kind: f.compute_logic, "ff": f.compute_ff},
+              "uop/acc DMA, decode, loops"),
+        _Part("store", "fixed", {kind: f.store_logic, "ff": f.store_ff}, "2-D DMA"),
+        _Part("axi", "fixed", {kind: axi_logic, "ff": axi_ff, "dsp": f.dsp},
+              f"{f.axi_masters} masters x {axi_bits}b, {f.axi_lite_slaves} control slaves, "
+              "interconnect"),
     ]
 
 
@@ -284,13 +300,11 @@ def _rounded(res: dict[str, float], kinds: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
-def _area_mm2(res: dict[str, float], fam: FamilyCoefficients, co: Coefficients) -> float:
-    """Fabric area: logic tiles (LUT and FF packed together) + block RAM by bits + DSP tiles."""
+def _area_mm2(res: dict[str, float], memory_bits: int, fam: FamilyCoefficients,
+              co: Coefficients) -> float:
+    """Logic tiles (LUT and FF packed together) + DSP tiles + stored memory bits, in mm^2."""
     ven, a = fam.vendor, co.area
     tiles = max(res.get(ven.logic_kind, 0.0) / ven.logic_per_tile,
                 res.get("ff", 0.0) / ven.ff_per_tile)
     tiles += res.get("dsp", 0.0) * fam.dsp_area_tiles
-    um2 = tiles * a.logic_tile_um2
-    um2 += res.get(fam.bram_kind, 0.0) * fam.bram_bits * a.memory_um2_per_bit
-    um2 += res.get("uram", 0.0) * fam.uram_bits * a.memory_um2_per_bit
-    return um2 * 1e-6
+    return (tiles * a.logic_tile_um2 + memory_bits * a.memory_um2_per_bit) * 1e-6

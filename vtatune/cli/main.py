@@ -30,11 +30,13 @@ def _root() -> None:
 
 def _register() -> None:
     # One module per command (or command group); each exposes ``register(app)``.
+    from vtatune.cli import area as area_cmd
+    from vtatune.cli import boards as boards_cmd
     from vtatune.cli import compile as compile_cmd
     from vtatune.cli import hw as hw_cmd
     from vtatune.cli import space as space_cmd
 
-    for module in (compile_cmd, space_cmd, hw_cmd):
+    for module in (compile_cmd, space_cmd, hw_cmd, area_cmd, boards_cmd):
         module.register(app)
 
 
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
     except UserError as exc:
         console.error(str(exc))
         return 2
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     except TyperException as exc:  # usage errors (bad option, missing argument): one line
         console.error(exc.format_message() if hasattr(exc, "format_message") else str(exc))
         return 2
+    if isinstance(rc, int) and not isinstance(rc, bool):
+        return rc
     return 0
 
 
