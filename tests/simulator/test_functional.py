@@ -189,8 +189,8 @@ def _data(hw, n_inp, n_wgt, n_acc, seed, acc_range=2**31):
     ("n_uops", "n_inp", "n_wgt", "path"),
     [
         (64, 4, 4, "pairs"),  # few distinct tiles: one all-pairs matmul
-        (96, 96, 6, "group"),  # weight reuse: one matmul per weight tile
-        (96, 6, 96, "group"),  # input reuse: one matmul per input tile
+        (1024, 1024, 8, "group"),  # weight reuse: one matmul per weight tile
+        (256, 4, 256, "batched"),  # input reuse
         (48, 48, 48, "batched"),  # no reuse: one batched matmul
     ],
 )

@@ -56,7 +56,6 @@ from vtatune.program.isa import (
     decode_insns,
     encode_insns,
     encode_uops,
-    insn_name,
     routing_problems,
 )
 
@@ -191,12 +190,14 @@ class Program:
     def counts(self) -> dict[str, int]:
         """Instruction counts by opcode name, LOADs also by memory type (``LOAD_INP``), and
         ``total``."""
-        out = {op.name: 0 for op in Opcode}
-        out.update({f"LOAD_{m.name}": 0 for m in MemId if m != MemId.OUT})
+        by_op = [0] * (max(Opcode) + 1)
+        by_mem = [0] * (max(MemId) + 1)
         for insn in self.insns:
-            out[Opcode(insn.opcode).name] += 1
-            if isinstance(insn, MemInsn) and insn.opcode == Opcode.LOAD:
-                out[insn_name(insn)] += 1
+            by_op[insn.opcode] += 1
+            if insn.opcode == Opcode.LOAD:
+                by_mem[insn.memory_type] += 1  # type: ignore[union-attr]
+        out = {op.name: by_op[op] for op in Opcode}
+        out.update({f"LOAD_{m.name}": by_mem[m] for m in MemId if m != MemId.OUT})
         out["total"] = len(self.insns)
         return out
 

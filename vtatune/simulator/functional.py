@@ -59,8 +59,12 @@ PUSHES = {
     Module.STORE: {"push_prev": "s2c"},
 }
 
-# Average group size below which per-group matmuls cost more than one batched gather.
-_MIN_GROUP = 4
+# Rough costs of the GEMM plans on one core (measured with numpy 2.4/OpenBLAS), used only to
+# pick the fastest plan; results are bit-identical whichever is taken.
+_PAIR_MACS_PER_US = 15_000  # one BLAS matmul of all distinct (inp, wgt) tile pairs
+_BATCHED_MACS_PER_US = 2_000  # np.matmul over gathered tile pairs
+_GROUP_US = 4.0  # per distinct weight tile when grouping by weight
+_GATHER_BYTES_PER_US = 5_000  # gathering float32 input tiles
 # Shift amounts beyond these give the saturated result (int32 operands).
 _MAX_SHR = 31
 _ZERO_SHL = 32
@@ -112,7 +116,8 @@ class FunctionalResult:
     ) -> np.ndarray:
         """A copy of region ``name`` viewed as ``dtype`` (and reshaped to ``shape``)."""
         r = self.program.regions[name]
-        arr = self.dram[r.offset : r.end].view(np.dtype(dtype))
+        dt = np.dtype(dtype)
+        arr = self.dram[r.offset : r.offset + r.nbytes // dt.itemsize * dt.itemsize].view(dt)
         if shape is not None:
             arr = arr[: int(np.prod(shape))].reshape(shape)
         return arr.copy()
@@ -383,29 +388,26 @@ class _Machine:
         self.out[uniq] = self.acc[uniq].astype(np.int8)
 
     def _products(self, src: np.ndarray, wgt: np.ndarray) -> np.ndarray:
-        """inp[src] . wgt[wgt]^T for each index pair, as few BLAS calls as the reuse allows."""
+        """inp[src] . wgt[wgt]^T for each index pair, by the cheapest of three numpy plans."""
         n = src.size
         b, bi, bo = self.hw.batch, self.hw.block_in, self.hw.block_out
         ui, inv_i = np.unique(src, return_inverse=True)
         uw, inv_w = np.unique(wgt, return_inverse=True)
-        if ui.size * uw.size <= max(_MIN_GROUP * n, 64):
+        pairs = ui.size * uw.size * b * bi * bo / _PAIR_MACS_PER_US
+        batched = n * b * bi * bo / _BATCHED_MACS_PER_US
+        grouped = uw.size * _GROUP_US + n * b * bi / _GATHER_BYTES_PER_US
+        if pairs <= min(batched, grouped):
             # Few distinct tiles: every pair in one matmul, then pick the pairs used.
             full = self.inp_f[ui].reshape(-1, bi) @ self.wgt_f[uw].reshape(-1, bi).T
             return full.reshape(ui.size, b, uw.size, bo)[inv_i, :, inv_w, :]
-        prod = np.empty((n, b, bo), dtype=np.float32)
-        if uw.size * _MIN_GROUP <= n:
+        if grouped < batched:
             # Weight reuse (convolutions): one matmul per distinct weight tile.
+            prod = np.empty((n, b, bo), dtype=np.float32)
             x = self.inp_f[src]
             for g, idx in _groups(inv_w, uw.size):
                 prod[idx] = x[idx] @ self.wgt_f[uw[g]].T
-        elif ui.size * _MIN_GROUP <= n:
-            # Input reuse (dense layers with batch 1): one matmul per distinct input tile.
-            w = self.wgt_f[wgt]
-            for g, idx in _groups(inv_i, ui.size):
-                prod[idx] = (w[idx] @ self.inp_f[ui[g]].T).transpose(0, 2, 1)
-        else:
-            prod[...] = np.matmul(self.inp_f[src], self.wgt_f[wgt].transpose(0, 2, 1))
-        return prod
+            return prod
+        return np.matmul(self.inp_f[src], self.wgt_f[wgt].transpose(0, 2, 1))
 
     def _alu(self, k: int, insn: AluInsn) -> None:
         dst, src, _ = self._indices(k, insn, "alu")

@@ -35,6 +35,7 @@ from vtatune.hardware.config import HwConfig
 from vtatune.paths import project_root
 from vtatune.program.isa import (
     AluInsn,
+    DepFlags,
     FinishInsn,
     GemmInsn,
     MemId,
@@ -184,52 +185,50 @@ def bounds(macs: int, compulsory_bytes: int, hw: HwConfig, board: Board | str) -
 _QIDX = {q: i for i, q in enumerate(QUEUES)}
 
 
-@dataclass(frozen=True)
-class _Cost:
-    """Precomputed cost of one instruction: cycles before, on and after the AXI port."""
-
-    module: int
-    pops: tuple[int, ...]
-    pushes: tuple[int, ...]
-    pre: float  # latency before the port is needed (or the whole cost of compute insns)
-    beats: int  # cycles the AXI port is held
-    post: float  # cycles after the port is acquired (data + row overheads + pads)
+# A precomputed instruction cost: (module, popped queues, pushed queues, pre, beats, post):
+# ``pre`` cycles before the AXI port is needed (the whole cost of a compute instruction),
+# ``beats`` cycles the port is held, ``post`` cycles from acquiring the port to the end.
+_Cost = tuple[int, tuple[int, ...], tuple[int, ...], float, int, float]
 
 
 def _costs(program: Program, p: TimingParams, axi_bytes: int) -> tuple[list[_Cost], dict]:
     hw = program.hw
-    tbytes = {m: tile_bytes(hw, m) for m in MemId}
+    tbytes = {int(m): tile_bytes(hw, m) for m in MemId}
+    flags: dict[tuple[int, DepFlags], tuple[tuple[int, ...], tuple[int, ...]]] = {}
     costs: list[_Cost] = []
     totals = {"gemm": 0, "alu": 0, "read": 0, "write": 0}
     for k, insn in enumerate(program.insns):
-        probs = routing_problems(insn)
-        if probs:
-            raise ProgramError(f"instruction #{k}: " + "; ".join(probs))
-        mod = module_of(insn)
+        if isinstance(insn, MemInsn):  # only DMA can be misrouted (compute takes all flags)
+            probs = routing_problems(insn)
+            if probs:
+                raise ProgramError(f"instruction #{k}: " + "; ".join(probs))
+        mod = int(module_of(insn))
         dep = insn.deps
-        pops = tuple(_QIDX[q] for f, q in POPS[mod].items() if getattr(dep, f))
-        pushes = tuple(_QIDX[q] for f, q in PUSHES[mod].items() if getattr(dep, f))
+        qs = flags.get((mod, dep))
+        if qs is None:
+            qs = flags[(mod, dep)] = (
+                tuple(_QIDX[q] for f, q in POPS[Module(mod)].items() if getattr(dep, f)),
+                tuple(_QIDX[q] for f, q in PUSHES[Module(mod)].items() if getattr(dep, f)),
+            )
         if isinstance(insn, MemInsn):
-            tb = tbytes[MemId(insn.memory_type)]
+            tb = tbytes[insn.memory_type]
             y, x = insn.y_size, insn.x_size
             row_beats = -(-(x * tb) // axi_bytes)
             row = max(row_beats, x * p.sram_tile_cycles) + p.dma_row_overhead_cycles
             pad_tiles = insn.padded_tiles - y * x
             post = y * row + pad_tiles * p.pad_tile_cycles
-            costs.append(_Cost(mod, pops, pushes, p.dma_latency_cycles, y * row_beats, post))
+            costs.append((mod, *qs, p.dma_latency_cycles, y * row_beats, post))
             totals["write" if insn.opcode == Opcode.STORE else "read"] += y * x * tb
         elif isinstance(insn, GemmInsn):
             ops = insn.ops
             totals["gemm"] += ops
-            cyc = ops * p.gemm_ii_cycles + p.gemm_pipeline_cycles
-            costs.append(_Cost(mod, pops, pushes, cyc, 0, 0.0))
+            costs.append((mod, *qs, ops * p.gemm_ii_cycles + p.gemm_pipeline_cycles, 0, 0.0))
         elif isinstance(insn, AluInsn):
             ops = insn.ops
             totals["alu"] += ops
-            cyc = ops * p.alu_ii_cycles + p.alu_pipeline_cycles
-            costs.append(_Cost(mod, pops, pushes, cyc, 0, 0.0))
+            costs.append((mod, *qs, ops * p.alu_ii_cycles + p.alu_pipeline_cycles, 0, 0.0))
         elif isinstance(insn, FinishInsn):
-            costs.append(_Cost(mod, pops, pushes, p.finish_cycles, 0, 0.0))
+            costs.append((mod, *qs, p.finish_cycles, 0, 0.0))
         else:
             raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
     return costs, totals
@@ -246,7 +245,7 @@ def simulate(
 
     queues: list[list[int]] = [[], [], []]
     for k, c in enumerate(costs):
-        queues[c.module].append(k)
+        queues[c[0]].append(k)
     heads = [0, 0, 0]
     free = [0.0, 0.0, 0.0]
     busy = [0.0, 0.0, 0.0]
@@ -265,10 +264,9 @@ def simulate(
             h = heads[m]
             if h == len(queues[m]):
                 continue
-            c = costs[queues[m][h]]
             t = free[m]
             ready = True
-            for q in c.pops:
+            for q in costs[queues[m][h]][1]:
                 if not tokens[q]:
                     ready = False
                     break
@@ -278,23 +276,23 @@ def simulate(
                 best, best_t = m, t
         if best < 0:
             raise SimulationError(_deadlock(program, queues, heads, costs, tokens))
-        c = costs[queues[best][heads[best]]]
-        for q in c.pops:
+        _, pops, pushes, pre, beats, post = costs[queues[best][heads[best]]]
+        for q in pops:
             tokens[q].popleft()
         start = best_t
         token_stall[best] += start - free[best]
-        if c.beats or c.post:
-            want = start + c.pre
+        if beats or post:
+            want = start + pre
             port_start = max(want, port_free)
-            port_free = port_start + c.beats
-            port_busy += c.beats
+            port_free = port_start + beats
+            port_busy += beats
             dram_stall[best] += port_start - want
-            finish = port_start + c.post
-            busy[best] += c.pre + c.post
+            finish = port_start + post
+            busy[best] += pre + post
         else:
-            finish = start + c.pre
-            busy[best] += c.pre
-        for q in c.pushes:
+            finish = start + pre
+            busy[best] += pre
+        for q in pushes:
             tokens[q].append(finish)
         free[best] = finish
         end = max(end, finish)
@@ -327,7 +325,7 @@ def _deadlock(program: Program, queues, heads, costs, tokens) -> str:
     for mod in Module:
         if heads[mod] < len(queues[mod]):
             k = queues[mod][heads[mod]]
-            empty = [QUEUES[q] for q in costs[k].pops if not tokens[q]]
+            empty = [QUEUES[q] for q in costs[k][1] if not tokens[q]]
             waits.append(
                 f"{mod.name.lower()} module blocked at #{k} {insn_name(program.insns[k])} "
                 f"popping {', '.join(empty)}"
