@@ -8,7 +8,7 @@ from vtatune.hardware.config import HwConfig
 from vtatune.schedules.knobs import Knobs, KnobSpace, parse_knobs
 from vtatune.workloads.base import Workload
 
-__all__ = ["KnobSpace", "Knobs", "apply", "knob_space", "parse_knobs"]
+__all__ = ["KnobSpace", "Knobs", "apply", "footprint", "knob_space", "parse_knobs", "suggest"]
 
 
 def _template(wl: Workload) -> Any:
@@ -20,6 +20,16 @@ def _template(wl: Workload) -> Any:
 def knob_space(wl: Workload, hw: HwConfig) -> KnobSpace:
     """The enumerable knob space of ``wl`` on ``hw``."""
     return _template(wl).knob_space(wl, hw)
+
+
+def suggest(wl: Workload, hw: HwConfig) -> Knobs:
+    """A good starting knob setting (least analytic DRAM traffic that fits the SRAMs)."""
+    return _template(wl).suggest(wl, hw)
+
+
+def footprint(wl: Workload, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
+    """Analytic SRAM bytes per scope and largest micro-op kernel of ``knobs``."""
+    return _template(wl).footprint(wl, hw, knobs)
 
 
 def apply(sch: Any, wl: Workload, hw: HwConfig, knobs: Knobs) -> None:

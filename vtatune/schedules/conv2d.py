@@ -94,3 +94,62 @@ def apply(sch: Any, hw: HwConfig, k: Knobs) -> None:
     tns = -2 if hw.batch == 1 else -3  # the unit batch loop is not in the BATCH=1 intrinsic
     sch.tensorize(sch.get_loops(upd)[tns], gemm)
     sch.tensorize(sch.get_loops(init)[tns + 1], reset)
+
+
+def footprint(wl: Conv2d, hw: HwConfig, k: Knobs) -> dict[str, int]:
+    """Analytic SRAM bytes (all threads) and largest micro-op kernel of a knob setting.
+
+    Mirrors what the compile path allocates: the padded input window of one output tile for
+    ``tile_ci`` channel tiles, the matching weights, the int32 output tile; virtual threads
+    each own a copy. The verification passes remain the authority.
+    """
+    s = wl.stride
+    rows = (k["tile_h"] - 1) * s + wl.kh
+    cols = (k["tile_w"] - 1) * s + wl.kw
+    threads = k["h_nthread"] * k["oc_nthread"]
+    b = k["tile_b"] * hw.batch
+    inp = b * k["tile_ci"] * hw.block_in * rows * cols * hw.inp_bits // 8
+    wgt = k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * wl.kh * wl.kw \
+        * hw.wgt_bits // 8
+    acc = b * k["tile_co"] * hw.block_out * k["tile_h"] * k["tile_w"] * hw.acc_bits // 8
+    loops = [e for e in (k["tile_b"], k["tile_co"], k["tile_h"], k["tile_ci"], wl.kh, wl.kw,
+                         k["tile_w"]) if e > 1]
+    uops = 1
+    for e in loops[2:]:
+        uops *= e
+    return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads, "uops": uops}
+
+
+def traffic(wl: Conv2d, hw: HwConfig, k: Knobs) -> int:
+    """Analytic DRAM bytes moved by a knob setting (inputs re-read per output tile)."""
+    t = wl.tiles(hw)
+    tiles = (t["b"] // k["tile_b"]) * (t["co"] // k["tile_co"]) * (wl.oh // k["tile_h"]) \
+        * (wl.ow // k["tile_w"])
+    s = wl.stride
+    rows = (k["tile_h"] - 1) * s + wl.kh
+    cols = (k["tile_w"] - 1) * s + wl.kw
+    inp = k["tile_b"] * hw.batch * t["ci"] * hw.block_in * rows * cols
+    wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in * wl.kh * wl.kw
+    out = t["b"] * hw.batch * t["co"] * hw.block_out * wl.oh * wl.ow
+    return tiles * (inp + wgt) + out
+
+
+def suggest(wl: Conv2d, hw: HwConfig) -> Knobs:
+    """The knob setting with the least analytic DRAM traffic whose footprint fits, preferring
+    two virtual threads; the space's default when nothing fits."""
+    return _suggest(knob_space(wl, hw), lambda k: footprint(wl, hw, k),
+                    lambda k: traffic(wl, hw, k), hw)
+
+
+def _suggest(space: KnobSpace, fp: Any, cost: Any, hw: HwConfig) -> Knobs:
+    best, best_key = None, None
+    for k in space:
+        f = fp(k)
+        if (f["inp"] > hw.inp_buff_bytes or f["wgt"] > hw.wgt_buff_bytes
+                or f["acc"] > hw.acc_buff_bytes or f["uops"] > hw.uop_depth):
+            continue
+        threads = k.get("h_nthread", 1) * k.get("oc_nthread", 1)
+        key = (cost(k), -min(threads, 2), -threads)
+        if best_key is None or key < best_key:
+            best, best_key = k, key
+    return best if best is not None else space.default()

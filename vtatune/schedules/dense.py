@@ -73,3 +73,32 @@ def apply(sch: Any, hw: HwConfig, k: Knobs) -> None:
     tns = -2 if hw.batch == 1 else -3
     sch.tensorize(sch.get_loops(upd)[tns], gemm)
     sch.tensorize(sch.get_loops(init)[tns + 1], reset)
+
+
+def footprint(wl: Dense, hw: HwConfig, k: Knobs) -> dict[str, int]:
+    """Analytic SRAM bytes (all threads) and largest micro-op kernel (see conv2d)."""
+    threads = k["oc_nthread"]
+    b = k["tile_b"] * hw.batch
+    inp = b * k["tile_ci"] * hw.block_in * hw.inp_bits // 8
+    wgt = k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * hw.wgt_bits // 8
+    acc = b * k["tile_co"] * hw.block_out * hw.acc_bits // 8
+    loops = [e for e in (k["tile_b"], k["tile_co"], k["tile_ci"]) if e > 1]
+    uops = 1
+    for e in loops[2:]:
+        uops *= e
+    return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads, "uops": uops}
+
+
+def traffic(wl: Dense, hw: HwConfig, k: Knobs) -> int:
+    t = wl.tiles(hw)
+    tiles = (t["b"] // k["tile_b"]) * (t["co"] // k["tile_co"])
+    inp = k["tile_b"] * hw.batch * t["ci"] * hw.block_in
+    wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in
+    return tiles * (inp + wgt) + t["b"] * hw.batch * t["co"] * hw.block_out
+
+
+def suggest(wl: Dense, hw: HwConfig) -> Knobs:
+    from vtatune.schedules.conv2d import _suggest
+
+    return _suggest(knob_space(wl, hw), lambda k: footprint(wl, hw, k),
+                    lambda k: traffic(wl, hw, k), hw)
