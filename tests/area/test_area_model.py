@@ -75,6 +75,18 @@ def test_huge_weight_buffer_does_not_fit_pynq() -> None:
     assert f.use("bram36").utilization_pct > 100
 
 
+def test_big_weight_buffer_goes_to_uram_on_zcu104() -> None:
+    big = dataclasses.replace(config.default(), log_wgt_buff_size=21, log_inp_buff_size=13,
+                              log_acc_buff_size=14)
+    # 2 banks x (ceil(1024 / 72) = 15 columns) x (8192 / 4096 = 2 rows) = 60 URAM, 95% full.
+    r = report(big, "zcu104")
+    assert r.component("sram.wgt").resources == {"lut": 0, "ff": 0, "bram36": 0, "uram": 60,
+                                                 "dsp": 0}
+    assert fit(r, BOARDS["zcu104"]).fits
+    # Same design on the URAM-less Ultra96 needs block RAM it does not have.
+    assert fit(report(big, "ultra96"), BOARDS["ultra96"]).over == ("bram36",)
+
+
 def test_every_shipped_config_on_every_board_has_a_report() -> None:
     for path in config.shipped():
         cfg = config.load(path)
