@@ -41,7 +41,8 @@ def area(hw: HwOption = "default", board: BoardOption = "pynq-z1", json_: JsonOp
         for u in fitted.usage
     )
     console.line(f"utilization: {use}")
-    console.line(f"area: {report.area_mm2:.2f} mm2 of FPGA fabric ({report.node})")
+    console.line(f"area: {report.area_mm2:.2f} mm2 ({report.node}: logic and DSP tiles + SRAM "
+                 "bits)")
     for note in report.notes:
         console.line(f"note: {note}")
     console.line(fitted.summary())
