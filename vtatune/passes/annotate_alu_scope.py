@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from vtatune.passes._ir import attr, is_pragma, make_pass, map_stmts
-from vtatune.passes.scopes import ALU_UOP_SCOPE, COPROC_SCOPE, COPROC_UOP_SCOPE, PRAGMA_ALU, QUEUE_COMPUTE
+from vtatune.passes.scopes import (
+    ALU_UOP_SCOPE,
+    COPROC_SCOPE,
+    COPROC_UOP_SCOPE,
+    PRAGMA_ALU,
+    QUEUE_COMPUTE,
+)
 
 
 def annotate_alu_scope() -> Any:

@@ -141,14 +141,25 @@ def _same_coeffs(a: list[Any] | None, b: list[Any] | None) -> bool:
 
 
 def _split_long(dims: list[list[Any]]) -> list[list[Any]]:
-    """Split any loop longer than the iteration field into two that each fit."""
+    """Factor any loop longer than the iteration field into loops that each fit (greedy,
+    largest factor first). A prime extent beyond the field stays whole; VerifyIsaFields
+    then rejects the candidate."""
     out = []
     for var, ext, dc, sc in dims:
-        if ext <= MAX_ITER:
-            out.append([var, ext, dc, sc])
-            continue
-        inner = next((d for d in range(MAX_ITER, 0, -1) if ext % d == 0), 1)
-        outer = ext // inner
-        out.append([tirx.Var(f"{var.name}_o", "int32"), outer, dc * inner, sc * inner])
-        out.append([tirx.Var(f"{var.name}_i", "int32"), inner, dc, sc])
+        parts = []
+        while ext > MAX_ITER:
+            inner = next(d for d in range(MAX_ITER, 0, -1) if ext % d == 0)
+            if inner == 1:
+                break
+            parts.append(inner)
+            ext //= inner
+        parts.append(ext)  # outermost part last
+        stride = 1
+        pieces = []
+        for j, e in enumerate(parts):
+            name = var.name if len(parts) == 1 else f"{var.name}_{j}"
+            pieces.append([tirx.Var(name, "int32") if len(parts) > 1 else var, e,
+                           dc * stride, sc * stride])
+            stride *= e
+        out.extend(reversed(pieces))  # outer to inner
     return out

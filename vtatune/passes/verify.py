@@ -17,7 +17,8 @@ class Problem:
 
     def __str__(self) -> str:
         if self.kind == "field":
-            return f"{self.what} reaches {self.needed:,}, its field holds at most {self.available:,}"
+            return (f"{self.what} reaches {self.needed:,}, its field holds at most "
+                    f"{self.available:,}")
         if self.kind == "index":
             return (f"{self.what} reaches {self.needed:,}, the buffer has {self.available:,} "
                     f"{self.unit}")

@@ -10,8 +10,8 @@ cannot match a unit loop.
 from __future__ import annotations
 
 from vtatune.hardware.config import HwConfig
-from vtatune.passes.vta_calls import UOP_PUSH
 from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, WGT_SCOPE
+from vtatune.passes.vta_calls import UOP_PUSH
 
 _registered: set[str] = set()
 

@@ -91,7 +91,8 @@ def _prod(xs: tuple[int, ...]) -> int:
 def _ints(text: str, count: int, what: str) -> list[int]:
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != count:
-        raise WorkloadError(f"--shape for {what} takes {count} comma-separated integers, got {text!r}")
+        raise WorkloadError(
+            f"--shape for {what} takes {count} comma-separated integers, got {text!r}")
     try:
         return [int(p) for p in parts]
     except ValueError:

@@ -1,0 +1,102 @@
+"""vtatune compile / space / hw: output, JSON, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vtatune.cli.main import main
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_compile_default_is_the_tutorial_layer(capsys) -> None:
+    rc, out, err = _run(capsys, "compile")
+    assert rc == 0, err
+    assert "conv2d C8" in out and "status: valid" in out and "on default (1x16x16)" in out
+    assert "compile time:" in out and "GEMM" in out
+
+
+def test_compile_json(capsys) -> None:
+    rc, out, _ = _run(capsys, "compile", "conv2d", "--layer", "C2", "--knobs",
+                      "tile_h=7,tile_w=28,tile_ci=1,tile_co=2,h_nthread=2,oc_nthread=2",
+                      "--json")
+    assert rc == 0
+    d = json.loads(out)
+    for key in ("status", "reason", "sram_bytes", "sram_capacity", "counts", "compile_ms"):
+        assert key in d
+    assert d["status"] == "valid" and d["knobs"]["h_nthread"] == 2
+    assert set(d["sram_bytes"]) >= {"inp", "wgt", "acc"}
+    assert d["sram_capacity"]["wgt"] == 262144
+
+
+def test_compile_invalid_candidate_exits_1_with_reason(capsys) -> None:
+    rc, out, _ = _run(capsys, "compile", "conv2d", "--layer", "C9", "--knobs",
+                      "tile_h=7,tile_w=7,tile_co=32,tile_ci=16,h_nthread=1,oc_nthread=1",
+                      "--json")
+    assert rc == 1
+    d = json.loads(out)
+    assert d["status"] == "invalid" and "wgt buffer needs 1,179,648 bytes" in d["reason"]
+
+
+def test_compile_dense_and_print_tir(capsys) -> None:
+    rc, out, _ = _run(capsys, "compile", "dense", "--shape", "16,64,32", "--print", "tir")
+    assert rc == 0
+    assert "VTALoadBuffer2D" in out and "VTAUopLoopBegin" in out and "VTASynchronize" in out
+
+
+def test_compile_other_hardware(capsys) -> None:
+    rc, out, _ = _run(capsys, "compile", "--layer", "C2", "--hw", "hwconfigs/1x32x32.json")
+    assert rc == 0 and "(1x32x32)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compile", "--layer", "C99"], "unknown layer 'C99'"),
+    (["compile", "--knobs", "tile_q=3"], "unknown knob 'tile_q'"),
+    (["compile", "--knobs", "tile_h=5"], "tile_h=5 is not in the space"),
+    (["compile", "--knobs", "tile_h=x"], "must be an integer"),
+    (["compile", "--hw", "hwconfigs/malformed/too_deep.json"], "GEMM instruction needs 133"),
+    (["compile", "--hw", "missing.json"], "cannot read file"),
+    (["compile", "gemm"], "unknown workload 'gemm'"),
+    (["compile", "--shape", "1,2,3"], "takes 9 comma-separated integers"),
+    (["compile", "--print", "asm"], "--print takes one of"),
+    (["compile", "--bogus"], "No such option"),
+    (["space", "dense", "--layer", "C1"], "dense has no named layers"),
+    (["hw", "--hw", "hwconfigs/malformed/unknown_keys.json"], "unknown key 'LOG_BLOK'"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 2
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("vtatune: error:"), err
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_space_counts_valid_candidates(capsys) -> None:
+    rc, out, _ = _run(capsys, "space", "dense", "--shape", "16,64,64", "--jobs", "1", "--json")
+    assert rc == 0
+    d = json.loads(out)
+    assert d["product_size"] == 5 * 3 * 3 * 2  # tile_b 1..16, tile_ci/co 1..4, threads
+    assert d["size"] == d["valid"] + d["invalid"] + d["failed"]
+    assert d["valid"] > 0 and d["failed"] == 0
+
+
+def test_space_reports_rejections(capsys) -> None:
+    rc, out, _ = _run(capsys, "space", "dense", "--shape", "16,4096,256", "--hw", "1x8x8",
+                      "--jobs", "1", "--json")
+    d = json.loads(out)
+    assert d["invalid"] > 0 and any("buffer" in k for k in d["rejections"])
+
+
+def test_hw_shows_derived_sizes(capsys) -> None:
+    rc, out, _ = _run(capsys, "hw", "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["inp_depth"] == 2048 and d["gemm_insn_bits"] == 127
+    rc, out, _ = _run(capsys, "hw", "--list")
+    assert rc == 0 and "1x32x32" in out

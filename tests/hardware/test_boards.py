@@ -1,0 +1,30 @@
+"""Board files load, validate and carry the datasheet numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from vtatune.errors import ConfigError
+from vtatune.hardware import boards
+
+
+def test_known_boards() -> None:
+    assert {"pynq-z1", "ultra96", "zcu104", "de10-nano"} <= set(boards.names())
+
+
+def test_pynq_z1_is_vtas_reference_board() -> None:
+    b = boards.load("pynq-z1")
+    assert b.clock_hz == 100e6 and b.axi_bytes_per_cycle == 8
+    assert b.resources["lut"] == 53200 and b.resources["bram36"] == 140
+
+
+def test_unknown_board_names_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match="unknown board 'vcu9000'.*pynq-z1"):
+        boards.load("vcu9000")
+
+
+def test_malformed_board_lists_every_problem() -> None:
+    with pytest.raises(ConfigError) as err:
+        boards.from_dict({"name": "x", "part": "y", "family": "asic", "clock_mhz": -1,
+                          "axi_bits": 48, "resources": {"lut": -3, "gates": 5}}, "test")
+    assert len(err.value.problems) == 5

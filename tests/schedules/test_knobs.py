@@ -1,0 +1,77 @@
+"""Knob spaces: enumeration, constraints, parsing, suggestions and footprints."""
+
+from __future__ import annotations
+
+import pytest
+
+from vtatune import schedules
+from vtatune.errors import KnobError
+from vtatune.hardware import config
+from vtatune.schedules.knobs import divisors, parse_knobs
+from vtatune.workloads import RESNET18, Conv2d, Dense
+
+
+def test_divisors() -> None:
+    assert divisors(56) == (1, 2, 4, 7, 8, 14, 28, 56)
+    assert divisors(1) == (1,)
+    assert divisors(13) == (1, 13)
+
+
+def test_c2_space_is_enumerable_and_constrained() -> None:
+    hw = config.default()
+    space = schedules.knob_space(RESNET18["C2"], hw)
+    assert space.product_size == 1 * 8 * 8 * 3 * 3 * 2 * 2
+    points = list(space)
+    assert len(points) == len(space) < space.product_size
+    for k in points:
+        assert (56 // k["tile_h"]) % k["h_nthread"] == 0
+        assert (4 // k["tile_co"]) % k["oc_nthread"] == 0
+    assert space.problem({**points[0], "h_nthread": 2, "tile_h": 56}) is not None
+
+
+def test_tile_knobs_are_in_tiles_of_the_hardware() -> None:
+    wl = RESNET18["C8"]  # 256 channels
+    assert schedules.knob_space(wl, config.default()).axes["tile_co"] == divisors(16)
+    assert schedules.knob_space(wl, config.load("1x32x32")).axes["tile_co"] == divisors(8)
+    assert schedules.knob_space(Dense(16, 64, 64), config.load("2x16x16")).axes["tile_b"] == \
+        divisors(8)
+
+
+def test_parse_knobs() -> None:
+    assert parse_knobs("tile_h=2, tile_co=4") == {"tile_h": 2, "tile_co": 4}
+    assert parse_knobs(None) == {}
+    with pytest.raises(KnobError, match="NAME=VALUE"):
+        parse_knobs("tile_h")
+    with pytest.raises(KnobError, match="integer"):
+        parse_knobs("tile_h=big")
+
+
+def test_check_and_complete() -> None:
+    space = schedules.knob_space(RESNET18["C8"], config.default())
+    with pytest.raises(KnobError, match="unknown knob 'tile_x'"):
+        space.complete({"tile_x": 1})
+    with pytest.raises(KnobError, match=r"tile_h=5 is not in the space \(values: 1, 2, 7, 14\)"):
+        space.complete({"tile_h": 5})
+    with pytest.raises(KnobError, match="missing"):
+        space.check({"tile_h": 7})
+    assert space.complete({"tile_h": 7})["tile_h"] == 7
+
+
+@pytest.mark.parametrize("path", config.shipped(), ids=lambda p: p.stem)
+def test_suggestions_fit_by_the_analytic_footprint(path) -> None:
+    hw = config.load(path)
+    for wl in [*RESNET18.values(), Dense(16, 256, 256), Conv2d(1, 3, 9, 9, 8, 3, 3, 1, 1)]:
+        k = schedules.suggest(wl, hw)
+        assert schedules.knob_space(wl, hw).problem(k) is None
+        fp = schedules.footprint(wl, hw, k)
+        assert fp["inp"] <= hw.inp_buff_bytes and fp["wgt"] <= hw.wgt_buff_bytes
+        assert fp["acc"] <= hw.acc_buff_bytes and fp["uops"] <= hw.uop_depth
+
+
+def test_footprint_of_the_tutorial_schedule() -> None:
+    # VTA's conv2d tutorial: 2 threads x (9x16 padded rows of 16 int8; 8x9 weight tiles;
+    # 8x7x14 int32 output tiles)
+    k = dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=1, tile_co=8, h_nthread=1, oc_nthread=2)
+    fp = schedules.footprint(RESNET18["C8"], config.default(), k)
+    assert fp == {"inp": 2 * 9 * 16 * 16, "wgt": 2 * 8 * 9 * 256, "acc": 2 * 8 * 7 * 14 * 64,
+                  "uops": 3 * 3 * 14}
