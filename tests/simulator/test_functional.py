@@ -44,7 +44,8 @@ def test_dense_matmul_shift_clip_is_bit_exact(name: str, threads: int) -> None:
     assert c.inp_load_nbytes == s.m * s.k * (s.n // hw.block_out // s.tn)
     assert c.wgt_load_nbytes == s.n * s.k * (s.m // hw.batch // s.tm)
     assert c.out_store_nbytes == s.m * s.n
-    assert c.gemm_counter == (s.m // hw.batch) * (s.n // hw.block_out) * (s.k // hw.block_in + 1)
+    # resets are not counted (VTA's sim_driver.cc)
+    assert c.gemm_counter == (s.m // hw.batch) * (s.n // hw.block_out) * (s.k // hw.block_in)
     assert c.alu_counter == 3 * (s.m // hw.batch) * (s.n // hw.block_out)
     assert c.uop_load_nbytes == prog.uop_buffer_bytes
     assert sorted(res.order) == list(range(len(prog.insns)))

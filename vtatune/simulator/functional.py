@@ -74,7 +74,8 @@ _MASK32 = 0xFFFFFFFF
 @dataclass(frozen=True)
 class Counters:
     """VTA simulator counters. ``*_nbytes`` are DRAM bytes read/written (pads excluded);
-    ``gemm_counter``/``alu_counter`` add iter_out * iter_in * (uop_end - uop_bgn) per insn."""
+    ``gemm_counter``/``alu_counter`` add iter_out * iter_in * (uop_end - uop_bgn) per insn,
+    except GEMM resets (not counted, as in VTA's ``sim_driver.cc``)."""
 
     inp_load_nbytes: int = 0
     wgt_load_nbytes: int = 0
@@ -361,7 +362,8 @@ class _Machine:
     def _gemm(self, k: int, insn: GemmInsn) -> None:
         dst, src, wgt = self._indices(k, insn, "gemm")
         n = dst.size
-        self.counters["gemm_counter"] += n
+        if not insn.reset:  # VTA's sim_driver.cc counts resets in neither counter
+            self.counters["gemm_counter"] += n
         if not n:
             return
         self._check(k, insn, "acc", dst, self.acc.shape[0])
