@@ -60,7 +60,7 @@ def test_compile_other_hardware(capsys) -> None:
     (["compile", "--knobs", "tile_q=3"], "unknown knob 'tile_q'"),
     (["compile", "--knobs", "tile_h=5"], "tile_h=5 is not in the space"),
     (["compile", "--knobs", "tile_h=x"], "must be an integer"),
-    (["compile", "--hw", "hwconfigs/malformed/too_deep.json"], "GEMM instruction needs 133"),
+    (["compile", "--hw", "hwconfigs/malformed/too_deep.json"], "GEMM instruction needs 139"),
     (["compile", "--hw", "missing.json"], "cannot read file"),
     (["compile", "gemm"], "unknown workload 'gemm'"),
     (["compile", "--shape", "1,2,3"], "takes 9 comma-separated integers"),
@@ -97,6 +97,6 @@ def test_space_reports_rejections(capsys) -> None:
 def test_hw_shows_derived_sizes(capsys) -> None:
     rc, out, _ = _run(capsys, "hw", "--json")
     d = json.loads(out)
-    assert rc == 0 and d["inp_depth"] == 2048 and d["gemm_insn_bits"] == 127
+    assert rc == 0 and d["inp_depth"] == 2048 and d["gemm_insn_bits"] == 128
     rc, out, _ = _run(capsys, "hw", "--list")
     assert rc == 0 and "1x32x32" in out

@@ -29,10 +29,13 @@ def hw(hw: HwOption = "default", json_: JsonOption = False,
             console.table("shipped hardware configs (hwconfigs/)",
                           ["name", "BxIxO", "inp KiB", "wgt KiB", "acc KiB", "uop KiB"], rows)
         return
+    from vtatune.program.isa import layouts
+
     cfg = config.load(hw)
+    lay = layouts(cfg)
     info = {"status": "valid", "vta_config": cfg.to_vta_json(), **cfg.summary(),
-            "field_bits": cfg.field_bits, "gemm_insn_bits": cfg.gemm_insn_bits,
-            "alu_insn_bits": cfg.alu_insn_bits, "gemm_uop_bits": cfg.gemm_uop_bits}
+            "field_bits": cfg.field_bits, "gemm_insn_bits": lay["gemm"].end_bit,
+            "alu_insn_bits": lay["alu"].end_bit, "gemm_uop_bits": cfg.gemm_uop_bits}
     if json_:
         console.print_json(info)
         return
@@ -41,8 +44,8 @@ def hw(hw: HwOption = "default", json_: JsonOption = False,
     rows = [[scope, getattr(cfg, f"{scope}_buff_bytes"), getattr(cfg, f"{scope}_depth")]
             for scope in ("inp", "wgt", "acc", "out", "uop")]
     console.table(None, ["buffer", "bytes", "depth (tiles/uops)"], rows)
-    console.line(f"instruction bits used: GEMM {cfg.gemm_insn_bits}/128, ALU "
-                 f"{cfg.alu_insn_bits}/128; GEMM micro-op {cfg.gemm_uop_bits}/32")
+    console.line(f"instruction bits used (64-bit word aligned): GEMM {info['gemm_insn_bits']}/128,"
+                 f" ALU {info['alu_insn_bits']}/128; GEMM micro-op {cfg.gemm_uop_bits}/32")
 
 
 def register(app: typer.Typer) -> None:

@@ -395,18 +395,11 @@ def problems_of(cfg: HwConfig) -> list[str]:
                 f"{scope} buffer depth 2^{log_depth} tiles exceeds the {MEMOP_SRAM_ADDR_BITS}-bit "
                 "sram_base field of LOAD/STORE"
             )
-    if cfg.gemm_insn_bits > INSTRUCTION_BITS:
-        problems.append(
-            f"GEMM instruction needs {cfg.gemm_insn_bits} bits > {INSTRUCTION_BITS} "
-            "(buffers too deep for the index fields)"
-        )
-    if cfg.alu_insn_bits > INSTRUCTION_BITS:
-        problems.append(f"ALU instruction needs {cfg.alu_insn_bits} bits > {INSTRUCTION_BITS}")
-    if cfg.gemm_uop_bits > UOP_BITS:
-        problems.append(
-            f"GEMM micro-op needs {cfg.gemm_uop_bits} bits (acc {cfg.log_acc_depth} + inp "
-            f"{cfg.log_inp_depth} + wgt {cfg.log_wgt_depth} index bits) > {UOP_BITS}"
-        )
+    # The ISA module is the authority on encodability: fields may not straddle a 64-bit word
+    # (C bit-field layout of VTA's runtime structs), which the flat bit counts above ignore.
+    from vtatune.program.isa import layout_problems
+
+    problems.extend(layout_problems(cfg))
     return problems
 
 
