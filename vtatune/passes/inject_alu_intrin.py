@@ -49,6 +49,8 @@ def _operation(value: Any) -> tuple[int, Any, Any]:
             return op, value.a, value.b
     if isinstance(value, tirx.RShift):
         return vc.ALU_SHR, value.a, value.b
+    if isinstance(value, ir.TensorLoad):  # ``acc >> 0`` simplifies to a copy: SHR by 0
+        return vc.ALU_SHR, value, 0
     if isinstance(value, tirx.LShift):  # VTA shifts left by a negative right shift
         if as_int(value.b) is None:
             raise LoweringError(NAME, "left-shift amount must be a constant")
