@@ -39,7 +39,7 @@ def build(wl: Any, hw: Any, knobs: dict[str, int], shift: int = DEFAULT_SHIFT) -
 def assert_bit_exact(wl: Any, hw: Any, knobs: dict[str, int], seed: int = 0,
                      shift: int = DEFAULT_SHIFT) -> Any:
     """Compile, build, simulate and compare with ``wl.reference``; returns the Execution."""
-    from vtatune.runtime import execute, random_inputs
+    from vtatune.runtime import execute, program_counters, random_inputs
 
     program = build(wl, hw, knobs, shift)
     data, kernel = random_inputs(wl, seed)
@@ -48,4 +48,5 @@ def assert_bit_exact(wl: Any, hw: Any, knobs: dict[str, int], seed: int = 0,
     assert run.output.dtype == np.int8 and run.output.shape == expected.shape
     np.testing.assert_array_equal(run.output, expected)
     assert not any(run.result.leftover_tokens.values()), run.result.leftover_tokens
+    assert program_counters(program) == run.result.counters
     return run

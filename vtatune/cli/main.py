@@ -34,9 +34,13 @@ def _register() -> None:
     from vtatune.cli import boards as boards_cmd
     from vtatune.cli import compile as compile_cmd
     from vtatune.cli import hw as hw_cmd
+    from vtatune.cli import show as show_cmd
+    from vtatune.cli import simulate as simulate_cmd
     from vtatune.cli import space as space_cmd
+    from vtatune.cli import studies as studies_cmd
 
-    for module in (compile_cmd, space_cmd, hw_cmd, area_cmd, boards_cmd):
+    for module in (compile_cmd, space_cmd, hw_cmd, area_cmd, boards_cmd, simulate_cmd, studies_cmd,
+                   show_cmd):
         module.register(app)
 
 

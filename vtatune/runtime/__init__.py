@@ -11,7 +11,7 @@ from __future__ import annotations
 from vtatune.runtime.build import build_program, region_bytes, run_host
 from vtatune.runtime.codegen import HostProgram, KernelSpec, compile_host
 from vtatune.runtime.command_queue import BuildStats, CommandQueue
-from vtatune.runtime.execute import Execution, execute, random_inputs
+from vtatune.runtime.execute import Execution, execute, program_counters, random_inputs
 
 __all__ = [
     "BuildStats",
@@ -22,6 +22,7 @@ __all__ = [
     "build_program",
     "compile_host",
     "execute",
+    "program_counters",
     "random_inputs",
     "region_bytes",
     "run_host",

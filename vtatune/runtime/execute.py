@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vtatune.program.program import Program
-from vtatune.simulator.functional import FunctionalResult, run
+from vtatune.program.isa import AluInsn, GemmInsn, MemId, MemInsn, Opcode
+from vtatune.program.program import Program, tile_bytes
+from vtatune.simulator.functional import Counters, FunctionalResult, run
 from vtatune.workloads.base import Workload
 
 #: int8 range of random inputs.
@@ -20,6 +21,30 @@ class Execution:
 
     output: np.ndarray
     result: FunctionalResult
+
+
+_LOAD_KEYS = {MemId.INP: "inp_load_nbytes", MemId.WGT: "wgt_load_nbytes",
+              MemId.ACC: "acc_load_nbytes", MemId.ACC_8BIT: "acc_load_nbytes",
+              MemId.UOP: "uop_load_nbytes"}
+
+
+def program_counters(program: Program) -> Counters:
+    """VTA's simulator counters read off the instruction stream, without running it (equal
+    to ``run(program).counters``: DRAM bytes moved, pads excluded; GEMM tile-ops without
+    resets; ALU tile-ops)."""
+    c = dict.fromkeys(Counters.__dataclass_fields__, 0)
+    tb = {m: tile_bytes(program.hw, m) for m in MemId}
+    for insn in program.insns:
+        if isinstance(insn, MemInsn):
+            key = "out_store_nbytes" if insn.opcode == Opcode.STORE else _LOAD_KEYS[
+                insn.memory_type]
+            c[key] += insn.y_size * insn.x_size * tb[insn.memory_type]
+        elif isinstance(insn, GemmInsn):
+            if not insn.reset:
+                c["gemm_counter"] += insn.ops
+        elif isinstance(insn, AluInsn):
+            c["alu_counter"] += insn.ops
+    return Counters(**c)
 
 
 def random_inputs(wl: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

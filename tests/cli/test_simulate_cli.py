@@ -1,0 +1,133 @@
+"""``vtatune simulate``: report, JSON keys, --check/--inputs/--output, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vtatune.cli.main import main
+from vtatune.runtime import random_inputs
+from vtatune.workloads import Conv2d, Dense
+
+TUTORIAL = "tile_h=7,tile_w=14,tile_ci=1,tile_co=8,h_nthread=1,oc_nthread=2"
+SMALL = ["conv2d", "--shape", "1,20,7,7,24,3,3,1,2"]
+INVALID = ["conv2d", "--layer", "C2", "--hw", "1x16x16_small", "--knobs",
+           "tile_h=56,tile_w=56,tile_ci=4,tile_co=4,h_nthread=1,oc_nthread=1"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(["simulate", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_tutorial_layer_report_and_check(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, "conv2d", "--layer", "C8", "--knobs", TUTORIAL, "--check")
+    assert rc == 0, err
+    assert "conv2d C8" in out and "board pynq-z1 at 100 MHz" in out
+    assert "epilogue clip(acc >> 8, 0, 127)" in out
+    assert "gemm_counter 451,584" in out and "alu_counter 9,408" in out
+    assert "check: bit-exact vs numpy" in out
+
+
+def test_json_has_the_promised_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, *SMALL, "--board", "ultra96", "--json")
+    assert rc == 0
+    d = json.loads(out)
+    for key in ("status", "cycles", "seconds", "counters", "bounds", "efficiency", "check",
+                "instructions", "modules", "knobs", "build"):
+        assert key in d
+    assert d["status"] == "valid" and d["board"] == "ultra96" and d["check"] is None
+    assert d["seconds"] == pytest.approx(d["cycles"] / 333e6)
+    assert d["cycles"] >= max(d["bounds"].values())
+    assert 0 < d["efficiency"] <= 1
+    assert d["instructions"]["total"] == d["build"]["insns"]
+    assert d["counters"]["gemm_counter"] > 0  # read off the program without running it
+
+
+def test_check_with_random_inputs_and_other_shift(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, "dense", "--shape", "5,40,36", "--hw", "2x16x16", "--check",
+                       "--shift", "3", "--seed", "4", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["check"] is True and d["shift"] == 3
+
+
+def test_inputs_and_output_round_trip(capsys: pytest.CaptureFixture[str],
+                                      tmp_path: Path) -> None:
+    wl = Conv2d(1, 20, 7, 7, 24, 3, 3, 1, 2)
+    rng = np.random.default_rng(1)
+    data = rng.integers(-128, 128, size=(1, 20, 7, 7), dtype=np.int8)
+    kernel = rng.integers(-128, 128, size=(24, 20, 3, 3), dtype=np.int8)
+    np.savez(tmp_path / "in.npz", data=data, kernel=kernel)
+    rc, out, err = run(capsys, *SMALL, "--inputs", str(tmp_path / "in.npz"), "--output",
+                       str(tmp_path / "out.npy"), "--check", "--shift", "6")
+    assert rc == 0, err
+    got = np.load(tmp_path / "out.npy")
+    assert got.dtype == np.int8 and got.shape == (1, 24, 4, 4)
+    np.testing.assert_array_equal(got, wl.reference(data, kernel, 6))
+    assert "check: bit-exact" in out and "out.npy" in out
+
+
+def test_dense_output_without_check(capsys: pytest.CaptureFixture[str],
+                                    tmp_path: Path) -> None:
+    rc, out, _ = run(capsys, "dense", "--shape", "3,20,10", "--output",
+                     str(tmp_path / "r.npy"), "--json")
+    assert rc == 0
+    d = json.loads(out)
+    assert d["check"] is None and d["output"].endswith("r.npy")
+    data, kernel = random_inputs(Dense(3, 20, 10), 0)
+    np.testing.assert_array_equal(np.load(tmp_path / "r.npy"),
+                                  Dense(3, 20, 10).reference(data, kernel))
+
+
+def test_invalid_candidate_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run(capsys, *INVALID)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "candidate is invalid" in err and "inp buffer" in err
+
+
+def test_invalid_candidate_under_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(capsys, *INVALID, "--json")
+    assert rc == 1
+    d = json.loads(out)
+    assert d["status"] == "invalid" and "inp buffer" in d["reason"]
+    assert d["cycles"] is None and d["check"] is None
+
+
+def _bad_npz(tmp_path: Path, **arrays: np.ndarray) -> str:
+    path = tmp_path / "bad.npz"
+    np.savez(path, **arrays)
+    return str(path)
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: str(p / "missing.npz"), "no such file"),
+    (lambda p: (p / "x.npz").write_text("not a zip") and str(p / "x.npz"), "not a readable"),
+    (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 7), np.int8)), "missing array 'kernel'"),
+    (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 7), np.int16),
+                        kernel=np.zeros((24, 20, 3, 3), np.int8)), "int16, expected int8"),
+    (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 6), np.int8),
+                        kernel=np.zeros((24, 20, 3, 3), np.int8)), "expected (1, 20, 7, 7)"),
+])
+def test_bad_inputs_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                        make, message: str) -> None:
+    rc, out, err = run(capsys, *SMALL, "--inputs", make(tmp_path), "--check")
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--shift", "40"], "--shift must be in 0..31"),
+    (["--board", "nope"], "nope"),
+    (["--knobs", "tile_q=2"], "unknown knob"),
+    (["--output", "/nonexistent/dir/out.npy"], "cannot write"),
+])
+def test_bad_options_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                         message: str) -> None:
+    rc, out, err = run(capsys, *SMALL, *argv)
+    assert rc == 2
+    assert err.count("\n") == 1 and message in err

@@ -1,0 +1,193 @@
+"""``vtatune simulate``: compile a candidate, build its VTA program, time it, optionally run it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import (
+    BoardOption,
+    HwOption,
+    JsonOption,
+    KnobsOption,
+    LayerOption,
+    ShapeOption,
+    WorkloadArg,
+)
+from vtatune.workloads.base import DEFAULT_SHIFT
+
+#: Largest epilogue shift: the accumulator is 32 bits wide.
+MAX_SHIFT = 31
+
+
+def simulate_cmd(
+    workload: WorkloadArg = "conv2d",
+    layer: LayerOption = None,
+    shape: ShapeOption = None,
+    hw: HwOption = "default",
+    board: BoardOption = "pynq-z1",
+    knobs: KnobsOption = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Run the functional simulator and compare with the numpy reference.",
+    )] = False,
+    inputs: Annotated[Path | None, typer.Option(
+        "--inputs", help="IN.npz with int8 'data' (N,CIN,H,W or M,K) and 'kernel' "
+        "(COUT,CIN,KH,KW or N,K); default: random int8 from --seed.",
+    )] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", help="Write the result (N,COUT,OH,OW or M,N int8) to OUT.npy.",
+    )] = None,
+    shift: Annotated[int, typer.Option(
+        "--shift", help="Epilogue: clip(acc >> SHIFT, 0, 127) as int8.",
+    )] = DEFAULT_SHIFT,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random inputs.")] = 0,
+    json_: JsonOption = False,
+) -> None:
+    """Simulate WORKLOAD on a VTA config: cycles, time at the board clock, bounds, efficiency.
+
+    With --check, --inputs or --output the program also runs bit-exactly. Exit code 0 when the
+    candidate is valid (and the check passes), 1 when it is invalid or the check fails, 2 on
+    bad input (without --json an invalid candidate is bad input).
+    """
+    from vtatune.errors import UserError
+
+    if not 0 <= shift <= MAX_SHIFT:
+        raise UserError(f"--shift must be in 0..{MAX_SHIFT}, got {shift}")
+    wl, cfg, k = _resolve(workload, layer, shape, hw, knobs)
+    given = _read_inputs(inputs, wl) if inputs is not None else None
+
+    from vtatune.compiler import compile_candidate
+    from vtatune.hardware import boards
+    from vtatune.runtime import build_program, execute, program_counters, random_inputs
+    from vtatune.simulator import bounds, simulate
+
+    brd = boards.load(board)
+    res = compile_candidate(wl, cfg, k, shift=shift)
+    head = {"workload": wl.signature, "layer": wl.name or None, "hw": cfg.key,
+            "hw_name": cfg.name, "board": brd.name, "knobs": k, "shift": shift}
+    if not res.ok:
+        if json_:
+            console.print_json({"status": res.status, "reason": res.reason, **head,
+                                "cycles": None, "seconds": None, "counters": None,
+                                "bounds": None, "efficiency": None, "check": None})
+            raise typer.Exit(1)
+        raise UserError(f"candidate is {res.status}: {res.reason}")
+
+    program = build_program(res, wl, cfg)
+    timing = simulate(program, brd)
+    bnd = bounds(wl.macs, wl.compulsory_bytes(cfg), cfg, brd)
+    counters = program_counters(program)
+    ok: bool | None = None
+    if check or given is not None or output is not None:
+        data, kernel = given if given is not None else random_inputs(wl, seed)
+        run = execute(program, wl, data, kernel)
+        counters = run.result.counters
+        if check:
+            ok = bool((run.output == wl.reference(data, kernel, shift)).all())
+        if output is not None:
+            _write_output(output, run.output)
+
+    summary = {
+        "status": res.status, **head, "macs": wl.macs,
+        "cycles": timing.cycles, "seconds": timing.seconds, "clock_mhz": timing.clock_mhz,
+        "bounds": {"compute_cycles": bnd.compute_cycles, "memory_cycles": bnd.memory_cycles},
+        "efficiency": bnd.efficiency(timing.cycles),
+        "counters": counters.as_dict(), "check": ok,
+        "instructions": program.counts(),
+        "modules": {m: {"insns": t.insns, "busy_cycles": t.busy_cycles,
+                        "token_stall_cycles": t.token_stall_cycles,
+                        "dram_stall_cycles": t.dram_stall_cycles}
+                    for m, t in timing.modules.items()},
+        "dram_bytes": {"read": timing.dram_read_bytes, "write": timing.dram_write_bytes},
+        "uop_image_bytes": program.uop_image_bytes,
+        "build": dict(program.meta["build"]), "compile_ms": res.compile_ms,
+        "output": str(output) if output is not None else None,
+    }
+    if json_:
+        console.print_json(summary)
+    else:
+        _report(wl, cfg, summary)
+    if ok is False:
+        raise typer.Exit(1)
+
+
+def _resolve(workload: str, layer: str | None, shape: str | None, hw: str, knobs: str | None
+             ) -> tuple[Any, Any, dict[str, int]]:
+    from vtatune.cli.compile import resolve_candidate
+
+    return resolve_candidate(workload, layer, shape, hw, knobs)
+
+
+def _read_inputs(path: Path, wl: Any) -> tuple[Any, Any]:
+    """``data`` and ``kernel`` from an .npz, checked against the workload's plain shapes."""
+    import zipfile
+
+    import numpy as np
+
+    from vtatune.errors import UserError
+
+    if not path.is_file():
+        raise UserError(f"--inputs {path}: no such file")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise UserError(f"--inputs {path}: not a readable .npz file ({exc})") from None
+    shapes = wl.plain_shapes()
+    out = []
+    for name in ("data", "kernel"):
+        if name not in arrays:
+            raise UserError(f"--inputs {path}: missing array {name!r} "
+                            f"(has: {', '.join(sorted(arrays)) or 'nothing'})")
+        a = arrays[name]
+        if a.dtype != np.int8:
+            raise UserError(f"--inputs {path}: {name!r} is {a.dtype}, expected int8")
+        if tuple(a.shape) != tuple(shapes[name]):
+            raise UserError(f"--inputs {path}: {name!r} has shape {tuple(a.shape)}, expected "
+                            f"{tuple(shapes[name])} for {wl.signature}")
+        out.append(a)
+    return out[0], out[1]
+
+
+def _write_output(path: Path, result: Any) -> None:
+    import numpy as np
+
+    from vtatune.errors import UserError
+
+    try:
+        with open(path, "wb") as f:
+            np.save(f, result)
+    except OSError as exc:
+        raise UserError(f"--output {path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _report(wl: Any, cfg: Any, s: dict[str, Any]) -> None:
+    label = f"{wl.kind} {wl.name}" if wl.name else wl.kind
+    console.line(f"{label} ({wl.signature}) on {cfg.name or 'hw'} ({cfg.shape_label}), "
+                 f"board {s['board']} at {s['clock_mhz']:g} MHz")
+    console.line("knobs: " + " ".join(f"{k}={v}" for k, v in s["knobs"].items())
+                 + f"; epilogue clip(acc >> {s['shift']}, 0, 127)")
+    b = s["bounds"]
+    console.line(f"cycles: {s['cycles']:,} ({s['seconds'] * 1e3:.3f} ms); bounds: compute "
+                 f"{b['compute_cycles']:,.0f}, memory {b['memory_cycles']:,.0f}; efficiency "
+                 f"{100 * s['efficiency']:.1f}%")
+    rows = [[m, t["insns"], t["busy_cycles"], t["token_stall_cycles"], t["dram_stall_cycles"]]
+            for m, t in s["modules"].items()]
+    console.table(None, ["module", "insns", "busy", "token stall", "dram stall"], rows)
+    n = s["instructions"]
+    console.line(f"instructions: {n['total']:,} (LOAD inp {n['LOAD_INP']:,}, wgt "
+                 f"{n['LOAD_WGT']:,}, uop {n['LOAD_UOP']:,}; GEMM {n['GEMM']:,}; ALU "
+                 f"{n['ALU']:,}; STORE {n['STORE']:,}; {s['build']['nops']:,} no-ops); "
+                 f"built in {s['build']['build_ms']:.1f} ms")
+    console.line("counters: " + ", ".join(f"{k} {v:,}" for k, v in s["counters"].items()))
+    if s["check"] is not None:
+        console.line("check: " + ("bit-exact vs numpy" if s["check"] else "MISMATCH vs numpy"))
+    if s["output"]:
+        console.line(f"output: {s['output']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate_cmd)
