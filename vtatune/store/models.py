@@ -1,0 +1,103 @@
+"""SQLAlchemy 2.0 tables of the results store.
+
+Every table is prefixed ``vt_``: the search keeps its Optuna study in the same database (so
+``optuna-dashboard`` opens it) and Optuna's own tables (``studies``, ``trials``, ...) must not
+clash. The models have their own ``MetaData``; ``create_all`` never touches Optuna's tables.
+
+- ``vt_studies``: one row per study (name unique).
+- ``vt_candidates``: one row per evaluated (workload, hardware, knobs), unique ``key``: the
+  deduplication identity, shared by every study.
+- ``vt_trials``: trial ``number`` of a study, pointing at the candidate it evaluated; unique
+  (study_id, number).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+#: Longest candidate key (``workload | hw key | knobs``; about 120 characters in practice).
+KEY_LENGTH = 1024
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with a metadata of its own (never Optuna's)."""
+
+    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class StudyRow(Base):
+    __tablename__ = "vt_studies"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    workload: Mapped[str] = mapped_column(String(255))
+    space: Mapped[dict[str, Any]]
+    sampler: Mapped[str] = mapped_column(String(64))
+    objective: Mapped[str] = mapped_column(String(64))
+    board: Mapped[str] = mapped_column(String(64))
+    seed: Mapped[int | None] = mapped_column(BigInteger)
+    optuna_study_name: Mapped[str] = mapped_column(String(512))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CandidateRow(Base):
+    __tablename__ = "vt_candidates"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(KEY_LENGTH), unique=True)
+    workload: Mapped[str] = mapped_column(String(255), index=True)
+    hw_key: Mapped[str] = mapped_column(String(255))
+    hw: Mapped[dict[str, Any]]
+    hw_name: Mapped[str] = mapped_column(String(255))
+    knobs: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    cycles: Mapped[int | None] = mapped_column(BigInteger)
+    seconds: Mapped[float | None] = mapped_column(Float)
+    counters: Mapped[dict[str, Any]]
+    bounds: Mapped[dict[str, Any]]
+    efficiency: Mapped[float | None] = mapped_column(Float)
+    area_mm2: Mapped[float | None] = mapped_column(Float)
+    resources: Mapped[dict[str, Any]]
+    compile_ms: Mapped[float | None] = mapped_column(Float)
+    sim_ms: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TrialRow(Base):
+    __tablename__ = "vt_trials"
+    __table_args__ = (UniqueConstraint("study_id", "number", name="uq_vt_trials_study_number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("vt_studies.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("vt_candidates.id"), index=True)
+    sampler: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict[str, Any]]
+    cached: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    candidate: Mapped[CandidateRow] = relationship(lazy="joined", innerjoin=True)
+
+
+#: Every table of the store, in creation order.
+TABLES = [StudyRow.__table__, CandidateRow.__table__, TrialRow.__table__]

@@ -1,0 +1,99 @@
+"""Frozen records: what the rest of vtatune reads and writes through the store.
+
+The search, the samplers and the reports only ever see these dataclasses, never a database
+session (STYLE: algorithms receive frozen records). Units: ``cycles`` in accelerator clock
+cycles, ``seconds`` at the board clock, ``area_mm2`` in mm^2 at the area model's node,
+``compile_ms``/``sim_ms`` in wall-clock milliseconds. Times are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+#: Every candidate status. Only ``ok`` is feasible; the others say why not:
+#: ``invalid`` (the compile path's verification rejected it, e.g. SRAM overflow),
+#: ``no_fit`` (does not fit the board), ``failed`` (compile or simulation crashed),
+#: ``timeout`` (evaluation exceeded ``--timeout``), ``hw_invalid`` (hardware cannot be built).
+STATUSES = ("ok", "invalid", "no_fit", "failed", "timeout", "hw_invalid")
+
+
+@dataclass(frozen=True)
+class CandidateRecord:
+    """One evaluated (workload, hardware, knobs) point; ``key`` is ``Candidate.key``.
+
+    ``hw``: the ten ``LOG_*`` parameters; ``counters``: the simulator's counters;
+    ``bounds``: ``compute_cycles`` and ``memory_cycles`` (physical lower bounds);
+    ``efficiency``: best bound / cycles in (0, 1]; ``resources``: the area model's totals
+    (lut, ff, bram, uram, dsp, fits, over, ...). Fields a failed evaluation could not
+    measure are None (numbers) or empty (dicts); ``reason`` says why.
+    """
+
+    key: str
+    workload: str
+    hw_key: str
+    hw: dict[str, int]
+    hw_name: str
+    knobs: dict[str, int]
+    status: str
+    reason: str = ""
+    cycles: int | None = None
+    seconds: float | None = None
+    counters: dict[str, Any] = field(default_factory=dict)
+    bounds: dict[str, Any] = field(default_factory=dict)
+    efficiency: float | None = None
+    area_mm2: float | None = None
+    resources: dict[str, Any] = field(default_factory=dict)
+    compile_ms: float | None = None
+    sim_ms: float | None = None
+    created_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown candidate status {self.status!r} (known: "
+                             f"{', '.join(STATUSES)})")
+
+    @property
+    def feasible(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """Trial ``number`` (from 0) of a study: the candidate it evaluated and how it was proposed.
+
+    ``params`` are the sampler's parameters; ``cached`` is True when the candidate was served
+    from the store instead of being compiled and simulated again.
+    """
+
+    study: str
+    number: int
+    candidate: CandidateRecord
+    sampler: str
+    params: dict[str, Any]
+    cached: bool
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class StudyInfo:
+    """A study and its progress.
+
+    ``space`` is the search space's description (``SearchSpace.describe()``); ``sampler`` is the
+    one used last; ``best_cycles`` is the fewest cycles of any feasible trial (None if none).
+    ``optuna_study_name`` names the Optuna study kept in the same database.
+    """
+
+    name: str
+    workload: str
+    space: dict[str, Any]
+    sampler: str
+    objective: str
+    board: str
+    seed: int | None
+    n_trials: int
+    n_feasible: int
+    created_at: datetime | None
+    optuna_study_name: str
+    best_cycles: int | None = None
