@@ -26,3 +26,8 @@ KnobsOption = Annotated[
     str | None,
     typer.Option("--knobs", help="Schedule knobs, e.g. tile_h=7,tile_co=8 (others: suggested)."),
 ]
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Results database: SQLAlchemy URL (sqlite:///..., "
+                 "postgresql://...) or a .sqlite path (default db/vtatune.sqlite)."),
+]

@@ -1,0 +1,77 @@
+"""``vtatune studies``: every study in a results database, with its progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import DbOption, JsonOption
+
+
+def studies(db: DbOption = None, json_: JsonOption = False) -> None:
+    """List the studies in the results database (trials, feasible, best cycles)."""
+    from vtatune.store import Store, database_exists, normalize_url
+
+    exists = database_exists(db)  # a read-only command does not create a SQLite file
+    store = Store(db) if exists else None
+    where = store.display_url if store else normalize_url(db)
+    infos = store.studies() if store else []
+    if json_:
+        console.print_json({"db": where, "studies": [_as_json(i) for i in infos]})
+        return
+    if not infos:
+        console.line(f"no studies in {where}" + ("" if exists else " (no database there yet)"))
+        return
+    rows: list[list[Any]] = [
+        [i.name, i.n_trials, i.n_feasible, "-" if i.best_cycles is None else i.best_cycles,
+         i.objective, i.sampler, i.board, _when(i.created_at), i.workload]
+        for i in infos
+    ]
+    for text in aligned(["study", "trials", "feasible", "best cycles", "objective", "sampler",
+                         "board", "created", "workload"], rows):
+        console.line(text)
+    n = len(infos)
+    console.line(f"{n} {'study' if n == 1 else 'studies'} in {where}; "
+                 "details: vtatune show STUDY")
+
+
+def aligned(columns: list[str], rows: list[list[Any]]) -> list[str]:
+    """Plain text columns (numbers right-aligned) that are never cut: long values go last."""
+    cells = [[_cell(v) for v in r] for r in rows]
+    widths = [max([len(c)] + [len(r[k]) for r in cells]) for k, c in enumerate(columns)]
+    right = [bool(rows) and all(isinstance(r[k], int | float) or r[k] in ("-", None)
+                                for r in rows) for k in range(len(columns))]
+    out = []
+    for line in [columns, *cells]:
+        parts = [v.rjust(w) if r else v.ljust(w)
+                 for v, w, r in zip(line, widths, right, strict=True)]
+        out.append("  ".join(parts).rstrip())
+    return out
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+def _as_json(i: Any) -> dict[str, Any]:
+    return {"name": i.name, "workload": i.workload, "sampler": i.sampler,
+            "objective": i.objective, "board": i.board, "seed": i.seed, "trials": i.n_trials,
+            "feasible": i.n_feasible, "best_cycles": i.best_cycles,
+            "created_at": i.created_at.isoformat() if i.created_at else None,
+            "optuna_study_name": i.optuna_study_name}
+
+
+def _when(dt: Any) -> str:
+    return "-" if dt is None else dt.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("studies")(studies)
