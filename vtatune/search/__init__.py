@@ -1,0 +1,1 @@
+"""Joint hardware x schedule search: spaces, samplers, evaluation, the search loop."""

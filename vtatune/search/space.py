@@ -1,0 +1,299 @@
+"""Search spaces: what `vtatune search` explores, read from ``spaces/*.toml``.
+
+A space fixes a workload and a board and lists
+
+- ``[hardware]``: the choices of each VTA log2 parameter (``LOG_BLOCK_IN = [3, 4, 5]``); keys
+  not listed keep the base config's value (``base = "default"``);
+- ``[schedule]``: which knobs are searched; knobs not searched take the template's suggestion;
+- ``[objective]``: ``area-latency`` (a Pareto front) or ``latency``;
+- ``[constraints]``: must the design fit the board, an optional area budget.
+
+**Parameterization.** Tile knobs are counted in hardware tiles (``tile_co`` in BLOCK_OUT
+channel tiles), so the same value means different work on different hardware. The sampler
+instead sees, per tile knob, a position ``u`` in [0, 1] on the *log scale of the knob's
+extent in workload units*: ``u = 0`` is the smallest tile, ``u = 1`` the whole extent, and
+``u = 0.5`` a tile of about sqrt(extent) channels / rows. ``realize`` maps ``u`` to the legal
+value (a divisor of the extent on that hardware) closest in log scale. A learned relation
+"half the output channels per tile is good" therefore survives a change of BLOCK_OUT. Virtual
+threads are categorical (1 or 2); two threads that do not divide the outer tiles fall back
+to one. Hardware parameters are categorical over their listed values.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vtatune.errors import ConfigError, UserError
+from vtatune.hardware import boards, config
+from vtatune.hardware.config import LOG_KEYS, HwConfig
+from vtatune.schedules.knobs import Knobs
+from vtatune.workloads.base import Workload
+
+OBJECTIVES = ("area-latency", "latency")
+THREAD_KNOBS = ("h_nthread", "oc_nthread")
+
+#: Param name prefix of a tile knob's log-position.
+U_PREFIX = "u_"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point to evaluate: a workload on a hardware config with schedule knobs."""
+
+    workload: Workload
+    hw: HwConfig
+    knobs: dict[str, int]
+
+    @property
+    def key(self) -> str:
+        """Identity for deduplication across studies: workload, hardware, knobs."""
+        knobs = ",".join(f"{k}={v}" for k, v in sorted(self.knobs.items()))
+        return f"{self.workload.signature}|{self.hw.key}|{knobs}"
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """A validated search space (see the module docstring)."""
+
+    name: str
+    workload: Workload
+    board: str
+    base_hw: HwConfig
+    hw_choices: dict[str, tuple[int, ...]]
+    knobs: tuple[str, ...]
+    objective: str
+    fit_board: bool = True
+    max_area_mm2: float | None = None
+    source: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    # ---- what samplers see ---------------------------------------------------------------
+    @property
+    def searched_hw(self) -> dict[str, tuple[int, ...]]:
+        """Hardware parameters with more than one choice."""
+        return {k: v for k, v in self.hw_choices.items() if len(v) > 1}
+
+    @property
+    def joint(self) -> bool:
+        return bool(self.searched_hw)
+
+    def param_space(self) -> dict[str, tuple[str, tuple[Any, ...]]]:
+        """Sampler parameters: name -> ("categorical", choices) or ("float", (0.0, 1.0))."""
+        out: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        for key, values in self.searched_hw.items():
+            out[key] = ("categorical", values)
+        for knob in self.knobs:
+            if knob in THREAD_KNOBS:
+                out[knob] = ("categorical", (1, 2))
+            else:
+                out[U_PREFIX + knob] = ("float", (0.0, 1.0))
+        return out
+
+    def grid(self, levels: int = 5) -> dict[str, tuple[Any, ...]]:
+        """A finite version of ``param_space`` (u in ``levels`` equal steps) for grid search."""
+        out: dict[str, tuple[Any, ...]] = {}
+        for name, (kind, values) in self.param_space().items():
+            if kind == "categorical":
+                out[name] = tuple(values)
+            else:
+                out[name] = tuple(round(i / (levels - 1), 6) for i in range(levels))
+        return out
+
+    # ---- from sampler parameters to a candidate ------------------------------------------
+    def hardware(self, params: dict[str, Any]) -> HwConfig:
+        """The HwConfig a parameter set names (not validated)."""
+        logs = self.base_hw.log_params()
+        for key, values in self.hw_choices.items():
+            logs[key] = int(params.get(key, values[0]))
+        return HwConfig(**{k.lower(): v for k, v in logs.items()}, target=self.base_hw.target,
+                        hw_ver=self.base_hw.hw_ver, name=_hw_name(logs))
+
+    def realize(self, params: dict[str, Any]) -> tuple[Candidate | None, str]:
+        """(candidate, "") or (None, why the hardware is impossible)."""
+        from vtatune import schedules
+
+        hw = self.hardware(params)
+        problems = config.problems_of(hw)
+        if problems:
+            return None, "hardware: " + "; ".join(problems)
+        space = schedules.knob_space(self.workload, hw)
+        knobs = dict(schedules.suggest(self.workload, hw))
+        for knob in self.knobs:
+            if knob in THREAD_KNOBS:
+                knobs[knob] = int(params.get(knob, knobs[knob]))
+            elif U_PREFIX + knob in params:
+                knobs[knob] = nearest_log(space.axes[knob], float(params[U_PREFIX + knob]))
+        for knob in THREAD_KNOBS:
+            if knob in knobs and space.problem(knobs) and knobs[knob] > 1:
+                knobs[knob] = 1
+        why = space.problem(knobs)
+        if why:
+            return None, f"schedule: {why}"
+        return Candidate(self.workload, hw, knobs), ""
+
+    def params_of(self, cand: Candidate) -> dict[str, Any]:
+        """Sampler parameters that realize ``cand`` (for warm starts from stored results)."""
+        from vtatune import schedules
+
+        space = schedules.knob_space(self.workload, cand.hw)
+        out: dict[str, Any] = {}
+        logs = cand.hw.log_params()
+        for key in self.searched_hw:
+            out[key] = logs[key]
+        for knob in self.knobs:
+            if knob in THREAD_KNOBS:
+                out[knob] = cand.knobs[knob]
+            else:
+                out[U_PREFIX + knob] = log_position(space.axes[knob], cand.knobs[knob])
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "workload": self.workload.signature, "board": self.board,
+                "objective": self.objective, "hardware": {k: list(v) for k, v in
+                                                         self.hw_choices.items()},
+                "knobs": list(self.knobs), "fit_board": self.fit_board,
+                "max_area_mm2": self.max_area_mm2, "source": self.source}
+
+
+def nearest_log(values: tuple[int, ...], u: float) -> int:
+    """The value of ``values`` (increasing, positive) nearest ``max ** u`` in log scale."""
+    top = values[-1]
+    target = math.log(top) * min(max(u, 0.0), 1.0) if top > 1 else 0.0
+    return min(values, key=lambda v: (abs(math.log(v) - target), v))
+
+
+def log_position(values: tuple[int, ...], v: int) -> float:
+    """Inverse of ``nearest_log``: the ``u`` of value ``v``."""
+    top = values[-1]
+    return math.log(v) / math.log(top) if top > 1 else 0.0
+
+
+def _hw_name(logs: dict[str, int]) -> str:
+    b, i, o = (1 << logs["LOG_BATCH"], 1 << logs["LOG_BLOCK_IN"], 1 << logs["LOG_BLOCK_OUT"])
+    kib = [1 << (logs[k] - 10) for k in ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE",
+                                          "LOG_ACC_BUFF_SIZE", "LOG_UOP_BUFF_SIZE")]
+    return f"{b}x{i}x{o}-i{kib[0]}w{kib[1]}a{kib[2]}u{kib[3]}"
+
+
+# ---- loading ----------------------------------------------------------------------------------
+
+def spaces_dir() -> Path:
+    from vtatune.paths import project_root
+
+    return project_root() / "spaces"
+
+
+def load(path: str | Path, *, layer: str | None = None, shape: str | None = None,
+         workload: str | None = None, hw: str | None = None, board: str | None = None,
+         objective: str | None = None) -> SearchSpace:
+    """Read and validate a space file; CLI options override its choices.
+
+    ``hw`` fixes the hardware (a schedule-only space on that config); ``workload``, ``layer``
+    and ``shape`` replace the file's workload.
+    """
+    p = Path(path)
+    if not p.exists() and not p.suffix:
+        p = spaces_dir() / f"{path}.toml"
+    try:
+        raw = tomllib.loads(p.read_text())
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read file ({exc.strerror or exc})"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(p), [f"not valid TOML ({exc})"]) from None
+    return from_dict(raw, str(p), layer=layer, shape=shape, workload=workload, hw=hw,
+                     board=board, objective=objective)
+
+
+def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
+              shape: str | None = None, workload: str | None = None, hw: str | None = None,
+              board: str | None = None, objective: str | None = None) -> SearchSpace:
+    from vtatune.schedules import knob_space
+    from vtatune.workloads import parse
+
+    problems: list[str] = []
+    known = {"study", "workload", "hardware", "schedule", "objective", "constraints"}
+    problems += [f"unknown section [{k}]" for k in raw if k not in known]
+    wl_raw = dict(raw.get("workload", {}))
+    kind = workload or wl_raw.get("kind", "conv2d")
+    if workload and workload != wl_raw.get("kind", workload):
+        wl_raw = {}  # another workload than the file's: its layer/shape do not apply
+    wl: Workload | None = None
+    try:
+        if layer or shape:
+            wl = parse(kind, layer, shape)
+        else:
+            wl = parse(kind, wl_raw.get("layer"), wl_raw.get("shape"))
+    except UserError as exc:
+        problems.append(f"workload: {exc}")
+
+    board_name = board or raw.get("study", {}).get("board", "pynq-z1")
+    try:
+        boards.load(board_name)
+    except ConfigError as exc:
+        problems.append("; ".join(exc.problems))
+
+    hw_raw = dict(raw.get("hardware", {}))
+    base_name = hw or hw_raw.pop("base", "default")
+    hw_raw.pop("base", None)
+    base = None
+    try:
+        base = config.load(base_name)
+    except ConfigError as exc:
+        problems.append(f"hardware base {base_name!r}: " + "; ".join(exc.problems))
+    choices: dict[str, tuple[int, ...]] = {}
+    if hw is None:
+        for key, values in hw_raw.items():
+            if key not in LOG_KEYS:
+                problems.append(f"[hardware] unknown parameter {key!r} (known: "
+                                f"{', '.join(LOG_KEYS)})")
+                continue
+            vals = values if isinstance(values, list) else [values]
+            if not vals or any(isinstance(v, bool) or not isinstance(v, int) for v in vals):
+                problems.append(f"[hardware] {key} must be an integer or a list of integers")
+                continue
+            choices[key] = tuple(sorted(set(vals)))
+    if base is not None:
+        for key in LOG_KEYS:
+            choices.setdefault(key, (base.log_params()[key],))
+
+    sched = raw.get("schedule", {})
+    knob_names: tuple[str, ...] = ()
+    if wl is not None and base is not None:
+        all_knobs = knob_space(wl, base).names
+        want = sched.get("knobs", "all")
+        if want == "all":
+            # a batch-1 workload has one batch tile on any hardware: nothing to search
+            batch = getattr(wl, "n", getattr(wl, "m", 1))
+            knob_names = tuple(k for k in all_knobs if not (k == "tile_b" and batch == 1))
+        elif isinstance(want, list) and all(isinstance(k, str) for k in want):
+            bad = [k for k in want if k not in all_knobs]
+            if bad:
+                problems.append(f"[schedule] unknown knobs {bad} for {wl.kind} "
+                                f"(knobs: {', '.join(all_knobs)})")
+            knob_names = tuple(k for k in want if k in all_knobs)
+        else:
+            problems.append('[schedule] knobs must be "all" or a list of knob names')
+
+    obj = objective or raw.get("objective", {}).get(
+        "kind", "area-latency" if len([c for c in choices.values() if len(c) > 1]) else "latency")
+    if obj not in OBJECTIVES:
+        problems.append(f"objective {obj!r} is not one of {', '.join(OBJECTIVES)}")
+    cons = raw.get("constraints", {})
+    fit = cons.get("fit_board", True)
+    if not isinstance(fit, bool):
+        problems.append("[constraints] fit_board must be true or false")
+    max_area = cons.get("max_area_mm2")
+    if max_area is not None and (isinstance(max_area, bool) or not isinstance(
+            max_area, int | float) or max_area <= 0):
+        problems.append("[constraints] max_area_mm2 must be a positive number")
+    if problems:
+        raise ConfigError(source, problems)
+    assert wl is not None and base is not None
+    name = raw.get("study", {}).get("name", Path(source).stem)
+    return SearchSpace(name=name, workload=wl, board=board_name, base_hw=base,
+                       hw_choices=choices, knobs=knob_names, objective=obj, fit_board=fit,
+                       max_area_mm2=float(max_area) if max_area else None, source=source)
