@@ -90,3 +90,12 @@ def test_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None:
     bad.write_text("these are my notes, not a database\n" * 100)
     with pytest.raises(StoreError, match=r"cannot open database .*: file is not a database$"):
         Store(str(bad))
+
+
+def test_a_read_only_database_can_be_read(sqlite_url: str, tmp_path: Path) -> None:
+    Store(sqlite_url).create_or_load_study("s", "w", {}, "tpe", "latency", "pynq-z1", None)
+    path = sqlite_url.removeprefix("sqlite:///")
+    ro = Store(f"sqlite:///file:{path}?mode=ro&uri=true")
+    assert [s.name for s in ro.studies()] == ["s"]
+    with pytest.raises(StoreError, match=r"^database .*: attempt to write a readonly database$"):
+        ro.create_or_load_study("t", "w", {}, "tpe", "latency", "pynq-z1", None)

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, case, create_engine, event, func, select
+from sqlalchemy import Engine, case, create_engine, event, func, inspect, select
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
@@ -102,7 +103,8 @@ class Store:
         self._writer: Engine | None = None
         self._pid = 0
         self._schema_ready = False
-        with self._session(write=True):  # open now: a bad URL fails here, as one line
+        _LIVE.add(self)
+        with self._session():  # open now: a bad URL fails here, as one line
             pass
 
     # ---- connections -------------------------------------------------------------------------
@@ -129,11 +131,27 @@ class Store:
             self._pid = os.getpid()
         assert self._writer is not None
         if not self._schema_ready:
-            with self._writer.begin() as conn:
-                for table in TABLES:
-                    table.create(conn, checkfirst=True)
+            with self._engine.connect() as conn:  # a read-only database can still be read
+                names = set(inspect(conn).get_table_names())
+            if any(t.name not in names for t in TABLES):
+                try:
+                    with self._writer.begin() as conn:  # one creator at a time (SQLite)
+                        for table in TABLES:
+                            table.create(conn, checkfirst=True)
+                except sa_exc.DBAPIError:
+                    with self._engine.connect() as conn:  # another process created them first?
+                        names = set(inspect(conn).get_table_names())
+                    if any(t.name not in names for t in TABLES):
+                        raise
             self._schema_ready = True
         return self._engine, self._writer
+
+    def _before_fork(self) -> None:
+        # SQLite keeps per-process lock state in memory: a child forked while this process
+        # has the file open inherits state its own connections must not trust. Closing the
+        # idle pooled connections first makes the child start clean (both reconnect lazily).
+        if self._engine is not None and self._pid == os.getpid() and self.dialect == "sqlite":
+            self._engine.dispose()
 
     @contextmanager
     def _session(self, write: bool = False) -> Iterator[Session]:
@@ -319,6 +337,19 @@ class Store:
 
 
 # ---- engines ---------------------------------------------------------------------------------
+
+#: Every open store of this process (for the fork hook).
+_LIVE: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def _before_fork() -> None:
+    for store in list(_LIVE):
+        store._before_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
+
 
 def _create_engine(url: str, timeout_s: float) -> Engine:
     parsed = make_url(url)
