@@ -8,7 +8,8 @@ from vtatune.hardware.config import HwConfig
 from vtatune.schedules.knobs import Knobs, KnobSpace, parse_knobs
 from vtatune.workloads.base import Workload
 
-__all__ = ["KnobSpace", "Knobs", "apply", "footprint", "knob_space", "parse_knobs", "suggest"]
+__all__ = ["KnobSpace", "Knobs", "apply", "footprint", "knob_space", "parse_knobs", "suggest",
+           "traffic"]
 
 
 def _template(wl: Workload) -> Any:
@@ -30,6 +31,11 @@ def suggest(wl: Workload, hw: HwConfig) -> Knobs:
 def footprint(wl: Workload, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
     """Analytic SRAM bytes per scope and largest micro-op kernel of ``knobs``."""
     return _template(wl).footprint(wl, hw, knobs)
+
+
+def traffic(wl: Workload, hw: HwConfig, knobs: Knobs) -> int:
+    """Analytic DRAM bytes moved by ``knobs`` (inputs and weights per output tile, output once)."""
+    return _template(wl).traffic(wl, hw, knobs)
 
 
 def apply(sch: Any, wl: Workload, hw: HwConfig, knobs: Knobs) -> None:
