@@ -1,0 +1,3 @@
+"""Learned cost models for the search: proposal features and XGBoost rankers."""
+
+from __future__ import annotations

@@ -1,0 +1,327 @@
+"""Features of a sampler proposal for a learned cost model, with fast cached realization.
+
+A proposal (a parameter set of a ``SearchSpace``) is described by
+
+- its raw parameters: hardware log2 values, log2 thread counts, tile-knob log-positions ``u``;
+- when its hardware is valid, what it realizes to: every knob (log2), the analytic SRAM
+  footprint per scope (log2 bytes and ratio to the buffer's capacity), the micro-op kernel
+  against the uop buffer depth, analytic DRAM traffic, output tiles and reduction steps, the
+  compute and memory lower bounds (log2 cycles), and per hardware config its MACs per cycle,
+  area (log2 mm^2) and largest board-resource utilization.
+
+Derived features of impossible hardware are NaN (XGBoost's missing value).
+
+``SearchSpace.realize`` re-derives the knob space and the template's suggestion on every call
+(1-6 ms); ``Featurizer`` caches both per hardware config, which pools of thousands of proposals
+need, and otherwise follows ``realize`` step by step (tests/search/test_xgb_features.py checks
+that both give the same candidates).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vtatune.hardware.config import HwConfig
+from vtatune.schedules.knobs import Knobs, KnobSpace
+from vtatune.search.space import THREAD_KNOBS, U_PREFIX, SearchSpace, log_position
+
+Params = dict[str, Any]
+
+#: Knobs that split a reduction axis (the rest split output axes).
+REDUCTION_KNOBS = ("tile_ci",)
+#: SRAM scopes whose analytic footprint is compared with the buffer's capacity.
+SCOPES = ("inp", "wgt", "acc")
+#: Utilization reported for a resource the board lacks entirely but the design needs.
+MISSING_RESOURCE_UTILIZATION = 10.0
+
+
+@dataclass(frozen=True)
+class HwInfo:
+    """What the featurizer knows of one hardware config (``reason`` non-empty: impossible)."""
+
+    hw: HwConfig
+    values: tuple[int, ...]  # the space's hardware parameters, in ``hw_choices`` order
+    reason: str = ""
+    knob_space: KnobSpace | None = None
+    axis_logs: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    log2_area_mm2: float = math.nan
+    compute_bound_cycles: float = math.nan  # padded MACs / MACs per cycle
+    compulsory_bytes: int = 0
+    features: tuple[float, ...] = (math.nan,) * 4  # the hardware-level feature block
+
+    @property
+    def valid(self) -> bool:
+        return not self.reason
+
+
+@dataclass(frozen=True)
+class Point:
+    """A proposal as the cost model sees it.
+
+    ``key`` identifies the realized candidate (hardware values and knobs) within the space, or
+    the rounded parameters when the hardware is impossible. ``params`` are canonical: ``u`` is
+    the log-position of the realized knob value and threads are the realized ones, so
+    ``space.params_of(candidate) == params``.
+    """
+
+    key: Hashable
+    params: Params
+    hw: HwInfo
+    knobs: Knobs | None
+
+    @property
+    def valid(self) -> bool:
+        return self.knobs is not None
+
+
+class Featurizer:
+    """Realizes parameter sets of ``space`` and turns them into feature rows (cached)."""
+
+    def __init__(self, space: SearchSpace):
+        from vtatune import area, schedules
+        from vtatune.hardware import boards
+
+        self.space = space
+        self.wl = space.workload
+        self.board = boards.load(space.board)
+        self.param_space = space.param_space()
+        self.hw_keys = tuple(space.hw_choices)
+        self._template = schedules._template(space.workload)
+        self.knob_names = tuple(schedules.knob_space(space.workload, space.base_hw).names)
+        self.names = self._names()
+        self._coefficients = area.load_coefficients()
+        self._hw: dict[tuple[int, ...], HwInfo] = {}
+        self._suggestion: dict[tuple[int, ...], Knobs] = {}
+        self._rows: dict[Hashable, list[float]] = {}
+
+    # ---- realization -----------------------------------------------------------------------
+    def hw_info(self, params: Params) -> HwInfo:
+        """The (cached) hardware config ``params`` name, as ``space.hardware`` builds it."""
+        values = tuple(int(params.get(k, v[0])) for k, v in self.space.hw_choices.items())
+        info = self._hw.get(values)
+        if info is None:
+            info = self._hw[values] = self._make_hw_info(values)
+        return info
+
+    def point(self, params: Params) -> Point:
+        """Realize ``params`` like ``space.realize`` (cached per hardware)."""
+        info = self.hw_info(params)
+        if not info.valid:
+            rounded = tuple(sorted((k, round(float(v), 6)) for k, v in params.items()
+                                   if k in self.param_space))
+            return Point(("invalid", rounded), dict(params), info, None)
+        ks = info.knob_space
+        assert ks is not None
+        knobs = self._defaults(info, params)
+        for knob in self.space.knobs:
+            if knob in THREAD_KNOBS:
+                knobs[knob] = int(params.get(knob, knobs[knob]))
+            elif U_PREFIX + knob in params:
+                knobs[knob] = _nearest_log(ks.axes[knob], info.axis_logs[knob],
+                                           float(params[U_PREFIX + knob]))
+        for knob in THREAD_KNOBS:
+            if knob in knobs and knobs[knob] > 1 and ks.problem(knobs):
+                knobs[knob] = 1
+        if ks.problem(knobs):  # realize would refuse it too
+            rounded = tuple(sorted((k, round(float(v), 6)) for k, v in params.items()))
+            return Point(("invalid", rounded), dict(params), info, None)
+        key = (info.values, tuple(knobs[n] for n in self.knob_names))
+        return Point(key, self._canonical(info, knobs), info, knobs)
+
+    def random_params(self, rng: np.random.Generator) -> Params:
+        """Uniform over ``param_space``: categoricals by choice, ``u`` in [0, 1]."""
+        out: Params = {}
+        for name, (kind, values) in self.param_space.items():
+            if kind == "categorical":
+                out[name] = values[int(rng.integers(len(values)))]
+            else:
+                out[name] = float(rng.random())
+        return out
+
+    def hw_count(self) -> int:
+        """Hardware configs the space names."""
+        return math.prod(len(v) for v in self.space.hw_choices.values())
+
+    def enumerate(self, limit: int) -> list[Point] | None:
+        """Every realizable candidate (valid hardware) once, or None when more than ``limit``.
+
+        The sampler uses this to know the space is exhausted; it visits every hardware config.
+        """
+        import itertools
+
+        if self.hw_count() > limit:
+            return None
+        combos = list(itertools.product(*self.space.hw_choices.values()))
+        infos = [self.hw_info(dict(zip(self.hw_keys, c, strict=True))) for c in combos]
+        infos = [i for i in infos if i.valid]
+        total = 0
+        for info in infos:
+            assert info.knob_space is not None
+            total += math.prod(len(info.knob_space.axes[k]) for k in self.space.knobs)
+        if total > limit:
+            return None
+        out: dict[Hashable, Point] = {}
+        for info in infos:
+            assert info.knob_space is not None
+            base = dict(zip(self.hw_keys, info.values, strict=True))
+            axes = [info.knob_space.axes[k] for k in self.space.knobs]
+            for combo in itertools.product(*axes):
+                params = dict(base)
+                for knob, value in zip(self.space.knobs, combo, strict=True):
+                    if knob in THREAD_KNOBS:
+                        params[knob] = value
+                    else:
+                        params[U_PREFIX + knob] = log_position(info.knob_space.axes[knob], value)
+                p = self.point(params)
+                if p.valid:
+                    out.setdefault(p.key, p)
+        return list(out.values())
+
+    # ---- features ----------------------------------------------------------------------------
+    def row(self, point: Point) -> list[float]:
+        """Feature values of ``point`` in ``names`` order (cached by key)."""
+        row = self._rows.get(point.key)
+        if row is None:
+            row = self._row(point)
+            if len(self._rows) > 500_000:  # bound memory over very long searches
+                self._rows.clear()
+            self._rows[point.key] = row
+        return row
+
+    def matrix(self, points: Iterable[Point]) -> np.ndarray:
+        """Feature rows of ``points`` as a float32 matrix (NaN: missing)."""
+        rows = [self.row(p) for p in points]
+        if not rows:
+            return np.zeros((0, len(self.names)), dtype=np.float32)
+        return np.asarray(rows, dtype=np.float32)
+
+    def _names(self) -> list[str]:
+        names = [f"param:{n}" for n in self.param_space]
+        names += [f"log2:{k}" for k in self.knob_names]
+        for s in SCOPES:
+            names += [f"log2:{s}_bytes", f"{s}_fill"]
+        names += ["log2:uop_kernel", "uop_fill", "max_fill", "log2:traffic_bytes",
+                  "log2:traffic/compulsory", "log2:out_tiles", "log2:reduction_steps",
+                  "log2:dma_rounds", "log2:memory_bound_cycles", "log2:bound_cycles"]
+        names += ["log2:compute_bound_cycles", "log2:macs_per_cycle", "log2:area_mm2",
+                  "max_board_utilization"]
+        return names
+
+    def _row(self, p: Point) -> list[float]:
+        # raw parameters (threads as log2); canonical for valid hardware
+        row: list[float] = []
+        for name in self.param_space:
+            v = p.params.get(name, math.nan)
+            row.append(math.log2(v) if name in THREAD_KNOBS and v == v else float(v))
+        if p.knobs is None:
+            n_derived = len(self.names) - len(row) - len(p.hw.features)
+            return row + [math.nan] * n_derived + list(p.hw.features)
+        hw, k = p.hw.hw, p.knobs
+        ks = p.hw.knob_space
+        assert ks is not None
+        row += [math.log2(k[n]) for n in self.knob_names]
+        # SRAM footprint against capacity: the feasibility signal
+        fp = self._template.footprint(self.wl, hw, k)
+        caps = {"inp": hw.inp_buff_bytes, "wgt": hw.wgt_buff_bytes, "acc": hw.acc_buff_bytes}
+        fills = []
+        for s in SCOPES:
+            fill = fp[s] / caps[s]
+            fills.append(fill)
+            row += [math.log2(max(fp[s], 1)), fill]
+        uop_fill = fp["uops"] / hw.uop_depth
+        row += [math.log2(max(fp["uops"], 1)), uop_fill, max(*fills, uop_fill)]
+        # DRAM traffic, tiling and the bounds it implies
+        traffic = self._template.traffic(self.wl, hw, k)
+        out_tiles = red = 1
+        for n in self.knob_names:
+            if n in THREAD_KNOBS:
+                continue
+            steps = ks.axes[n][-1] // k[n]
+            if n in REDUCTION_KNOBS:
+                red *= steps
+            else:
+                out_tiles *= steps
+        compute = p.hw.compute_bound_cycles
+        memory = traffic / self.board.axi_bytes_per_cycle
+        row += [math.log2(traffic), math.log2(traffic / p.hw.compulsory_bytes),
+                math.log2(out_tiles), math.log2(red), math.log2(out_tiles * red),
+                math.log2(memory), math.log2(max(compute, memory))]
+        return row + list(p.hw.features)
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def _make_hw_info(self, values: tuple[int, ...]) -> HwInfo:
+        from vtatune import area
+        from vtatune.hardware import config
+
+        hw = self.space.hardware(dict(zip(self.hw_keys, values, strict=True)))
+        problems = config.problems_of(hw)
+        if problems:
+            return HwInfo(hw, values, reason="hardware: " + "; ".join(problems))
+        ks = self._template.knob_space(self.wl, hw)
+        logs = {n: tuple(math.log(v) for v in vals) for n, vals in ks.axes.items()}
+        report = area.estimate(hw, self.board, self._coefficients)
+        util = 0.0
+        for use in area.fit(report, self.board).usage:
+            u = (use.utilization_pct / 100.0 if use.utilization_pct is not None
+                 else MISSING_RESOURCE_UTILIZATION)
+            util = max(util, u)
+        compute = self._padded_macs(hw) / hw.macs_per_cycle
+        feats = (math.log2(compute), math.log2(hw.macs_per_cycle),
+                 math.log2(report.area_mm2), util)
+        return HwInfo(hw, values, knob_space=ks, axis_logs=logs,
+                      log2_area_mm2=math.log2(report.area_mm2), compute_bound_cycles=compute,
+                      compulsory_bytes=self.wl.compulsory_bytes(hw), features=feats)
+
+    def _defaults(self, info: HwInfo, params: Params) -> Knobs:
+        """Values of knobs ``params`` does not set: the template's suggestion (computed only
+        when some such knob has a choice, since it enumerates the knob space)."""
+        ks = info.knob_space
+        assert ks is not None
+        need = False
+        for n in self.knob_names:
+            given = n in params if n in THREAD_KNOBS else U_PREFIX + n in params
+            if not (n in self.space.knobs and given) and len(ks.axes[n]) > 1:
+                need = True
+                break
+        if not need:
+            return {n: ks.axes[n][0] for n in self.knob_names}
+        if info.values not in self._suggestion:
+            self._suggestion[info.values] = dict(self._template.suggest(self.wl, info.hw))
+        return dict(self._suggestion[info.values])
+
+    def _canonical(self, info: HwInfo, knobs: Knobs) -> Params:
+        ks = info.knob_space
+        assert ks is not None
+        out: Params = {}
+        for name in self.param_space:
+            if name in self.space.hw_choices:
+                out[name] = info.values[self.hw_keys.index(name)]
+            elif name in THREAD_KNOBS:
+                out[name] = knobs[name]
+            else:
+                knob = name[len(U_PREFIX):]
+                out[name] = log_position(ks.axes[knob], knobs[knob])
+        return out
+
+    def _padded_macs(self, hw: HwConfig) -> int:
+        """MACs the hardware performs: packed output elements x reduction length."""
+        s = self.wl.packed_shapes(hw)
+        kernel = s["kernel"]  # (co, ci, ..., BLOCK_OUT, BLOCK_IN)
+        return math.prod(s["res"]) * math.prod(kernel) // (kernel[0] * kernel[-2])
+
+
+def _nearest_log(values: tuple[int, ...], logs: tuple[float, ...], u: float) -> int:
+    """``space.nearest_log`` with the logs precomputed (same arithmetic, same ties)."""
+    top = values[-1]
+    target = logs[-1] * min(max(u, 0.0), 1.0) if top > 1 else 0.0
+    best, best_key = values[0], (abs(logs[0] - target), values[0])
+    for v, lg in zip(values[1:], logs[1:], strict=True):
+        key = (abs(lg - target), v)
+        if key < best_key:
+            best, best_key = v, key
+    return best
