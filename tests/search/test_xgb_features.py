@@ -34,6 +34,30 @@ def test_point_realizes_like_the_space(featurizer: Featurizer) -> None:
             assert again.key == point.key and again.params == point.params
 
 
+def test_point_after_a_hardware_move_realizes_like_the_space(featurizer: Featurizer) -> None:
+    """Canonical parameters of one hardware config realized on another (what annealing does)."""
+    sp = featurizer.space
+    rng = np.random.default_rng(3)
+    hw_params = [k for k, (kind, v) in sp.param_space().items()
+                 if kind == "categorical" and k in sp.hw_choices]
+    checked = 0
+    while checked < 40:
+        point = featurizer.point(featurizer.random_params(rng))
+        if not point.valid:
+            continue
+        moved = dict(point.params)
+        for k in hw_params:
+            if rng.random() < 0.5:
+                values = sp.param_space()[k][1]
+                moved[k] = values[int(rng.integers(len(values)))]
+        cand, _ = sp.realize(moved)
+        again = featurizer.point(moved)
+        assert (cand is None) == (not again.valid)
+        if cand is not None:
+            assert (cand.hw, cand.knobs) == (again.hw.hw, again.knobs)
+        checked += 1
+
+
 def test_point_without_tile_params_uses_the_suggestion(featurizer: Featurizer) -> None:
     sp = featurizer.space
     params = {k: v[0] for k, (kind, v) in sp.param_space().items() if kind == "categorical"}

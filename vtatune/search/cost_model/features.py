@@ -13,22 +13,32 @@ Derived features of impossible hardware are NaN (XGBoost's missing value).
 
 ``SearchSpace.realize`` re-derives the knob space and the template's suggestion on every call
 (1-6 ms); ``Featurizer`` caches both per hardware config, which pools of thousands of proposals
-need, and otherwise follows ``realize`` step by step (tests/search/test_xgb_features.py checks
-that both give the same candidates).
+need, and otherwise follows ``realize`` step by step with the space's own ``nearest_log`` /
+``log_position`` (tests/search/test_xgb_features.py checks that both give the same candidates).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from vtatune.area import Coefficients
+from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
 from vtatune.schedules.knobs import Knobs, KnobSpace
-from vtatune.search.space import THREAD_KNOBS, U_PREFIX, SearchSpace, log_position
+from vtatune.search.space import (
+    THREAD_KNOBS,
+    U_PREFIX,
+    SearchSpace,
+    knob_unit,
+    log_position,
+    nearest_log,
+)
 
 Params = dict[str, Any]
 
@@ -48,7 +58,6 @@ class HwInfo:
     values: tuple[int, ...]  # the space's hardware parameters, in ``hw_choices`` order
     reason: str = ""
     knob_space: KnobSpace | None = None
-    axis_logs: dict[str, tuple[float, ...]] = field(default_factory=dict)
     log2_area_mm2: float = math.nan
     compute_bound_cycles: float = math.nan  # padded MACs / MACs per cycle
     compulsory_bytes: int = 0
@@ -83,18 +92,16 @@ class Featurizer:
     """Realizes parameter sets of ``space`` and turns them into feature rows (cached)."""
 
     def __init__(self, space: SearchSpace):
-        from vtatune import area, schedules
-        from vtatune.hardware import boards
+        from vtatune import schedules
 
         self.space = space
         self.wl = space.workload
-        self.board = boards.load(space.board)
+        self.board = _board(space.board)
         self.param_space = space.param_space()
         self.hw_keys = tuple(space.hw_choices)
         self._template = schedules._template(space.workload)
         self.knob_names = tuple(schedules.knob_space(space.workload, space.base_hw).names)
         self.names = self._names()
-        self._coefficients = area.load_coefficients()
         self._hw: dict[tuple[int, ...], HwInfo] = {}
         self._suggestion: dict[tuple[int, ...], Knobs] = {}
         self._rows: dict[Hashable, list[float]] = {}
@@ -122,8 +129,8 @@ class Featurizer:
             if knob in THREAD_KNOBS:
                 knobs[knob] = int(params.get(knob, knobs[knob]))
             elif U_PREFIX + knob in params:
-                knobs[knob] = _nearest_log(ks.axes[knob], info.axis_logs[knob],
-                                           float(params[U_PREFIX + knob]))
+                knobs[knob] = nearest_log(ks.axes[knob], float(params[U_PREFIX + knob]),
+                                          knob_unit(knob, info.hw))
         for knob in THREAD_KNOBS:
             if knob in knobs and knobs[knob] > 1 and ks.problem(knobs):
                 knobs[knob] = 1
@@ -143,18 +150,21 @@ class Featurizer:
                 out[name] = float(rng.random())
         return out
 
+    def u_of(self, info: HwInfo, knob: str, value: int) -> float:
+        """The log-position parameter of tile knob ``knob`` = ``value`` on ``info``'s hardware."""
+        assert info.knob_space is not None
+        return log_position(info.knob_space.axes[knob], value, knob_unit(knob, info.hw))
+
     def hw_count(self) -> int:
         """Hardware configs the space names."""
         return math.prod(len(v) for v in self.space.hw_choices.values())
 
-    def enumerate(self, limit: int) -> list[Point] | None:
-        """Every realizable candidate (valid hardware) once, or None when more than ``limit``.
-
-        The sampler uses this to know the space is exhausted; it visits every hardware config.
-        """
+    def enumerate(self, limit: int, hw_limit: int | None = None) -> list[Point] | None:
+        """Every realizable candidate (valid hardware) once, or None when there are more than
+        ``limit`` (or more than ``hw_limit`` hardware configs, each costing ~1 ms to visit)."""
         import itertools
 
-        if self.hw_count() > limit:
+        if self.hw_count() > (limit if hw_limit is None else hw_limit):
             return None
         combos = list(itertools.product(*self.space.hw_choices.values()))
         infos = [self.hw_info(dict(zip(self.hw_keys, c, strict=True))) for c in combos]
@@ -176,7 +186,7 @@ class Featurizer:
                     if knob in THREAD_KNOBS:
                         params[knob] = value
                     else:
-                        params[U_PREFIX + knob] = log_position(info.knob_space.axes[knob], value)
+                        params[U_PREFIX + knob] = self.u_of(info, knob, value)
                 p = self.point(params)
                 if p.valid:
                     out.setdefault(p.key, p)
@@ -255,26 +265,15 @@ class Featurizer:
 
     # ---- helpers ---------------------------------------------------------------------------------
     def _make_hw_info(self, values: tuple[int, ...]) -> HwInfo:
-        from vtatune import area
-        from vtatune.hardware import config
-
         hw = self.space.hardware(dict(zip(self.hw_keys, values, strict=True)))
-        problems = config.problems_of(hw)
-        if problems:
-            return HwInfo(hw, values, reason="hardware: " + "; ".join(problems))
+        reason, area_mm2, util = hardware_facts(hw, self.space.board)
+        if reason:
+            return HwInfo(hw, values, reason=reason)
         ks = self._template.knob_space(self.wl, hw)
-        logs = {n: tuple(math.log(v) for v in vals) for n, vals in ks.axes.items()}
-        report = area.estimate(hw, self.board, self._coefficients)
-        util = 0.0
-        for use in area.fit(report, self.board).usage:
-            u = (use.utilization_pct / 100.0 if use.utilization_pct is not None
-                 else MISSING_RESOURCE_UTILIZATION)
-            util = max(util, u)
         compute = self._padded_macs(hw) / hw.macs_per_cycle
-        feats = (math.log2(compute), math.log2(hw.macs_per_cycle),
-                 math.log2(report.area_mm2), util)
-        return HwInfo(hw, values, knob_space=ks, axis_logs=logs,
-                      log2_area_mm2=math.log2(report.area_mm2), compute_bound_cycles=compute,
+        feats = (math.log2(compute), math.log2(hw.macs_per_cycle), math.log2(area_mm2), util)
+        return HwInfo(hw, values, knob_space=ks, log2_area_mm2=math.log2(area_mm2),
+                      compute_bound_cycles=compute,
                       compulsory_bytes=self.wl.compulsory_bytes(hw), features=feats)
 
     def _defaults(self, info: HwInfo, params: Params) -> Knobs:
@@ -305,7 +304,7 @@ class Featurizer:
                 out[name] = knobs[name]
             else:
                 knob = name[len(U_PREFIX):]
-                out[name] = log_position(ks.axes[knob], knobs[knob])
+                out[name] = self.u_of(info, knob, knobs[knob])
         return out
 
     def _padded_macs(self, hw: HwConfig) -> int:
@@ -315,13 +314,35 @@ class Featurizer:
         return math.prod(s["res"]) * math.prod(kernel) // (kernel[0] * kernel[-2])
 
 
-def _nearest_log(values: tuple[int, ...], logs: tuple[float, ...], u: float) -> int:
-    """``space.nearest_log`` with the logs precomputed (same arithmetic, same ties)."""
-    top = values[-1]
-    target = logs[-1] * min(max(u, 0.0), 1.0) if top > 1 else 0.0
-    best, best_key = values[0], (abs(logs[0] - target), values[0])
-    for v, lg in zip(values[1:], logs[1:], strict=True):
-        key = (abs(lg - target), v)
-        if key < best_key:
-            best, best_key = v, key
-    return best
+
+@lru_cache(maxsize=16384)
+def hardware_facts(hw: HwConfig, board: str) -> tuple[str, float, float]:
+    """(why ``hw`` is impossible or "", its area in mm^2, its largest board-resource
+    utilization as a fraction) on ``board``. Pure, so cached for the whole process."""
+    from vtatune import area
+    from vtatune.hardware import config
+
+    problems = config.problems_of(hw)
+    if problems:
+        return "hardware: " + "; ".join(problems), math.nan, math.nan
+    b = _board(board)
+    report = area.estimate(hw, b, _coefficients())
+    util = 0.0
+    for use in area.fit(report, b).usage:
+        pct = use.utilization_pct
+        util = max(util, pct / 100.0 if pct is not None else MISSING_RESOURCE_UTILIZATION)
+    return "", report.area_mm2, util
+
+
+@lru_cache(maxsize=16)
+def _board(name: str) -> Board:
+    from vtatune.hardware import boards
+
+    return boards.load(name)
+
+
+@lru_cache(maxsize=1)
+def _coefficients() -> Coefficients:
+    from vtatune import area
+
+    return area.load_coefficients()
