@@ -1,3 +1,4 @@
 from vtatune.cli.main import entry
 
-entry()
+if __name__ == "__main__":  # worker processes (spawn) import this module: do not rerun the CLI
+    entry()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -126,7 +126,7 @@ def test_study_create_and_reopen(url: str) -> None:
         "s1", WORKLOAD, "tpe", "area-latency", "pynq-z1", 7)
     assert info.space == SPACE and info.n_trials == 0 and info.n_feasible == 0
     assert info.optuna_study_name == "s1" and info.best_cycles is None
-    assert isinstance(info.created_at, datetime) and info.created_at.tzinfo == timezone.utc
+    assert isinstance(info.created_at, datetime) and info.created_at.tzinfo == UTC
     again = open_study(Store(url), "s1", sampler="xgb", seed=8)
     assert again.created_at == info.created_at and again.seed == 7  # continues the study
     assert again.sampler == "xgb"  # the sampler used last

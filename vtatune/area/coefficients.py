@@ -8,7 +8,7 @@ path, so the model pays for it once per process.
 
 from __future__ import annotations
 
-import sys
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,11 +17,6 @@ from typing import Any
 
 from vtatune.errors import ConfigError
 from vtatune.hardware.boards import FAMILIES
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 SCHEMA = 1
 VENDORS = ("xilinx", "intel")

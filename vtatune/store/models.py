@@ -13,7 +13,7 @@ clash. The models have their own ``MetaData``; ``create_all`` never touches Optu
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -35,7 +35,7 @@ KEY_LENGTH = 1024
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):

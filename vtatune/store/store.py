@@ -26,7 +26,7 @@ import re
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -467,7 +467,7 @@ def _utc(dt: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes; the store writes UTC."""
     if dt is None or dt.tzinfo is not None:
         return dt
-    return dt.replace(tzinfo=timezone.utc)
+    return dt.replace(tzinfo=UTC)
 
 
 def _float(v: Any) -> float | None:
