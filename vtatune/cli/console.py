@@ -41,7 +41,7 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
     t = Table(title=title, title_justify="left", show_lines=False)
     for i, col in enumerate(columns):
         numeric = bool(rows) and all(isinstance(r[i], int | float) for r in rows)
-        t.add_column(col, justify="right" if numeric else "left")
+        t.add_column(col, justify="right" if numeric else "left", overflow="fold")
     for r in rows:
         t.add_row(*[_fmt(v) for v in r])
     out.print(t)

@@ -29,18 +29,11 @@ def _root() -> None:
 
 
 def _register() -> None:
-    # One module per command (or command group); each exposes ``register(app)``.
-    from vtatune.cli import area as area_cmd
-    from vtatune.cli import boards as boards_cmd
-    from vtatune.cli import compile as compile_cmd
-    from vtatune.cli import hw as hw_cmd
-    from vtatune.cli import show as show_cmd
-    from vtatune.cli import simulate as simulate_cmd
-    from vtatune.cli import space as space_cmd
-    from vtatune.cli import studies as studies_cmd
+    # One module per command; each exposes ``register(app)``. Listed in the order of --help.
+    from vtatune.cli import area, boards, hw, search, show, simulate, space, studies
+    from vtatune.cli import compile as compile_
 
-    for module in (compile_cmd, space_cmd, hw_cmd, area_cmd, boards_cmd, simulate_cmd, studies_cmd,
-                   show_cmd):
+    for module in (search, show, studies, compile_, simulate, space, area, boards, hw):
         module.register(app)
 
 

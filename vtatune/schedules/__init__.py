@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from vtatune.hardware.config import HwConfig
@@ -18,14 +19,21 @@ def _template(wl: Workload) -> Any:
     return {"conv2d": conv2d, "dense": dense}[wl.kind]
 
 
+@lru_cache(maxsize=512)
 def knob_space(wl: Workload, hw: HwConfig) -> KnobSpace:
-    """The enumerable knob space of ``wl`` on ``hw``."""
+    """The enumerable knob space of ``wl`` on ``hw`` (cached; treat it as read-only)."""
     return _template(wl).knob_space(wl, hw)
 
 
 def suggest(wl: Workload, hw: HwConfig) -> Knobs:
     """A good starting knob setting (least analytic DRAM traffic that fits the SRAMs)."""
-    return _template(wl).suggest(wl, hw)
+    return dict(_suggest(wl, hw))
+
+
+@lru_cache(maxsize=512)
+def _suggest(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
+    # enumerates the whole knob space: cached, the search calls it for every proposal
+    return tuple(_template(wl).suggest(wl, hw).items())
 
 
 def footprint(wl: Workload, hw: HwConfig, knobs: Knobs) -> dict[str, int]:

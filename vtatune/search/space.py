@@ -30,7 +30,6 @@ from typing import Any
 from vtatune.errors import ConfigError, UserError
 from vtatune.hardware import boards, config
 from vtatune.hardware.config import LOG_KEYS, HwConfig
-from vtatune.schedules.knobs import Knobs
 from vtatune.workloads.base import Workload
 
 OBJECTIVES = ("area-latency", "latency")
@@ -126,7 +125,8 @@ class SearchSpace:
             if knob in THREAD_KNOBS:
                 knobs[knob] = int(params.get(knob, knobs[knob]))
             elif U_PREFIX + knob in params:
-                knobs[knob] = nearest_log(space.axes[knob], float(params[U_PREFIX + knob]))
+                knobs[knob] = nearest_log(space.axes[knob], float(params[U_PREFIX + knob]),
+                                          knob_unit(knob, hw))
         for knob in THREAD_KNOBS:
             if knob in knobs and space.problem(knobs) and knobs[knob] > 1:
                 knobs[knob] = 1
@@ -148,7 +148,8 @@ class SearchSpace:
             if knob in THREAD_KNOBS:
                 out[knob] = cand.knobs[knob]
             else:
-                out[U_PREFIX + knob] = log_position(space.axes[knob], cand.knobs[knob])
+                out[U_PREFIX + knob] = log_position(space.axes[knob], cand.knobs[knob],
+                                                    knob_unit(knob, cand.hw))
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -159,17 +160,24 @@ class SearchSpace:
                 "max_area_mm2": self.max_area_mm2, "source": self.source}
 
 
-def nearest_log(values: tuple[int, ...], u: float) -> int:
-    """The value of ``values`` (increasing, positive) nearest ``max ** u`` in log scale."""
-    top = values[-1]
+def knob_unit(knob: str, hw: HwConfig) -> int:
+    """Workload elements in one unit of a tile knob: channels per BLOCK tile, batch rows per
+    BATCH tile, 1 for output rows and columns."""
+    return {"tile_b": hw.batch, "tile_ci": hw.block_in, "tile_co": hw.block_out}.get(knob, 1)
+
+
+def nearest_log(values: tuple[int, ...], u: float, unit: int = 1) -> int:
+    """The value of ``values`` (increasing tile counts of ``unit`` elements) whose size in
+    elements is nearest ``(max elements) ** u`` in log scale."""
+    top = values[-1] * unit
     target = math.log(top) * min(max(u, 0.0), 1.0) if top > 1 else 0.0
-    return min(values, key=lambda v: (abs(math.log(v) - target), v))
+    return min(values, key=lambda v: (abs(math.log(v * unit) - target), v))
 
 
-def log_position(values: tuple[int, ...], v: int) -> float:
+def log_position(values: tuple[int, ...], v: int, unit: int = 1) -> float:
     """Inverse of ``nearest_log``: the ``u`` of value ``v``."""
-    top = values[-1]
-    return math.log(v) / math.log(top) if top > 1 else 0.0
+    top = values[-1] * unit
+    return math.log(v * unit) / math.log(top) if top > 1 else 0.0
 
 
 def _hw_name(logs: dict[str, int]) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from vtatune.search.samplers._base import Observation, Params, Sampler
 
-__all__ = ["NAMES", "Observation", "Params", "Sampler", "make"]
+__all__ = ["NAMES", "OPTUNA_BACKED", "Observation", "Params", "Sampler", "make"]
 
 #: Sampler names accepted by ``--sampler``, each with its module and class (imported lazily).
 _REGISTRY = {
@@ -18,6 +18,8 @@ _REGISTRY = {
     "xgb": ("vtatune.search.samplers._xgb", "XGBSampler"),
 }
 NAMES = tuple(_REGISTRY)
+#: Samplers whose state is an Optuna study (kept in the search's database).
+OPTUNA_BACKED = ("tpe", "nsga2", "gp", "random", "grid")
 
 
 def make(name: str, space: Any, n_objectives: int, seed: int | None = None, **kw: Any

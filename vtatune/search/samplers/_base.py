@@ -61,6 +61,13 @@ class Sampler(ABC):
     def tell(self, params: Params, obs: Observation) -> None:
         """The result of a proposal returned by ``ask`` (or replayed by ``warm_start``)."""
 
+    def discard(self, params: Params) -> None:  # noqa: B027 - optional hook
+        """Drop a proposal from ``ask`` that will not be evaluated (its candidate was seen).
+
+        The sampler must not count it as an observation; samplers that track pending
+        proposals release it here.
+        """
+
     def warm_start(self, history: list[tuple[Params, Observation]]) -> None:
         """Learn from earlier results (same workload, possibly other studies)."""
         for params, obs in history:

@@ -1,7 +1,9 @@
 """Samplers backed by Optuna: TPE, NSGA-II, GP, random and grid.
 
-Each wraps an Optuna study (in memory, or in the search's database so ``optuna-dashboard``
-opens it) and uses Optuna's ask/tell interface. Infeasible results are told as constraint
+Each wraps an in-memory Optuna study and uses Optuna's ask/tell interface. (Optuna's
+database storage costs 40-100 ms per ask/tell on SQLite, in-memory 0.3-4 ms; vtatune's own store
+holds every trial, so a resumed search replays them, and ``search.dashboard`` mirrors the
+study into the database for ``optuna-dashboard``.) Infeasible results are told as constraint
 violations (``Trial.set_constraint("violation", v)``) with infinite
 objective values: Optuna's constrained samplers rank infeasible trials by violation only, so
 no latency is made up for them. (Optuna 5 reads constraints stored with
@@ -36,28 +38,40 @@ def distributions(space: SearchSpace) -> dict[str, Any]:
     return out
 
 
+def finished_trial(dists: dict[str, Any], params: Params, obs: Observation, n_objectives: int,
+                   user_attrs: dict[str, Any] | None = None) -> Any:
+    """An Optuna ``FrozenTrial`` recording ``params`` and what they gave."""
+    import optuna
+
+    return optuna.trial.create_trial(
+        params=params, distributions={k: dists[k] for k in params},
+        values=values_of(obs, n_objectives), user_attrs=user_attrs or {},
+        constraints={CONSTRAINT: max(obs.violation, 0.0)})
+
+
+def values_of(obs: Observation, n_objectives: int) -> list[float]:
+    """Objective values for Optuna: infinite when infeasible (ranked by violation only)."""
+    if obs.values is None:
+        return [math.inf] * n_objectives
+    return [float(v) for v in obs.values]
+
+
 def _key(params: Params) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, round(v, 9) if isinstance(v, float) else v)
                         for k, v in params.items()))
 
 
 class OptunaSampler(Sampler):
-    """Common ask/tell plumbing over an ``optuna.Study``.
+    """Common ask/tell plumbing over an in-memory ``optuna.Study``."""
 
-    ``storage``/``study_name`` put the study in a database (Optuna's RDB tables beside
-    vtatune's); by default it lives in memory.
-    """
-
-    def __init__(self, space: SearchSpace, n_objectives: int, seed: int | None = None,
-                 storage: str | None = None, study_name: str | None = None):
+    def __init__(self, space: SearchSpace, n_objectives: int, seed: int | None = None):
         import optuna
 
         super().__init__(space, n_objectives, seed)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.distributions = distributions(space)
-        self.study = optuna.create_study(
-            storage=storage, study_name=study_name, load_if_exists=True,
-            directions=["minimize"] * n_objectives, sampler=self._make_sampler())
+        self.study = optuna.create_study(directions=["minimize"] * n_objectives,
+                                         sampler=self._make_sampler())
         self._pending: dict[tuple[tuple[str, Any], ...], list[Any]] = {}
 
     def _make_sampler(self) -> Any:
@@ -79,25 +93,24 @@ class OptunaSampler(Sampler):
             return
         trial = trials.pop(0)
         trial.set_constraint(CONSTRAINT, max(obs.violation, 0.0))
-        self.study.tell(trial, self._values(obs))
+        self.study.tell(trial, values_of(obs, self.n_objectives))
+
+    def discard(self, params: Params) -> None:
+        import optuna
+
+        trials = self._pending.get(_key(params))
+        if trials:  # finished as failed: Optuna's models ignore failed trials
+            self.study.tell(trials.pop(0), state=optuna.trial.TrialState.FAIL)
 
     def warm_start(self, history: list[tuple[Params, Observation]]) -> None:
         for params, obs in history:
             self._add(params, obs)
 
     def _add(self, params: Params, obs: Observation) -> None:
-        import optuna
-
         if any(k not in self.distributions for k in params):
             return
-        self.study.add_trial(optuna.trial.create_trial(
-            params=params, distributions={k: self.distributions[k] for k in params},
-            values=self._values(obs), constraints={CONSTRAINT: max(obs.violation, 0.0)}))
-
-    def _values(self, obs: Observation) -> list[float]:
-        if obs.values is None:
-            return [math.inf] * self.n_objectives
-        return [float(v) for v in obs.values]
+        self.study.add_trial(finished_trial(self.distributions, params, obs,
+                                            self.n_objectives))
 
 
 class TPESampler(OptunaSampler):
@@ -108,7 +121,7 @@ class TPESampler(OptunaSampler):
     def _make_sampler(self) -> Any:
         import optuna
 
-        return optuna.samplers.TPESampler(seed=self.seed, multivariate=True, group=True,
+        return optuna.samplers.TPESampler(seed=self.seed, multivariate=True,
                                           constant_liar=True, n_startup_trials=10)
 
 

@@ -1,0 +1,94 @@
+"""Search spaces: TOML validation, the log-position parameterization, realize/params_of."""
+
+from __future__ import annotations
+
+import pytest
+
+from vtatune.errors import ConfigError
+from vtatune.hardware import config
+from vtatune.search import space as spaces
+from vtatune.search.space import log_position, nearest_log
+
+
+@pytest.mark.parametrize("name, joint, objective", [
+    ("conv2d", True, "area-latency"), ("conv2d_schedule", False, "latency"),
+    ("dense", True, "area-latency")])
+def test_shipped_spaces_load(name: str, joint: bool, objective: str) -> None:
+    sp = spaces.load(name)
+    assert sp.joint is joint and sp.objective == objective
+    kinds = {k: v[0] for k, v in sp.param_space().items()}
+    assert all(v == "float" for k, v in kinds.items() if k.startswith("u_"))
+    if name.startswith("conv2d"):
+        assert "u_tile_b" not in kinds  # batch-1 layers have nothing to tile in batch
+
+
+def test_cli_overrides_make_a_schedule_only_space() -> None:
+    sp = spaces.load("conv2d", hw="1x32x32", layer="C2", board="ultra96", objective="latency")
+    assert not sp.joint and sp.base_hw.block_in == 32 and sp.workload.name == "C2"
+    assert sp.board == "ultra96" and sp.objective == "latency"
+
+
+def test_malformed_space_lists_every_problem(tmp_path) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_text('[workload]\nkind = "conv2d"\nlayer = "C42"\n[hardware]\nLOG_BLOK = [4]\n'
+                 'LOG_INP_BUFF_SIZE = ["big"]\n[schedule]\nknobs = ["tile_q"]\n'
+                 '[objective]\nkind = "speed"\n[constraints]\nmax_area_mm2 = -1\n[extra]\n')
+    with pytest.raises(ConfigError) as err:
+        spaces.load(p)
+    text = str(err.value)
+    for fragment in ("unknown section [extra]", "unknown layer 'C42'", "LOG_BLOK",
+                     "LOG_INP_BUFF_SIZE must be", "objective 'speed'", "max_area_mm2"):
+        assert fragment in text
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        (tmp_path / "x.toml").write_text("[study\n")
+        spaces.load(tmp_path / "x.toml")
+    with pytest.raises(ConfigError, match="unknown board"):
+        spaces.load("conv2d", board="vcu9000")
+
+
+def test_nearest_log_and_inverse() -> None:
+    values = (1, 2, 4, 7, 8, 14, 28, 56)
+    assert nearest_log(values, 0.0) == 1 and nearest_log(values, 1.0) == 56
+    assert nearest_log(values, 0.25) == 2  # 56 ** 0.25 = 2.7
+    assert nearest_log((1, 2, 4, 8, 16), 0.75, unit=16) == 4  # 256 ** 0.75 = 64 = 4 x 16
+    for v in values:
+        assert nearest_log(values, log_position(values, v)) == v
+
+
+def test_a_position_means_the_same_work_on_other_hardware() -> None:
+    sp = spaces.load("conv2d", layer="C8")
+    params = {"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_INP_BUFF_SIZE": 15,
+              "LOG_WGT_BUFF_SIZE": 18, "LOG_ACC_BUFF_SIZE": 17, "LOG_UOP_BUFF_SIZE": 15,
+              "u_tile_h": 0.5, "u_tile_w": 1.0, "u_tile_ci": 0.0, "u_tile_co": 0.75,
+              "h_nthread": 1, "oc_nthread": 2}
+    a, _ = sp.realize(params)
+    b, _ = sp.realize({**params, "LOG_BLOCK_OUT": 5, "LOG_ACC_BUFF_SIZE": 18})
+    assert a is not None and b is not None
+    # u = 0.75 of 256 channels is 64 channels per tile on both: 4 tiles of 16, 2 tiles of 32
+    assert a.knobs["tile_co"] * 16 == b.knobs["tile_co"] * 32 == 64
+
+
+def test_realize_and_params_of_round_trip() -> None:
+    import random
+
+    sp = spaces.load("conv2d")
+    rng = random.Random(0)
+    hw_invalid = 0
+    for _ in range(60):
+        p = {k: rng.choice(v) if kind == "categorical" else rng.random()
+             for k, (kind, v) in sp.param_space().items()}
+        cand, why = sp.realize(p)
+        if cand is None:
+            assert why.startswith("hardware:")
+            assert config.problems_of(sp.hardware(p))
+            hw_invalid += 1
+            continue
+        assert sp.realize(sp.params_of(cand))[0] == cand
+    assert 0 < hw_invalid < 60
+
+
+def test_two_threads_fall_back_to_one_when_they_cannot_split() -> None:
+    sp = spaces.load("conv2d_schedule", layer="C11")  # 7x7 output
+    cand, _ = sp.realize({"u_tile_h": 1.0, "u_tile_w": 1.0, "u_tile_ci": 0.0,
+                          "u_tile_co": 1.0, "h_nthread": 2, "oc_nthread": 2})
+    assert cand is not None and cand.knobs["h_nthread"] == 1 and cand.knobs["oc_nthread"] == 1

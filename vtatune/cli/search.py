@@ -1,0 +1,161 @@
+"""``vtatune search``: joint hardware x schedule search, stored in a database."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import DbOption, JsonOption, LayerOption, ShapeOption, WorkloadArg
+
+DEFAULT_SAMPLER = "tpe"
+
+
+def search(
+    workload: WorkloadArg = "conv2d",
+    layer: LayerOption = None,
+    shape: ShapeOption = None,
+    space: Annotated[str | None, typer.Option(
+        "--space", help="Space file (default: spaces/<workload>.toml).")] = None,
+    hw: Annotated[str | None, typer.Option(
+        "--hw", help="Fix the hardware to this config: a schedule-only search.")] = None,
+    board: Annotated[str | None, typer.Option(
+        "--board", help="Target board (default: the space's).")] = None,
+    trials: Annotated[int, typer.Option("--trials", "-n",
+                                        help="Trials the study should hold.")] = 100,
+    sampler: Annotated[str, typer.Option(
+        "--sampler", help="tpe, nsga2, gp, random, grid or xgb.")] = DEFAULT_SAMPLER,
+    objective: Annotated[str | None, typer.Option(
+        "--objective", help="area-latency (Pareto front) or latency.")] = None,
+    study: Annotated[str | None, typer.Option(
+        "--study", help="Study name; an existing study is continued.")] = None,
+    db: DbOption = None,
+    workers: Annotated[int, typer.Option(
+        "--workers", "-j", help="Evaluation worker processes (0: one per core).")] = 0,
+    seed: Annotated[int | None, typer.Option("--seed", help="Sampler seed.")] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds one evaluation may take before it is stopped.")] = 120.0,
+    json_: JsonOption = False,
+) -> None:
+    """Search hardware parameters and schedule knobs of WORKLOAD together.
+
+    Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
+    simulated, and stored; identical candidates are served from the store.
+    """
+    from vtatune.errors import UserError
+    from vtatune.search import space as spaces
+    from vtatune.search.samplers import NAMES
+
+    if workload not in ("conv2d", "dense"):
+        raise UserError(f"unknown workload {workload!r} (known: conv2d, dense)")
+    if trials < 1:
+        raise UserError(f"--trials must be at least 1, got {trials}")
+    if sampler not in NAMES:
+        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(NAMES)})")
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout:g}")
+    if workers < 0:
+        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    if hw is not None and objective is None:
+        objective = "latency"
+    path = space or _default_space(workload, hw)
+    sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
+                     objective=objective)
+    name = study or _study_name(sp, sampler, hw)
+    from vtatune.store import Store
+
+    Store(db).studies()  # an unreachable database fails here, before any progress output
+    result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
+                  quiet=json_)
+    _report(result, json_)
+
+
+def _default_space(workload: str, hw: str | None) -> str:
+    from vtatune.search.space import spaces_dir
+
+    if hw is not None and (spaces_dir() / f"{workload}_schedule.toml").exists():
+        return f"{workload}_schedule"
+    return workload
+
+
+def _study_name(sp: Any, sampler: str, hw: str | None) -> str:
+    wl = sp.workload
+    what = wl.name or wl.signature
+    return f"{wl.kind}-{what}-{'sched-' if hw else ''}{sampler}"
+
+
+def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
+         seed: int | None, timeout: float, quiet: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from vtatune.search import runner
+
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[stats]}"), TimeElapsedColumn()]
+    with Progress(*columns, console=console.err, disable=quiet, transient=False) as bar:
+        task = bar.add_task(name, total=trials, stats="starting workers")
+
+        def on_progress(p: runner.Progress) -> None:
+            best = f"{p.best_cycles:,}" if p.best_cycles is not None else "-"
+            front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            bar.update(task, completed=p.done, stats=(
+                f"{p.rate:.1f}/s, best {best} cycles{front}, infeasible "
+                f"{100 * p.infeasible_share:.0f}%, from store {p.cached}"))
+
+        try:
+            return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
+                              workers=workers, seed=seed, timeout=timeout,
+                              on_progress=on_progress)
+        except KeyboardInterrupt:
+            console.error(f"interrupted: finished trials are stored; rerun with --study {name} "
+                          "to continue")
+            raise typer.Exit(130) from None
+
+
+def _report(result: Any, json_: bool) -> None:
+    from vtatune.cli.show import summarize
+    from vtatune.store import Store
+
+    store = Store(result.db if "://" in result.db else None)
+    data = summarize(store.study(result.study), store.trials(result.study))
+    if json_:
+        console.print_json({
+            "study": result.study, "db": result.db, "trials": data["trials"],
+            "new_trials": result.new_trials, "evaluated": result.evaluated,
+            "cached": result.cached, "repeats": result.repeats,
+            "feasible": data["feasible"],
+            "best_cycles": data["best_cycles"], "elapsed_s": round(result.elapsed_s, 2),
+            "statuses": data["statuses"], "objective": data["objective"],
+            "pareto": [{"trial": r["trial"], "hw": r["hw"], "hw_name": r["hw_name"],
+                        "knobs": r["knobs"], "cycles": r["cycles"], "seconds": r["seconds"],
+                        "area_mm2": r["area_mm2"], "efficiency": r["efficiency"]}
+                       for r in data["pareto"]],
+            "top": data["top"]})
+        return
+    console.line(f"study {result.study}: {data['trials']} trials ({result.new_trials} new: "
+                 f"{result.evaluated} evaluated, {result.cached} from the store; "
+                 f"{result.repeats} repeated proposals skipped) in "
+                 f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
+                 + (f"; best {data['best_cycles']:,} cycles" if data["best_cycles"] else ""))
+    if result.exhausted:
+        console.line("stopped early: the sampler proposed no new candidate in its last "
+                     "proposals (the space is exhausted or the search has converged)")
+    rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
+    title = "Pareto front (area vs cycles)" if data["objective"] == "area-latency" \
+        else "fastest trials"
+    if rows:
+        console.table(title, ["trial", "cycles", "ms", "area mm2", "eff", "hardware", "knobs"],
+                      [[r["trial"], r["cycles"], round(1e3 * (r["seconds"] or 0), 3),
+                        round(r["area_mm2"] or 0, 2), f"{100 * (r['efficiency'] or 0):.0f}%",
+                        r["hw_name"], ",".join(f"{k}={v}" for k, v in r["knobs"].items())]
+                       for r in rows])
+    else:
+        console.line("no feasible trial yet")
+    console.line(f"results: {result.db} (vtatune show {result.study}; optuna-dashboard "
+                 f"{result.db})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)

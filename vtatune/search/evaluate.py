@@ -1,0 +1,108 @@
+"""Evaluate one candidate: area and board fit, compile and verify, build the program, time it.
+
+The result is always a ``CandidateRecord`` (a failure is a record with a status and a
+reason); ``violation`` turns an infeasible record into the constraint violation the samplers
+learn from. Cheap checks run first: a design that does not fit the board is not compiled.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+from vtatune.hardware.boards import Board
+from vtatune.hardware.config import HwConfig
+from vtatune.search.space import Candidate
+from vtatune.store.records import CandidateRecord
+from vtatune.workloads.base import Workload
+
+#: Statuses of a candidate record, from the store's vocabulary.
+OK, NO_FIT, INVALID, FAILED, HW_INVALID, TIMEOUT = (
+    "ok", "no_fit", "invalid", "failed", "hw_invalid", "timeout")
+
+
+def hw_invalid_record(wl: Workload, hw: HwConfig, reason: str) -> CandidateRecord:
+    """The record of a parameter set whose hardware cannot be built."""
+    return CandidateRecord(key=f"{wl.signature}|{hw.key}|hardware", workload=wl.signature,
+                           hw_key=hw.key, hw=hw.log_params(), hw_name=hw.name, knobs={},
+                           status=HW_INVALID, reason=reason)
+
+
+def failure_record(cand: Candidate, status: str, reason: str) -> CandidateRecord:
+    """A record for a candidate whose evaluation crashed or timed out."""
+    return CandidateRecord(key=cand.key, workload=cand.workload.signature,
+                           hw_key=cand.hw.key, hw=cand.hw.log_params(), hw_name=cand.hw.name,
+                           knobs=dict(cand.knobs), status=status, reason=reason)
+
+
+def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
+             max_area_mm2: float | None = None) -> CandidateRecord:
+    """Measure ``cand`` on ``board``. Never raises for a bad candidate."""
+    from vtatune.area import estimate, fit
+    from vtatune.compiler import compile_candidate
+    from vtatune.errors import VtatuneError
+    from vtatune.runtime.build import build_program
+    from vtatune.runtime.execute import program_counters
+    from vtatune.simulator import bounds, simulate
+
+    wl, hw = cand.workload, cand.hw
+    base: dict[str, Any] = {"key": cand.key, "workload": wl.signature, "hw_key": hw.key,
+                            "hw": hw.log_params(), "hw_name": hw.name, "knobs": dict(cand.knobs)}
+    area = estimate(hw, board)
+    fitted = fit(area, board)
+    base["area_mm2"] = area.area_mm2
+    base["resources"] = {**{k: float(v) for k, v in area.totals.items()},
+                         "logic_kind": area.logic_kind, "bram_kind": area.bram_kind,
+                         "fits": fitted.fits, "over": list(fitted.over),
+                         "utilization": {u.kind: u.utilization_pct for u in fitted.usage}}
+    if fit_board and not fitted.fits:
+        return CandidateRecord(status=NO_FIT, reason=fitted.summary(), **base)
+    if max_area_mm2 is not None and area.area_mm2 > max_area_mm2:
+        return CandidateRecord(status=NO_FIT, reason=f"area {area.area_mm2:.1f} mm2 exceeds "
+                               f"the {max_area_mm2:.1f} mm2 budget", **base)
+
+    res = compile_candidate(wl, hw, cand.knobs)
+    base["compile_ms"] = res.compile_ms
+    if not res.ok:
+        resources = dict(base["resources"])
+        resources["problems"] = [p.as_dict() for p in res.problems]
+        base["resources"] = resources
+        return CandidateRecord(status=INVALID if res.status == "invalid" else FAILED,
+                               reason=res.reason, **base)
+    t = time.perf_counter()
+    try:
+        program = build_program(res, wl, hw)
+        timing = simulate(program, board)
+    except VtatuneError as exc:
+        return CandidateRecord(status=FAILED, reason=f"{type(exc).__name__}: {exc}",
+                               sim_ms=(time.perf_counter() - t) * 1e3, **base)
+    sim_ms = (time.perf_counter() - t) * 1e3
+    b = bounds(wl.macs, wl.compulsory_bytes(hw), hw, board)
+    counters = asdict(program_counters(program))
+    counters["instructions"] = len(program.insns)
+    counters.update({f"{m}_busy": mt.busy_cycles for m, mt in timing.modules.items()})
+    return CandidateRecord(
+        status=OK, cycles=int(timing.cycles), seconds=float(timing.seconds),
+        counters=counters, bounds={"compute_cycles": b.compute_cycles,
+                                   "memory_cycles": b.memory_cycles},
+        efficiency=b.efficiency(timing.cycles), sim_ms=sim_ms, **base)
+
+
+def violation(rec: CandidateRecord) -> float:
+    """How far an infeasible record is from feasible (0 when feasible).
+
+    Overflowing resources count by how much they overflow (needed / available - 1, the
+    largest); infeasibility of unknown size (impossible hardware, failed compile) counts 1.
+    """
+    if rec.feasible:
+        return 0.0
+    if rec.status == NO_FIT:
+        over = [u for k, u in rec.resources.get("utilization", {}).items()
+                if k in rec.resources.get("over", []) and u is not None]
+        return max((u / 100.0 - 1.0 for u in over), default=1.0) or 1.0
+    if rec.status == INVALID:
+        ratios = [p["needed"] / p["available"] - 1.0 for p in rec.resources.get("problems", [])
+                  if p.get("available")]
+        return max(max(ratios, default=1.0), 1e-3)
+    return 1.0

@@ -1,0 +1,249 @@
+"""The search loop: ask the sampler, serve known candidates from the store, evaluate the rest
+in isolated workers, store every result, tell the sampler.
+
+A trial is a candidate new to the study, as AutoTVM never re-measures a visited config. A
+proposal that realizes to a candidate the study has already seen (tile log-positions map
+many-to-one onto legal knob values) is discarded and the sampler asked again; after
+``REPEATS_BEFORE_RANDOM`` repeats in a row the slot takes a seeded random unseen candidate
+instead (the sampler learns its result like any other), and when ``MAX_RANDOM_DRAWS`` random
+draws find nothing unseen the space is exhausted.
+
+Resuming: a study is continued by name until it holds the requested number of trials. Every
+finished trial is committed before the sampler hears of it, so Ctrl-C or kill -9 loses at
+most the candidates in flight. A candidate (workload, hardware, knobs) already in the store —
+from any study — is served from it instead of being compiled and simulated again.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vtatune.search.dashboard import OptunaMirror
+from vtatune.search.evaluate import hw_invalid_record, violation
+from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
+from vtatune.search.space import Candidate, SearchSpace
+from vtatune.store.records import CandidateRecord
+
+#: Repeated proposals in a row after which a slot gets a random unseen candidate.
+REPEATS_BEFORE_RANDOM = 10
+#: Random draws that must all be seen before the space counts as exhausted.
+MAX_RANDOM_DRAWS = 500
+
+
+@dataclass
+class Progress:
+    """Live state of a search, passed to the progress callback after every trial."""
+
+    total: int
+    done: int = 0
+    evaluated: int = 0
+    cached: int = 0
+    repeats: int = 0
+    feasible: int = 0
+    best_cycles: int | None = None
+    pareto_size: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+    resumed_from: int = 0
+
+    @property
+    def rate(self) -> float:
+        """Trials per second in this run."""
+        dt = time.monotonic() - self.started
+        return (self.done - self.resumed_from) / dt if dt > 0 else 0.0
+
+    @property
+    def infeasible_share(self) -> float:
+        n = sum(self.statuses.values())
+        return 1.0 - self.statuses.get("ok", 0) / n if n else 0.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a finished (or exhausted) search run did."""
+
+    study: str
+    db: str
+    trials: int
+    new_trials: int
+    evaluated: int
+    cached: int
+    repeats: int
+    feasible: int
+    best_cycles: int | None
+    elapsed_s: float
+    exhausted: bool
+
+
+def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
+    if not rec.feasible or rec.cycles is None:
+        return None
+    if space.objective == "area-latency":
+        return (float(rec.area_mm2 or 0.0), float(rec.cycles))
+    return (float(rec.cycles),)
+
+
+def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
+    values = objective_values(space, rec)
+    return Observation(values, 0.0 if values is not None else violation(rec), rec.status)
+
+
+def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Params, Observation]]:
+    """Stored records of the space's workload that lie inside the space, as sampler history."""
+    from vtatune.hardware.config import HwConfig
+
+    out = []
+    for rec in records:
+        if not rec.knobs or any(rec.hw.get(k) not in v for k, v in space.hw_choices.items()):
+            continue
+        hw = HwConfig(**{k.lower(): v for k, v in rec.hw.items()})
+        cand = Candidate(space.workload, hw, dict(rec.knobs))
+        try:
+            params = space.params_of(cand)
+        except KeyError:
+            continue
+        out.append((params, observation(space, rec)))
+    return out
+
+
+def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
+        workers: int = 1, seed: int | None = None, timeout: float = 120.0,
+        on_progress: Callable[[Progress], None] | None = None) -> SearchResult:
+    """Run ``study`` up to ``trials`` trials. Raises ``UserError`` for bad input only."""
+    from vtatune.search.pareto import pareto_front
+    from vtatune.search.workers import WorkerPool
+    from vtatune.store import Store
+
+    store = Store(db)
+    wl = space.workload
+    n_obj = 2 if space.objective == "area-latency" else 1
+    store.create_or_load_study(study, wl.signature, space.describe(), sampler, space.objective,
+                               space.board, seed)
+    start = store.next_trial_number(study)
+    smp = make(sampler, space, n_obj, seed)
+    own = store.trials(study) if start else []
+    # A resumed study replays its own trials into the sampler; the cost-model sampler also
+    # learns from every stored result of the workload (other studies included).
+    replay = [(t.params, observation(space, t.candidate)) for t in own
+              if set(t.params) == set(space.param_space())]
+    if sampler not in OPTUNA_BACKED:
+        seen = {t.candidate.key for t in own}
+        replay += history(space, [r for r in store.history(wl.signature) if r.key not in seen])
+    if replay:
+        smp.warm_start(replay)
+    mirror = OptunaMirror(store.url, study, space, n_obj)
+
+    prog = Progress(total=trials, resumed_from=start)  # _account counts the replayed trials
+    points: list[tuple[float, float]] = []
+    for t in own:
+        _account(prog, t.candidate, points, cached=t.cached)
+        mirror.record(t.number, t.params, observation(space, t.candidate))
+    prog.pareto_size = len(pareto_front(points)) if points else 0
+    replayed = (prog.evaluated, prog.cached)
+    prog.started = time.monotonic()
+
+    number = start
+    inflight: dict[int, tuple[str, Params]] = {}  # task (trial number) -> (key, params)
+    seen: dict[str, CandidateRecord | None] = {t.candidate.key: t.candidate for t in own}
+    exhausted = False
+    repeats_in_a_row = 0
+    rng = random.Random(seed)
+
+    def finish(n: int, params: Params, rec: CandidateRecord, cached: bool) -> None:
+        if not cached:
+            store.save(rec)
+        store.add_trial(study, n, rec.key, sampler, params, cached)
+        obs = observation(space, rec)
+        smp.tell(params, obs)
+        mirror.record(n, params, obs, {"status": rec.status, "cached": cached})
+        _account(prog, rec, points, cached)
+        if rec.feasible and rec.area_mm2 is not None:
+            prog.pareto_size = len(pareto_front(points))
+        if on_progress:
+            on_progress(prog)
+
+    try:
+        with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
+                        timeout) as pool:
+            while prog.done < trials:
+                free = min(pool.idle, trials - number)
+                while free > 0 and not exhausted:
+                    if repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
+                        proposals = _random_unseen(space, rng, seen)
+                        exhausted = not proposals
+                        repeats_in_a_row = 0
+                    else:
+                        proposals = smp.ask(free)
+                        exhausted = not proposals
+                    for params in proposals:
+                        cand, why = space.realize(params)
+                        rec = None if cand is not None else hw_invalid_record(
+                            wl, space.hardware(params), why)
+                        key = cand.key if cand is not None else rec.key
+                        if key in seen:  # a repeat: no trial is spent on it
+                            repeats_in_a_row += 1
+                            prog.repeats += 1
+                            smp.discard(params)
+                            continue
+                        repeats_in_a_row = 0
+                        n, number, free = number, number + 1, free - 1
+                        known = store.lookup(key)
+                        seen[key] = known or rec
+                        if known is not None or rec is not None:
+                            finish(n, params, known or rec, cached=known is not None)
+                        else:
+                            inflight[n] = (key, params)
+                            pool.submit(n, cand)
+                if exhausted and pool.busy == 0:
+                    break
+                for task, rec in pool.poll(0.05):
+                    key, params = inflight.pop(task)
+                    seen[key] = rec
+                    finish(task, params, rec, cached=False)
+    finally:
+        smp.close()
+        mirror.close()
+    return SearchResult(study=study, db=store.display_url, trials=prog.done,
+                        new_trials=prog.done - start, evaluated=prog.evaluated - replayed[0],
+                        cached=prog.cached - replayed[1], repeats=prog.repeats,
+                        feasible=prog.feasible,
+                        best_cycles=prog.best_cycles,
+                        elapsed_s=time.monotonic() - prog.started, exhausted=exhausted)
+
+
+def _random_unseen(space: SearchSpace, rng: random.Random, seen: dict[str, Any]
+                   ) -> list[Params]:
+    """One uniformly random parameter set whose candidate is not in ``seen`` ([] if none is
+    found in ``MAX_RANDOM_DRAWS`` draws)."""
+    kinds = space.param_space()
+    for _ in range(MAX_RANDOM_DRAWS):
+        params = {k: rng.choice(v) if kind == "categorical" else rng.random()
+                  for k, (kind, v) in kinds.items()}
+        cand, _ = space.realize(params)
+        key = cand.key if cand is not None else hw_invalid_record(
+            space.workload, space.hardware(params), "").key
+        if key not in seen:
+            return [params]
+    return []
+
+
+def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, float]],
+             cached: bool) -> None:
+    prog.done += 1
+    prog.statuses[rec.status] += 1
+    if cached:
+        prog.cached += 1
+    else:
+        prog.evaluated += 1
+    if rec.feasible and rec.cycles is not None:
+        prog.feasible += 1
+        if prog.best_cycles is None or rec.cycles < prog.best_cycles:
+            prog.best_cycles = rec.cycles
+        if rec.area_mm2 is not None:
+            points.append((rec.area_mm2, float(rec.cycles)))
+
