@@ -4,8 +4,10 @@
 
 Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole knob space at the
 default config (median, p90; one process, after a warm-up that registers the intrinsics).
-Simulator and area figures come from their own bench functions. With ``--write-readme`` the
-Markdown table replaces the block between the bench markers in README.md.
+Runtime/simulator, area, store and search figures come from each package's ``bench`` module
+(the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
+a few). With ``--write-readme`` the Markdown table replaces the block between the bench markers
+in README.md.
 """
 
 from __future__ import annotations
@@ -68,13 +70,12 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
 
 def run(quick: bool = False) -> str:
     rows = bench_compile(quick)
-    for name in ("vtatune.runtime.bench:bench_simulator", "vtatune.area.bench:bench_area"):
-        module, func = name.split(":")
-        try:
-            mod = __import__(module, fromlist=[func])
-        except ModuleNotFoundError:
-            continue
-        rows += getattr(mod, func)()
+    from vtatune.area.bench import bench_area
+    from vtatune.runtime.bench import bench_simulator
+    from vtatune.search.bench import bench_search
+    from vtatune.store.bench import bench_store
+
+    rows += bench_simulator() + bench_area() + bench_store() + bench_search(quick)
     lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "
              f"{time.strftime('%Y-%m-%d')}.", "", "| figure | value |", "|---|---|"]
     lines += [f"| {a} | {b} |" for a, b in rows]

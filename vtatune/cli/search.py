@@ -37,6 +37,9 @@ def search(
     seed: Annotated[int | None, typer.Option("--seed", help="Sampler seed.")] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", help="Seconds one evaluation may take before it is stopped.")] = 120.0,
+    warm_start: Annotated[bool, typer.Option(
+        "--warm-start/--no-warm-start",
+        help="xgb: learn from stored results of the workload in other studies.")] = True,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
@@ -68,7 +71,7 @@ def search(
 
     Store(db).studies()  # an unreachable database fails here, before any progress output
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
-                  quiet=json_)
+                  warm_start, quiet=json_)
     _report(result, json_)
 
 
@@ -87,7 +90,7 @@ def _study_name(sp: Any, sampler: str, hw: str | None) -> str:
 
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
-         seed: int | None, timeout: float, quiet: bool) -> Any:
+         seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from vtatune.search import runner
@@ -107,7 +110,7 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
                               workers=workers, seed=seed, timeout=timeout,
-                              on_progress=on_progress)
+                              warm_start=warm_start, on_progress=on_progress)
         except KeyboardInterrupt:
             console.error(f"interrupted: finished trials are stored; rerun with --study {name} "
                           "to continue")

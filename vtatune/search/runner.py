@@ -113,8 +113,13 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
 
 def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
         workers: int = 1, seed: int | None = None, timeout: float = 120.0,
+        warm_start: bool = True,
         on_progress: Callable[[Progress], None] | None = None) -> SearchResult:
-    """Run ``study`` up to ``trials`` trials. Raises ``UserError`` for bad input only."""
+    """Run ``study`` up to ``trials`` trials. Raises ``UserError`` for bad input only.
+
+    ``warm_start``: samplers that keep no state of their own (xgb) also learn from every
+    stored result of the workload in other studies.
+    """
     from vtatune.search.pareto import pareto_front
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
@@ -129,13 +134,13 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     own = store.trials(study) if start else []
     # A resumed study replays its own trials into the sampler; the cost-model sampler also
     # learns from every stored result of the workload (other studies included).
-    replay = [(t.params, observation(space, t.candidate)) for t in own
-              if set(t.params) == set(space.param_space())]
-    if sampler not in OPTUNA_BACKED:
-        seen = {t.candidate.key for t in own}
-        replay += history(space, [r for r in store.history(wl.signature) if r.key not in seen])
-    if replay:
-        smp.warm_start(replay)
+    for t in own:
+        if set(t.params) == set(space.param_space()):
+            smp.tell(t.params, observation(space, t.candidate))
+    if warm_start and sampler not in OPTUNA_BACKED:
+        mine = {t.candidate.key for t in own}
+        smp.warm_start(history(space, [r for r in store.history(wl.signature)
+                                       if r.key not in mine]))
     mirror = OptunaMirror(store.url, study, space, n_obj)
 
     prog = Progress(total=trials, resumed_from=start)  # _account counts the replayed trials

@@ -115,8 +115,16 @@ class XGBSampler(Sampler):
         return out
 
     def tell(self, params: Params, obs: Observation) -> None:
+        self._seen.add(self._learn(params, obs).key)
+
+    def warm_start(self, history: list[tuple[Params, Observation]]) -> None:
+        """Learn from earlier results without barring their candidates: in a new study they
+        may be proposed again (and are then served from the store)."""
+        for params, obs in history:
+            self._learn(params, obs)
+
+    def _learn(self, params: Params, obs: Observation) -> Point:
         p = self.features.point(params)
-        self._seen.add(p.key)
         self._points.append(p)
         self._feasible.append(obs.feasible)
         cycles = float(obs.values[-1]) if obs.feasible and obs.values else math.nan
@@ -124,6 +132,7 @@ class XGBSampler(Sampler):
         self._log_cycles.append(math.log(cycles) if usable else math.nan)
         if obs.feasible and not usable:
             self._feasible[-1] = False  # no usable latency: learn it as a failure
+        return p
 
     # ---- models --------------------------------------------------------------------------------
     def _model_ready(self) -> bool:

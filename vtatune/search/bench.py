@@ -1,0 +1,201 @@
+"""Search benchmarks (part of ``make bench``).
+
+- speed: wall time of ``vtatune search conv2d --trials 500`` (fresh database, default sampler);
+- schedule quality: for ResNet-18 layers at the default config, every candidate of the knob
+  space is compiled and simulated once (the exhaustive optimum); then each sampler, for several
+  seeds, runs the real search loop as a new study whose trials are all served from that store.
+  Reported: the median number of trials until a trial is within 2% of the optimum;
+- joint quality: the same on a reduced joint hardware x schedule space, reporting the
+  hypervolume of each sampler's (area, cycles) front after 100/250/500 trials as a share of the
+  brute-force front's.
+
+    python -m vtatune.search.bench [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from vtatune.search import runner
+from vtatune.search import space as spaces
+from vtatune.search.space import Candidate, SearchSpace
+
+SAMPLERS = ("xgb", "tpe", "nsga2", "random", "grid", "gp")
+#: GP proposals cost ~0.2-1 s each on 2 cores (repeats included): it gets 60 trials, 1 seed.
+GP_TRIALS = 60
+SCHEDULE_LAYERS = ("C2", "C8", "C11")
+JOINT_SPACE = """
+[study]
+board = "pynq-z1"
+[workload]
+kind = "dense"
+shape = "16,256,256"
+[hardware]
+LOG_BLOCK_IN = [3, 4]
+LOG_BLOCK_OUT = [3, 4]
+LOG_INP_BUFF_SIZE = [14, 15]
+LOG_WGT_BUFF_SIZE = [16, 18]
+LOG_ACC_BUFF_SIZE = [15, 17]
+[schedule]
+knobs = "all"
+[objective]
+kind = "area-latency"
+"""
+
+
+def all_candidates(space: SearchSpace) -> list[Candidate]:
+    """Every realizable candidate of ``space``: each valid hardware choice x its knob space."""
+    import itertools
+
+    from vtatune import schedules
+    from vtatune.hardware import config
+
+    keys = list(space.hw_choices)
+    out = []
+    for combo in itertools.product(*(space.hw_choices[k] for k in keys)):
+        hw = space.hardware(dict(zip(keys, combo, strict=True)))
+        if config.problems_of(hw):
+            continue
+        base = schedules.suggest(space.workload, hw)
+        for k in schedules.knob_space(space.workload, hw):
+            knobs = {n: (k[n] if n in space.knobs else base[n]) for n in k}
+            out.append(Candidate(space.workload, hw, knobs))
+    return list({c.key: c for c in out}.values())
+
+
+def fill(space: SearchSpace, db: str, workers: int) -> list[Any]:
+    """Evaluate every candidate of ``space`` into the store at ``db``; their records."""
+    from vtatune.search.workers import WorkerPool
+    from vtatune.store import Store
+
+    store = Store(db)
+    todo = [c for c in all_candidates(space) if store.lookup(c.key) is None]
+    with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2) as pool:
+        pending = list(enumerate(todo))
+        busy = 0
+        while pending or busy:
+            while pending and pool.idle:
+                i, c = pending.pop()
+                pool.submit(i, c)
+                busy += 1
+            for _, rec in pool.poll(0.05):
+                store.save(rec)
+                busy -= 1
+    return [store.lookup(c.key) for c in all_candidates(space)]
+
+
+def trials_to_within(db: str, study: str, target: float) -> int | None:
+    """1-based index of the first trial whose cycles are <= ``target`` (None if none)."""
+    from vtatune.store import Store
+
+    for i, t in enumerate(Store(db).trials(study)):
+        if t.candidate.feasible and t.candidate.cycles <= target:
+            return i + 1
+    return None
+
+
+def _front_hv(points: list[tuple[float, float]], ref: tuple[float, float]) -> float:
+    from vtatune.search.pareto import hypervolume_2d, pareto_front
+
+    if not points:
+        return 0.0
+    return hypervolume_2d([points[i] for i in pareto_front(points)], ref)
+
+
+def bench_schedule_quality(layers: tuple[str, ...] = SCHEDULE_LAYERS, seeds: int = 5,
+                           max_trials: int = 300, workers: int = 2) -> list[tuple[str, str]]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for layer in layers:
+            db = f"sqlite:///{tmp}/{layer}.sqlite"
+            sp = spaces.load("conv2d_schedule", layer=layer)
+            recs = fill(sp, db, workers)
+            best = min(r.cycles for r in recs if r.feasible)
+            cells = []
+            for name in SAMPLERS:
+                n_seeds, cap = (1, GP_TRIALS) if name == "gp" else (seeds, max_trials)
+                hits = []
+                for seed in range(n_seeds):
+                    study = f"{name}-{seed}"
+                    runner.run(sp, sampler=name, trials=cap, study=study, db=db, workers=1,
+                               seed=seed, warm_start=False)
+                    hit = trials_to_within(db, study, 1.02 * best)
+                    hits.append(hit if hit is not None else cap + 1)
+                med = statistics.median(hits)
+                cells.append(f"{name} {med:g}" if med <= cap else f"{name} >{cap}")
+            rows.append((f"schedule search, {layer} ({len(recs)} candidates, optimum "
+                         f"{best:,} cycles): median trials to within 2% over {seeds} seeds "
+                         f"(gp: 1 seed, {GP_TRIALS} trials)", ", ".join(cells)))
+    return rows
+
+
+def bench_joint_quality(seeds: int = 3, workers: int = 2) -> list[tuple[str, str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "joint.toml"
+        path.write_text(JOINT_SPACE)
+        sp = spaces.load(path)
+        db = f"sqlite:///{tmp}/joint.sqlite"
+        recs = fill(sp, db, workers)
+        pts = [(r.area_mm2, float(r.cycles)) for r in recs if r.feasible]
+        ref = (1.1 * max(p[0] for p in pts), 1.1 * max(p[1] for p in pts))
+        full = _front_hv(pts, ref)
+        from vtatune.store import Store
+
+        cells = []
+        for name in SAMPLERS:
+            n_seeds, cap = (1, GP_TRIALS) if name == "gp" else (seeds, 500)
+            shares: dict[int, list[float]] = {100: [], 250: [], 500: []}
+            for seed in range(n_seeds):
+                study = f"{name}-{seed}"
+                runner.run(sp, sampler=name, trials=cap, study=study, db=db, workers=1,
+                           seed=seed, warm_start=False)
+                trials = Store(db).trials(study)
+                for n in shares:
+                    if n > cap:
+                        continue
+                    got = [(t.candidate.area_mm2, float(t.candidate.cycles))
+                           for t in trials[:n] if t.candidate.feasible]
+                    shares[n].append(_front_hv(got, ref) / full)
+            cells.append(f"{name} " + "/".join(
+                f"{statistics.median(v):.2f}" if v else "-" for v in shares.values()))
+        return [(f"joint search, dense 16x256x256 reduced space ({len(recs)} candidates): "
+                 f"front hypervolume / brute force after 100/250/500 trials (median of "
+                 f"{seeds} seeds; gp 1 seed, {GP_TRIALS} trials)", ", ".join(cells))]
+
+
+def bench_search_speed() -> list[tuple[str, str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "vtatune", "search", "conv2d", "--trials", "500",
+               "--seed", "0", "--db", f"sqlite:///{tmp}/speed.sqlite", "--json"]
+        t = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t
+    import json
+
+    d = json.loads(out.stdout)
+    return [(f"`vtatune search conv2d --trials 500` wall time ({os.cpu_count()} cores, "
+             f"{d['evaluated']} evaluated)", f"{wall:.0f} s ({d['feasible']} feasible, "
+             f"best {d['best_cycles']:,} cycles, front of {len(d['pareto'])})")]
+
+
+def bench_search(quick: bool = False) -> list[tuple[str, str]]:
+    rows = bench_search_speed()
+    if quick:
+        return rows + bench_schedule_quality(("C11",), seeds=2, max_trials=150)
+    return rows + bench_schedule_quality() + bench_joint_quality()
+
+
+def main() -> None:
+    for a, b in bench_search("--quick" in sys.argv):
+        print(f"| {a} | {b} |")
+
+
+if __name__ == "__main__":
+    main()
