@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: setup
-	$(VENV)/bin/vtatune compile conv2d --layer C8
+	$(VENV)/bin/vtatune search conv2d --trials 500
 
 test: setup
 	$(PY) -m pytest -n 2

@@ -36,6 +36,10 @@ class KnobError(UserError):
     """A schedule knob that is unknown or whose value is not in the knob space."""
 
 
+class StoreError(UserError):
+    """The results database cannot be opened or used (one line, naming the database)."""
+
+
 class CompileError(VtatuneError):
     """A candidate that failed inside the compile path (stored as status ``failed``)."""
 

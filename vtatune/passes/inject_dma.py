@@ -144,8 +144,15 @@ def _lower_copy(stmt: Any, hw: HwConfig, ana: Any) -> Any:
                                       o.extent * n.extent, n.sram, n.dram)]
         i -= 1
 
-    # 4. x: contiguous on both sides; y: rows contiguous in SRAM, strided in DRAM.
-    x = dims.pop() if dims and dims[-1].sram == 1 and dims[-1].dram == 1 else None
+    # 4. x: contiguous on both sides; y: rows contiguous in SRAM, strided in DRAM. A dimension
+    # with at most one real (unpadded) element may have any DRAM stride (TVM drops the index
+    # term of a size-1 dimension, e.g. the columns of a width-1 input).
+    def single(d: _Dim) -> bool:
+        return d.padded and ana.const_int_bound(
+            ana.simplify(d.extent - d.pad_before - d.pad_after)).max_value <= 1
+
+    x = dims.pop() if dims and dims[-1].sram == 1 and (
+        dims[-1].dram == 1 or single(dims[-1])) else None
     x_ext = x.extent if x else 1
     y = dims.pop() if dims and dims[-1].sram == x_ext else None
     for d in dims:

@@ -35,7 +35,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from vtatune.errors import UserError
+from vtatune.errors import StoreError
 from vtatune.store.models import TABLES, CandidateRow, StudyRow, TrialRow, utcnow
 from vtatune.store.records import CandidateRecord, StudyInfo, TrialRecord
 
@@ -53,10 +53,6 @@ _UPSERT_DIALECTS = ("sqlite", "postgresql")
 
 #: Keys per ``IN (...)`` query in ``lookup_many`` (below every backend's parameter limit).
 _CHUNK = 500
-
-
-class StoreError(UserError):
-    """The database cannot be opened or used (one line, naming the database)."""
 
 
 def default_url() -> str:
