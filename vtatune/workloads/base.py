@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -122,3 +123,35 @@ def parse(kind: str, layer: str | None = None, shape: str | None = None) -> Work
         m, k, n = _ints(shape or "16,256,256", 3, "dense (M,K,N)")
         return Dense(m, k, n)
     raise WorkloadError(f"unknown workload {kind!r} (known: conv2d, dense)")
+
+
+#: ``Workload.signature`` of each kind, with the constructor's fields in order.
+_SIGNATURES = {
+    "conv2d": re.compile(r"conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)"
+                         r"_p(\d+)_s(\d+)"),
+    "dense": re.compile(r"dense_m(\d+)_k(\d+)_n(\d+)"),
+}
+
+
+def from_signature(signature: str) -> Workload:
+    """The workload whose ``signature`` this is (as stored in results and bundles).
+
+    A conv2d shape of VTA's ResNet-18 table comes back as that named layer (``C8``).
+    """
+    from vtatune.workloads.conv2d import Conv2d
+    from vtatune.workloads.dense import Dense
+    from vtatune.workloads.resnet18 import RESNET18
+
+    for kind, pattern in _SIGNATURES.items():
+        m = pattern.fullmatch(signature)
+        if m is None:
+            continue
+        fields = [int(g) for g in m.groups()]
+        if kind == "dense":
+            return Dense(*fields)
+        conv = Conv2d(*fields)
+        named = [layer for layer in RESNET18.values()
+                 if layer.signature == conv.signature]
+        return named[0] if named else conv
+    raise WorkloadError(f"not a workload signature: {signature!r} (expected e.g. "
+                        "conv2d_n1_c256_h14_w14_o256_k3x3_p1_s1 or dense_m16_k256_n256)")
