@@ -1,0 +1,47 @@
+"""Session fixtures shared by the report, export and CLI tests: small studies, built once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Studies:
+    """A database holding small dense 16x64x64 studies on pynq-z1.
+
+    ``random`` and ``tpe``: joint searches with feasible fronts; ``nofit``: trials, none
+    feasible (hardware too big for the board); ``empty``: a study without trials.
+    """
+
+    db: str
+    path: Path
+    random: str = "rnd"
+    tpe: str = "tpe"
+    nofit: str = "nofit"
+    empty: str = "empty"
+
+
+@pytest.fixture(scope="session")
+def studies(tmp_path_factory: pytest.TempPathFactory) -> Studies:
+    from vtatune.search import runner, space
+    from vtatune.store import Store
+
+    folder = tmp_path_factory.mktemp("studies")
+    db = f"sqlite:///{folder / 'studies.sqlite'}"
+    sp = space.load("dense", shape="16,64,64")
+    out = Studies(db=db, path=folder / "studies.sqlite")
+    runner.run(sp, sampler="random", trials=40, study=out.random, db=db, workers=1, seed=0)
+    runner.run(sp, sampler="tpe", trials=30, study=out.tpe, db=db, workers=1, seed=0)
+    # 2x32x32 needs ~4x pynq-z1's LUTs: every trial is no_fit
+    raw = {"workload": {"kind": "dense", "shape": "16,64,64"},
+           "hardware": {"LOG_BATCH": [1], "LOG_BLOCK_IN": [5], "LOG_BLOCK_OUT": [5],
+                        "LOG_INP_BUFF_SIZE": [14, 15]},
+           "objective": {"kind": "area-latency"}}
+    big = space.from_dict(raw, "nofit.toml")
+    runner.run(big, sampler="random", trials=2, study=out.nofit, db=db, workers=1, seed=0)
+    Store(db).create_or_load_study(out.empty, sp.workload.signature, sp.describe(), "random",
+                                   sp.objective, sp.board, 0)
+    return out

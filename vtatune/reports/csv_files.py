@@ -1,0 +1,74 @@
+"""CSV tables of a report: the front (``front.csv``), every trial (``trials.csv``) and a
+comparison of studies (``compare.csv``). Units are in the column names."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from vtatune.hardware.config import LOG_KEYS
+from vtatune.reports.data import CompareData, DesignPoint
+
+
+def point_columns(points: Sequence[DesignPoint]) -> list[str]:
+    """Columns of a point table: identity, the ten LOG_* parameters, every knob seen, results."""
+    knobs = sorted({k for p in points for k in p.knobs})
+    logic, bram = _kinds(points)
+    return ["trial", "status", "hw_name", *LOG_KEYS, *knobs, "cycles", "latency_ms",
+            "area_mm2", logic, "ff", bram, "dsp", "bound_cycles", "efficiency", "reason"]
+
+
+def point_row(p: DesignPoint, logic: str, bram: str) -> dict[str, Any]:
+    """One point as a row of ``point_columns`` (``logic``/``bram``: their unit columns)."""
+    row: dict[str, Any] = {"trial": p.trial, "status": p.status, "hw_name": p.hw_name,
+                           "cycles": p.cycles, "latency_ms": p.latency_ms,
+                           "area_mm2": p.area_mm2, logic: p.lut, "ff": p.ff, bram: p.bram,
+                           "dsp": p.dsp, "bound_cycles": p.bound_cycles,
+                           "efficiency": p.efficiency, "reason": p.reason}
+    row.update({k: p.hw.get(k) for k in LOG_KEYS})
+    row.update(p.knobs)
+    return row
+
+
+def points_csv(points: Sequence[DesignPoint], knee: DesignPoint | None = None) -> str:
+    """CSV text of ``points``; with ``knee`` a ``knee`` column marks it (1) among them."""
+    columns = point_columns(points)
+    logic, bram = _kinds(points)
+    rows = [point_row(p, logic, bram) for p in points]
+    if knee is not None:
+        columns.insert(1, "knee")
+        for p, row in zip(points, rows, strict=True):
+            row["knee"] = int(p.trial == knee.trial)
+    return _write(columns, rows)
+
+
+def compare_csv(data: CompareData) -> str:
+    """One row per study: trials, feasible, best cycles/ms, front size, hypervolume."""
+    columns = ["study", "sampler", "trials", "feasible", "best_cycles", "best_latency_ms",
+               "front_size", "hypervolume", "ref_area_mm2", "ref_cycles"]
+    ref = data.ref_point or (None, None)
+    rows = [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
+             "feasible": s.n_feasible, "best_cycles": s.best_cycles,
+             "best_latency_ms": None if s.best_cycles is None
+             else s.best_cycles / (data.clock_mhz * 1e3),
+             "front_size": len(s.front), "hypervolume": s.hypervolume,
+             "ref_area_mm2": ref[0], "ref_cycles": ref[1]} for s in data.series]
+    return _write(columns, rows)
+
+
+def _kinds(points: Sequence[DesignPoint]) -> tuple[str, str]:
+    for p in points:
+        if p.lut is not None:
+            return p.logic_kind, p.bram_kind
+    return "lut", "bram36"
+
+
+def _write(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
+    return buf.getvalue()

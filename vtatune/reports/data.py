@@ -1,0 +1,463 @@
+"""What the report plots and tables show, computed from a study's frozen records (no drawing).
+
+Units: ``cycles`` accelerator clock cycles; ``latency_ms`` milliseconds at the board clock;
+``area_mm2`` fabric mm^2 at the area model's node; ``lut``/``bram`` in the board family's logic
+and block-RAM units (LUT or ALM; BRAM36 or M10K). Both objectives are minimized.
+
+The front is ``vtatune show``'s (``cli.show.summarize``): feasible trials only, one point per
+candidate, non-dominated in (area_mm2, cycles). The hypervolume of a set of points is the
+area it dominates inside a fixed reference box, given as a fraction of that box's area
+``ref_area * ref_cycles`` (so 0..1, comparable between studies sharing the reference).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vtatune.search.pareto import hypervolume_2d
+from vtatune.store.records import StudyInfo, TrialRecord
+
+#: Reference point of the hypervolume: this much beyond the worst feasible area and cycles.
+HV_MARGIN = 0.10
+
+#: Hardware parameters whose values are sizes in bytes (shown in KiB).
+_BUFFER_LABELS = {"LOG_INP_BUFF_SIZE": "inp buffer", "LOG_WGT_BUFF_SIZE": "wgt buffer",
+                  "LOG_ACC_BUFF_SIZE": "acc buffer", "LOG_UOP_BUFF_SIZE": "uop buffer"}
+
+
+@dataclass(frozen=True)
+class DesignPoint:
+    """One trial's candidate as the report shows it; numbers a failed evaluation could not
+    measure are None (``cycles``/``latency_ms`` for every infeasible one)."""
+
+    trial: int
+    key: str
+    status: str
+    reason: str
+    hw_name: str
+    hw: dict[str, int]
+    knobs: dict[str, int]
+    cycles: int | None
+    latency_ms: float | None
+    area_mm2: float | None
+    lut: float | None
+    ff: float | None
+    bram: float | None
+    dsp: float | None
+    logic_kind: str
+    bram_kind: str
+    efficiency: float | None
+    bound_cycles: float | None  # the larger physical lower bound (compute or memory)
+    fits: bool | None
+
+    @property
+    def feasible(self) -> bool:
+        return self.status == "ok" and self.cycles is not None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """VTA's default 1x16x16 design on the study's board: its area always, its best
+    latency when the study measured it (``trial`` is that trial)."""
+
+    hw_name: str
+    area_mm2: float
+    lut: float
+    bram: float
+    cycles: int | None = None
+    latency_ms: float | None = None
+    trial: int | None = None
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """Per trial done (``trials`` = 1..N): the fewest cycles so far (None before the first
+    feasible trial) and the hypervolume fraction of everything feasible so far."""
+
+    trials: tuple[int, ...]
+    best_cycles: tuple[int | None, ...]
+    best_latency_ms: tuple[float | None, ...]
+    hypervolume: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ValueStats:
+    """One value of a parameter: how many trials had it, how many were feasible, and the
+    latencies (ms) of the feasible ones."""
+
+    value: int
+    label: str
+    n_trials: int
+    n_feasible: int
+    latencies_ms: tuple[float, ...]
+
+    @property
+    def median_ms(self) -> float | None:
+        xs = sorted(self.latencies_ms)
+        if not xs:
+            return None
+        mid = len(xs) // 2
+        return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+@dataclass(frozen=True)
+class ParamRelation:
+    """How one hardware parameter or schedule knob relates to latency.
+
+    ``importance`` is the correlation ratio eta^2 of log10(latency) over the parameter's
+    values among feasible trials: the share of the variance the values explain (0..1; None
+    with fewer than two feasible trials or no spread).
+    """
+
+    name: str
+    label: str
+    kind: str  # "hardware" | "knob"
+    values: tuple[ValueStats, ...]
+    importance: float | None
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything ``vtatune report`` draws and tabulates for one study."""
+
+    study: str
+    workload: str
+    board: str
+    clock_mhz: float
+    objective: str
+    sampler: str
+    n_trials: int
+    n_feasible: int
+    statuses: dict[str, int]
+    points: tuple[DesignPoint, ...]  # one per candidate (first trial), every status
+    front: tuple[DesignPoint, ...]  # by increasing area
+    knee: DesignPoint | None
+    fastest: DesignPoint | None
+    smallest: DesignPoint | None
+    reference: Reference
+    ref_point: tuple[float, float] | None  # (area_mm2, cycles) of the hypervolume box
+    hypervolume: float
+    convergence: Convergence
+    params: tuple[ParamRelation, ...]
+    board_capacity: dict[str, float] = field(default_factory=dict)
+
+
+# ---- records -> points -----------------------------------------------------------------------
+
+def design_point(t: TrialRecord) -> DesignPoint:
+    """The report's view of one trial."""
+    c = t.candidate
+    res = c.resources or {}
+    logic_kind = str(res.get("logic_kind", "lut"))
+    bram_kind = str(res.get("bram_kind", "bram36"))
+    bounds = [v for v in (c.bounds or {}).values() if isinstance(v, int | float)]
+    return DesignPoint(
+        trial=t.number, key=c.key, status=c.status, reason=c.reason,
+        hw_name=c.hw_name or c.hw_key, hw=dict(c.hw), knobs=dict(c.knobs),
+        cycles=c.cycles, latency_ms=None if c.seconds is None else c.seconds * 1e3,
+        area_mm2=c.area_mm2, lut=_num(res.get(logic_kind)), ff=_num(res.get("ff")),
+        bram=_num(res.get(bram_kind)), dsp=_num(res.get("dsp")), logic_kind=logic_kind,
+        bram_kind=bram_kind, efficiency=c.efficiency,
+        bound_cycles=max(bounds) if bounds else None,
+        fits=res.get("fits") if isinstance(res.get("fits"), bool) else None)
+
+
+def unique_points(trials: Iterable[TrialRecord]) -> list[DesignPoint]:
+    """One point per candidate (its first trial), in trial order."""
+    seen: set[str] = set()
+    out = []
+    for t in trials:
+        if t.candidate.key not in seen:
+            seen.add(t.candidate.key)
+            out.append(design_point(t))
+    return out
+
+
+def front_points(info: StudyInfo, trials: Sequence[TrialRecord]) -> list[DesignPoint]:
+    """The study's Pareto front (area_mm2, cycles), by increasing area: ``show``'s front."""
+    from vtatune.cli.show import summarize
+
+    by_number = {t.number: t for t in trials}
+    rows = summarize(info, list(trials))["pareto"]
+    return [design_point(by_number[r["trial"]]) for r in rows]
+
+
+# ---- front analysis --------------------------------------------------------------------------
+
+def knee(front: Sequence[DesignPoint]) -> DesignPoint | None:
+    """The front's knee: the point farthest from the straight line between the front's two
+    extremes (smallest and fastest), measured in normalized log space — log(area) and
+    log(cycles) each scaled to [0, 1] over the front — on the side of the ideal point.
+
+    Ties, and fronts of one or two points (all at distance 0), go to the smaller design.
+    None for an empty front.
+    """
+    pts = [p for p in front if p.area_mm2 is not None and p.cycles is not None]
+    if not pts:
+        return None
+    pts.sort(key=lambda p: (p.area_mm2, p.cycles, p.trial))
+    xs = _unit_log([p.area_mm2 for p in pts])  # type: ignore[misc]
+    ys = _unit_log([float(p.cycles) for p in pts])  # type: ignore[arg-type]
+    # extremes: (xs[0], ys[0]) the smallest design, (xs[-1], ys[-1]) the fastest
+    best, best_d = pts[0], -math.inf
+    for p, x, y in zip(pts, xs, ys, strict=True):
+        d = _line_distance((xs[0], ys[0]), (xs[-1], ys[-1]), (x, y))
+        if d > best_d + 1e-12:
+            best, best_d = p, d
+    return best
+
+
+def _unit_log(values: Sequence[float]) -> list[float]:
+    logs = [math.log(v) for v in values]
+    lo, hi = min(logs), max(logs)
+    return [0.0 if hi == lo else (v - lo) / (hi - lo) for v in logs]
+
+
+def _line_distance(a: tuple[float, float], b: tuple[float, float], p: tuple[float, float]
+                   ) -> float:
+    """Signed distance of ``p`` from the line a->b; positive towards the origin (the ideal)."""
+    (ax, ay), (bx, by), (px, py) = a, b, p
+    dx, dy = bx - ax, by - ay
+    norm = math.hypot(dx, dy)
+    if norm == 0.0:
+        return 0.0
+    cross = dx * (py - ay) - dy * (px - ax)  # > 0 when p is left of a->b
+    origin_side = dx * (0.0 - ay) - dy * (0.0 - ax)
+    sign = 1.0 if origin_side >= 0 else -1.0
+    return sign * cross / norm
+
+
+def reference_point(points: Iterable[DesignPoint], margin: float = HV_MARGIN
+                    ) -> tuple[float, float] | None:
+    """(area_mm2, cycles) ``margin`` beyond the worst feasible point of ``points``; None if
+    none is feasible. Share one between studies to compare their hypervolumes."""
+    feas = [p for p in points if p.feasible and p.area_mm2 is not None]
+    if not feas:
+        return None
+    return (max(p.area_mm2 for p in feas) * (1 + margin),  # type: ignore[type-var]
+            max(float(p.cycles) for p in feas) * (1 + margin))  # type: ignore[arg-type]
+
+
+def hypervolume(points: Iterable[DesignPoint], ref: tuple[float, float] | None) -> float:
+    """Hypervolume fraction of the feasible ``points`` inside the box [0, ref] (0..1)."""
+    if ref is None:
+        return 0.0
+    xy = [(p.area_mm2, float(p.cycles)) for p in points
+          if p.feasible and p.area_mm2 is not None]
+    return hypervolume_2d(xy, ref) / (ref[0] * ref[1])  # type: ignore[arg-type]
+
+
+def convergence(trials: Sequence[TrialRecord], ref: tuple[float, float] | None,
+                clock_mhz: float) -> Convergence:
+    """Best cycles and hypervolume fraction after each trial (in trial-number order)."""
+    from vtatune.search.pareto import pareto_front
+
+    best: int | None = None
+    front: list[tuple[float, float]] = []
+    hv = 0.0
+    bests: list[int | None] = []
+    hvs: list[float] = []
+    for t in sorted(trials, key=lambda t: t.number):
+        c = t.candidate
+        if c.feasible and c.cycles is not None:
+            best = c.cycles if best is None else min(best, c.cycles)
+            if c.area_mm2 is not None and ref is not None:
+                cand = [*front, (c.area_mm2, float(c.cycles))]
+                front = [cand[i] for i in pareto_front(cand)]
+                hv = hypervolume_2d(front, ref) / (ref[0] * ref[1])
+        bests.append(best)
+        hvs.append(hv)
+    return Convergence(trials=tuple(range(1, len(bests) + 1)), best_cycles=tuple(bests),
+                       best_latency_ms=tuple(None if b is None else cycles_to_ms(b, clock_mhz)
+                                             for b in bests),
+                       hypervolume=tuple(hvs))
+
+
+def cycles_to_ms(cycles: float, clock_mhz: float) -> float:
+    """Milliseconds of ``cycles`` at ``clock_mhz``."""
+    return cycles / (clock_mhz * 1e3)
+
+
+# ---- parameters ------------------------------------------------------------------------------
+
+def param_relations(points: Sequence[DesignPoint], hardware: Sequence[str],
+                    knobs: Sequence[str]) -> list[ParamRelation]:
+    """Latency per value of each hardware parameter (LOG_* key) and knob, most important first
+    (parameters without an importance last, in the order given)."""
+    out = []
+    for kind, names in (("hardware", hardware), ("knob", knobs)):
+        for name in names:
+            groups: dict[int, list[DesignPoint]] = {}
+            for p in points:
+                v = (p.hw if kind == "hardware" else p.knobs).get(name)
+                if v is not None:
+                    groups.setdefault(int(v), []).append(p)
+            if not groups:
+                continue
+            stats = tuple(
+                ValueStats(value=v, label=_value_label(name, v), n_trials=len(g),
+                           n_feasible=sum(p.feasible for p in g),
+                           latencies_ms=tuple(p.latency_ms for p in g  # type: ignore[misc]
+                                              if p.feasible and p.latency_ms is not None))
+                for v, g in sorted(groups.items()))
+            out.append(ParamRelation(name=name, label=_param_label(name), kind=kind,
+                                     values=stats, importance=eta_squared(
+                                         [[math.log10(x) for x in s.latencies_ms]
+                                          for s in stats])))
+    order = {id(r): i for i, r in enumerate(out)}
+    return sorted(out, key=lambda r: (r.importance is None, -(r.importance or 0.0),
+                                      order[id(r)]))
+
+
+def eta_squared(groups: Sequence[Sequence[float]]) -> float | None:
+    """Correlation ratio: between-group sum of squares / total sum of squares."""
+    xs = [x for g in groups for x in g]
+    if len(xs) < 2:
+        return None
+    mean = sum(xs) / len(xs)
+    total = sum((x - mean) ** 2 for x in xs)
+    if total <= 0.0:
+        return None
+    between = sum(len(g) * (sum(g) / len(g) - mean) ** 2 for g in groups if g)
+    return between / total
+
+
+def _param_label(name: str) -> str:
+    if name in _BUFFER_LABELS:
+        return f"{_BUFFER_LABELS[name]} (KiB)"
+    if name.startswith("LOG_"):
+        return name[4:]
+    if name.startswith("tile_"):
+        return f"{name} (tiles)"
+    return name
+
+
+def _value_label(name: str, v: int) -> str:
+    if name in _BUFFER_LABELS:
+        kib = (1 << v) / 1024
+        return f"{kib:g}"
+    if name.startswith("LOG_"):
+        return str(1 << v)
+    return str(v)
+
+
+# ---- the whole report ------------------------------------------------------------------------
+
+def require_feasible(info: StudyInfo, trials: Sequence[TrialRecord]) -> None:
+    """``UserError`` (one line) for a study with no trials or no feasible trial: it has no
+    front to report, compare on its own, or export from."""
+    from vtatune.errors import UserError
+
+    if not trials:
+        raise UserError(f"study '{info.name}' has no trials yet (run `vtatune search ... "
+                        f"--study {info.name}`)")
+    if not any(t.candidate.feasible and t.candidate.cycles is not None for t in trials):
+        statuses = ", ".join(f"{k} {v}" for k, v in
+                             Counter(t.candidate.status for t in trials).most_common())
+        raise UserError(f"study '{info.name}' has no feasible trial, so its front is empty "
+                        f"({len(trials)} trials: {statuses})")
+
+
+def reference_design(board: Any, points: Sequence[DesignPoint]) -> Reference:
+    """VTA's default 1x16x16 on ``board``: its modelled area, and the fewest cycles any of
+    ``points`` measured on that hardware (any knobs)."""
+    from vtatune.area import estimate
+    from vtatune.hardware.config import default
+
+    hw = default()
+    area = estimate(hw, board)
+    mine = [p for p in points if p.feasible and p.hw == hw.log_params()]
+    best = min(mine, key=lambda p: (p.cycles, p.trial), default=None)
+    return Reference(
+        hw_name=f"default {hw.shape_label}", area_mm2=area.area_mm2, lut=area.logic,
+        bram=area.bram, cycles=None if best is None else best.cycles,
+        latency_ms=None if best is None else cycles_to_ms(best.cycles, board.clock_mhz),  # type: ignore[arg-type]
+        trial=None if best is None else best.trial)
+
+
+def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
+    """Compute a study's report data. An empty study or front gives empty fields, no error."""
+    from vtatune.hardware import boards
+
+    board = boards.load(info.board)
+    points = unique_points(trials)
+    front = front_points(info, trials)
+    feas = [p for p in points if p.feasible]
+    ref = reference_point(points)
+    space = info.space or {}
+    hardware = [k for k, v in (space.get("hardware") or {}).items() if len(v) > 1]
+    knobs = list(space.get("knobs") or [])
+    return ReportData(
+        study=info.name, workload=info.workload, board=board.name,
+        clock_mhz=board.clock_mhz, objective=info.objective, sampler=info.sampler,
+        n_trials=len(trials), n_feasible=sum(t.candidate.feasible for t in trials),
+        statuses=dict(Counter(t.candidate.status for t in trials).most_common()),
+        points=tuple(points), front=tuple(front), knee=knee(front),
+        fastest=min(feas, key=lambda p: (p.cycles, p.area_mm2 or 0.0, p.trial), default=None),
+        smallest=front[0] if front else None,
+        reference=reference_design(board, points), ref_point=ref,
+        hypervolume=hypervolume(front, ref),
+        convergence=convergence(trials, ref, board.clock_mhz),
+        params=tuple(param_relations(points, hardware, knobs)),
+        board_capacity={k: float(v) for k, v in board.resources.items()})
+
+
+# ---- comparing studies -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StudySeries:
+    """One study in a comparison: its front and convergence under the shared reference."""
+
+    study: str
+    sampler: str
+    n_trials: int
+    n_feasible: int
+    best_cycles: int | None
+    front: tuple[DesignPoint, ...]
+    points: tuple[DesignPoint, ...]
+    hypervolume: float
+    convergence: Convergence
+
+
+@dataclass(frozen=True)
+class CompareData:
+    """Several studies of one workload on one board, with one hypervolume reference."""
+
+    workload: str
+    board: str
+    clock_mhz: float
+    ref_point: tuple[float, float] | None
+    series: tuple[StudySeries, ...]
+
+
+def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> CompareData:
+    """Fronts, hypervolumes and convergence of ``studies`` against one reference point (the
+    worst feasible area and cycles over all of them, plus ``HV_MARGIN``).
+
+    The studies must share workload and board (the CLI checks this and says which differ).
+    """
+    from vtatune.hardware import boards
+
+    board = boards.load(studies[0][0].board)
+    every = [(info, trials, unique_points(trials)) for info, trials in studies]
+    ref = reference_point([p for _, _, pts in every for p in pts])
+    series = []
+    for info, trials, pts in every:
+        front = front_points(info, trials)
+        feas = [p.cycles for p in pts if p.feasible and p.cycles is not None]
+        series.append(StudySeries(
+            study=info.name, sampler=info.sampler, n_trials=len(trials),
+            n_feasible=sum(t.candidate.feasible for t in trials),
+            best_cycles=min(feas, default=None), front=tuple(front), points=tuple(pts),
+            hypervolume=hypervolume(front, ref),
+            convergence=convergence(trials, ref, board.clock_mhz)))
+    return CompareData(workload=studies[0][0].workload, board=board.name,
+                       clock_mhz=board.clock_mhz, ref_point=ref, series=tuple(series))
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

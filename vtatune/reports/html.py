@@ -1,0 +1,172 @@
+"""One self-contained ``index.html`` per report: figures inlined as base64 PNG, tables sortable
+by a few lines of inline JavaScript, no external asset (it opens offline, from anywhere)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from vtatune.reports.data import CompareData, DesignPoint, ReportData
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
+color:#222;max-width:1500px}
+h1{font-size:1.4em;margin-bottom:.2em}h2{font-size:1.1em;margin-top:1.6em}
+.meta{color:#555;margin:.2em 0}
+img{max-width:100%;border:1px solid #ddd;margin:6px 0}
+table{border-collapse:collapse;font-size:.85em}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;white-space:nowrap}
+td.t,th.t{text-align:left}
+th{background:#f1f1f1;cursor:pointer;user-select:none}
+th:after{content:" \\2195";color:#aaa}
+tr.knee td{background:#fff3c4;font-weight:600}
+tr:hover td{background:#eef5ff}
+code{background:#f5f5f5;padding:1px 4px}
+"""
+
+# Click a header to sort by it; click again to reverse. Cells carry their raw value in data-v.
+_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function(t){
+  t.querySelectorAll("th").forEach(function(th,i){
+    th.addEventListener("click",function(){
+      var body=t.tBodies[0],rows=Array.from(body.rows),asc=th.dataset.asc!=="1";
+      t.querySelectorAll("th").forEach(function(h){delete h.dataset.asc;});
+      th.dataset.asc=asc?"1":"0";
+      rows.sort(function(a,b){
+        var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,nx=parseFloat(x),ny=parseFloat(y);
+        var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:String(x).localeCompare(String(y));
+        return asc?c:-c;});
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+});
+"""
+
+
+def page(title: str, body: str) -> str:
+    """A complete HTML document with the shared style and the table-sorting script."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>\n{body}\n"
+            f"<script>{_SCRIPT}</script></body></html>\n")
+
+
+def image(png: bytes, alt: str) -> str:
+    """An ``<img>`` with the PNG inlined as a data URI."""
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+_TEXT = ' class="t"'
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]],
+          row_classes: Sequence[str] | None = None, text_cols: Sequence[int] = ()) -> str:
+    """A sortable table; each cell shows a formatted value and sorts by its raw one."""
+    head = "".join(f'<th class="t">{escape(c)}</th>' if i in text_cols else
+                   f"<th>{escape(c)}</th>" for i, c in enumerate(columns))
+    lines = []
+    for k, r in enumerate(rows):
+        cls = f' class="{row_classes[k]}"' if row_classes and row_classes[k] else ""
+        cells = "".join(
+            f'<td{_TEXT if i in text_cols else ""} data-v="{escape(_raw(v))}">'
+            f"{escape(_fmt(v))}</td>" for i, v in enumerate(r))
+        lines.append(f"<tr{cls}>{cells}</tr>")
+    return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>\n'
+            + "\n".join(lines) + "\n</tbody></table>")
+
+
+def _raw(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _knobs(p: DesignPoint) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(p.knobs.items()))
+
+
+def front_table(data: ReportData) -> str:
+    """The front: hardware, knobs, cycles, ms, area, resources, efficiency vs the bound."""
+    logic = data.front[0].logic_kind.upper() if data.front else "LUT"
+    bram = data.front[0].bram_kind.upper() if data.front else "BRAM36"
+    cols = ["trial", "hardware", "knobs", "cycles", "latency (ms)", "area (mm²)", logic, "FF",
+            bram, "DSP", "fits", "bound (cycles)", "efficiency (%)"]
+    rows = [[p.trial, p.hw_name, _knobs(p), p.cycles, p.latency_ms, p.area_mm2, p.lut, p.ff,
+             p.bram, p.dsp, p.fits, p.bound_cycles,
+             None if p.efficiency is None else 100 * p.efficiency] for p in data.front]
+    knee = data.knee.trial if data.knee else None
+    return table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
+                 text_cols=(1, 2))
+
+
+def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
+    """``index.html`` of one study's report; ``images`` maps figure names to PNG bytes."""
+    statuses = ", ".join(f"{k} {v}" for k, v in data.statuses.items())
+    ref = data.reference
+    ref_line = (f"{ref.hw_name}: {ref.area_mm2:.3g} mm², best measured "
+                f"{ref.latency_ms:.4g} ms (trial {ref.trial})" if ref.latency_ms is not None
+                else f"{ref.hw_name}: {ref.area_mm2:.3g} mm² (not run in this study)")
+    picks = []
+    for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
+                     ("knee", data.knee)):
+        if p is not None:
+            picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
+                         f"{p.cycles:,} cycles = {p.latency_ms:.4g} ms, "
+                         f"{p.area_mm2:.3g} mm² — <code>vtatune export "
+                         f"{escape(data.study)} --pick {label}</code></li>")
+    hv = ("–" if data.ref_point is None else
+          f"{data.hypervolume:.4f} of the box ({data.ref_point[0]:.4g} mm² × "
+          f"{data.ref_point[1]:,.0f} cycles)")
+    body = [
+        f"<h1>vtatune report: {escape(data.study)}</h1>",
+        f'<p class="meta">{escape(data.workload)} on {escape(data.board)} at '
+        f"{data.clock_mhz:g} MHz · objective {escape(data.objective)} · sampler "
+        f"{escape(data.sampler)}</p>",
+        f'<p class="meta">{data.n_trials} trials, {data.n_feasible} feasible '
+        f"({escape(statuses)}) · front {len(data.front)} points · hypervolume {hv}</p>",
+        f'<p class="meta">reference design: {escape(ref_line)}</p>',
+        "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty: no feasible "
+        "trial.</p>",
+        "<h2>Pareto front (area vs latency; LUT and BRAM vs latency)</h2>",
+        image(images["pareto"], "Pareto front") if "pareto" in images else "",
+        f"<h2>Front table ({len(data.front)} points; knee highlighted; click a column to "
+        "sort)</h2>",
+        front_table(data) if data.front else "<p>empty front</p>",
+        "<p class=\"meta\">efficiency = the larger physical lower bound (compute or memory "
+        "roofline) / cycles. Files: pareto.png, pareto.svg, convergence.png, params.png, "
+        "front.csv, trials.csv.</p>",
+        "<h2>Convergence</h2>",
+        image(images["convergence"], "convergence") if "convergence" in images else "",
+        "<h2>Parameters and latency</h2>",
+        image(images["params"], "parameters") if "params" in images else "",
+    ]
+    return page(f"vtatune report: {data.study}", "\n".join(body))
+
+
+def compare_page(data: CompareData, png: bytes) -> str:
+    """``index.html`` of a comparison: the figure and one sortable row per study."""
+    cols = ["study", "sampler", "trials", "feasible", "best cycles", "best (ms)", "front size",
+            "hypervolume"]
+    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible, s.best_cycles,
+             None if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3),
+             len(s.front), s.hypervolume] for s in data.series]
+    ref = ("–" if data.ref_point is None else
+           f"{data.ref_point[0]:.4g} mm² × {data.ref_point[1]:,.0f} cycles")
+    body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
+            f'<p class="meta">{escape(data.workload)} on {escape(data.board)} at '
+            f"{data.clock_mhz:g} MHz · hypervolume as a fraction of the shared reference box "
+            f"{escape(ref)}</p>",
+            image(png, "comparison"), table(cols, rows, text_cols=(0, 1))]
+    return page("vtatune compare", "\n".join(body))

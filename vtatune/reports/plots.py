@@ -1,0 +1,391 @@
+"""Figures of a report, drawn from ``data``'s records only (no computation of their own).
+
+Every function returns a matplotlib ``Figure`` built on the non-interactive Agg canvas; nothing
+is shown. Conventions: latency in ms at the board clock, area in mm^2; feasible points solid,
+infeasible ones faint in a side strip (they have no latency); the front is a step line; VTA's
+default 1x16x16 is a black star (or a dotted line at its area when the study did not run it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from vtatune.reports.data import CompareData, DesignPoint, ReportData
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: A log axis when the values span more than this factor.
+LOG_SPAN = 8.0
+
+#: Faint markers of the infeasible statuses in the side strip.
+_STATUS_COLORS = {"no_fit": "tab:red", "invalid": "tab:orange", "failed": "tab:purple",
+                  "timeout": "tab:brown", "hw_invalid": "tab:gray"}
+FEASIBLE_COLOR = "tab:blue"
+_UNITS = {"area_mm2": "area", "lut": "logic count", "bram": "block count"}
+FRONT_COLOR = "tab:red"
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    # A bare Figure draws on the Agg canvas when saved: no pyplot, no global state, no GUI.
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _log_if_spread(ax: Axes, axis: str, values: Sequence[float]) -> None:
+    """A log axis labelled with plain numbers (1, 2, 5 per decade) when values spread wide."""
+
+    vals = [v for v in values if v is not None and v > 0]
+    if vals and max(vals) / min(vals) > LOG_SPAN:
+        _log_axis(ax, axis)
+
+
+def _log_axis(ax: Axes, axis: str) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(_plain))
+    target.set_minor_formatter(NullFormatter())
+
+
+def _plain(v: float, _pos: int | None = None) -> str:
+    if v >= 1e4:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def _thousands(ax: Axes) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+
+
+def _step_front(ax: Axes, xs: Sequence[float], ys: Sequence[float], **kw: Any) -> None:
+    """The front as a staircase: sorted by latency, each point's area holds until the next."""
+    pairs = sorted(zip(xs, ys, strict=True))
+    if not pairs:
+        return
+    sx = [p[0] for p in pairs]
+    sy = [p[1] for p in pairs]
+    ax.step(sx, sy, where="post", **kw)
+
+
+# ---- pareto.png ------------------------------------------------------------------------------
+
+def pareto_figure(data: ReportData) -> Figure:
+    """Area vs latency (top) and LUT and BRAM vs latency (bottom), with the board's capacity."""
+    fig = _figure(13.0, 9.5)
+    grid = fig.add_gridspec(2, 4, width_ratios=[6, 1, 6, 1], height_ratios=[1.25, 1])
+    main = fig.add_subplot(grid[0, 0:3])
+    main_strip = fig.add_subplot(grid[0, 3], sharey=main)
+    lut = fig.add_subplot(grid[1, 0])
+    lut_strip = fig.add_subplot(grid[1, 1], sharey=lut)
+    bram = fig.add_subplot(grid[1, 2])
+    bram_strip = fig.add_subplot(grid[1, 3], sharey=bram)
+    fig.suptitle(f"{data.study}: area vs latency — {data.workload} on {data.board} "
+                 f"@ {data.clock_mhz:g} MHz ({data.n_feasible} of {data.n_trials} trials "
+                 "feasible)", fontsize=12)
+    kinds = _kinds(data.points)
+    views = [(main, main_strip, "area_mm2", "area (mm²)", "Area vs latency"),
+             (lut, lut_strip, "lut", f"{kinds[0].upper()} (count)",
+              f"{kinds[0].upper()} vs latency"),
+             (bram, bram_strip, "bram", f"{kinds[1].upper()} (blocks)",
+              f"{kinds[1].upper()} vs latency")]
+    for ax, strip, attr, ylabel, title in views:
+        _pareto_view(ax, data, attr, ylabel, title, main=ax is main)
+        _infeasible_strip(strip, data.points, attr, ax.get_ylim())
+        if attr != "area_mm2":
+            _thousands(ax)
+    cap = data.board_capacity
+    for ax, kind in ((lut, kinds[0]), (bram, kinds[1])):
+        if kind in cap:
+            ax.axhline(cap[kind], color="black", lw=1, ls="--")
+            ax.annotate(f"{data.board}: {cap[kind]:,.0f} {kind.upper()}", (0.01, cap[kind]),
+                        xycoords=("axes fraction", "data"), va="bottom", fontsize=8)
+    return fig
+
+
+def _kinds(points: Sequence[DesignPoint]) -> tuple[str, str]:
+    for p in points:
+        if p.lut is not None:
+            return p.logic_kind, p.bram_kind
+    return "lut", "bram36"
+
+
+def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
+                 main: bool) -> None:
+    feas = [p for p in data.points if p.feasible and getattr(p, attr) is not None]
+    ax.set_title(title, fontsize=11, loc="left")
+    ax.set_xlabel(f"latency (ms at {data.clock_mhz:g} MHz)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.25)
+    if not feas:
+        ax.text(0.5, 0.5, "no feasible trial: the front is empty", transform=ax.transAxes,
+                ha="center", va="center", fontsize=11, color="dimgray")
+        return
+    xs = [p.latency_ms for p in feas]
+    ys = [getattr(p, attr) for p in feas]
+    ax.scatter(xs, ys, s=16, color=FEASIBLE_COLOR, alpha=0.85, lw=0,
+               label=f"feasible ({len(feas)})", zorder=2)
+    front = [p for p in data.front if getattr(p, attr) is not None]
+    fx = [p.latency_ms for p in front]
+    fy = [getattr(p, attr) for p in front]
+    _step_front(ax, fx, fy, color=FRONT_COLOR, lw=1.6, zorder=3,
+                label=f"Pareto front, area vs latency ({len(front)})")
+    ax.scatter(fx, fy, s=34, color=FRONT_COLOR, edgecolor="black", lw=0.6, zorder=4)
+    ref = data.reference
+    ref_y = {"area_mm2": ref.area_mm2, "lut": ref.lut, "bram": ref.bram}[attr]
+    all_x = [*xs]
+    if ref.latency_ms is not None:
+        ax.scatter([ref.latency_ms], [ref_y], marker="*", s=220, color="black", zorder=5,
+                   label=f"VTA {ref.hw_name} (trial {ref.trial})")
+        all_x.append(ref.latency_ms)
+    else:
+        ax.axhline(ref_y, color="black", lw=1, ls=":", zorder=1,
+                   label=f"VTA {ref.hw_name} (area only; not in the study)")
+    # the feasible designs and the reference set the scale; taller infeasible ones are
+    # clipped to the top of their strip
+    kind = {"lut": feas[0].logic_kind, "bram": feas[0].bram_kind}.get(attr, "")
+    top = max([*ys, ref_y, data.board_capacity.get(kind, 0.0)])
+    ax.set_ylim(0, top * 1.12)
+    _log_if_spread(ax, "x", all_x)
+    if data.knee is not None and getattr(data.knee, attr) is not None:
+        k = data.knee
+        ax.scatter([k.latency_ms], [getattr(k, attr)], s=140, facecolor="none",
+                   edgecolor="black", lw=1.5, zorder=6,
+                   label=f"knee: trial {k.trial}" if main else None)
+        text = (f"knee: trial {k.trial}\n{k.hw_name}\n{k.latency_ms:.3g} ms, "
+                f"{k.area_mm2:.3g} mm²") if main else "knee"
+        ax.annotate(text, (k.latency_ms, getattr(k, attr)), xytext=(18, 22),
+                    textcoords="offset points", fontsize=8,
+                    arrowprops={"arrowstyle": "->", "lw": 0.8},
+                    bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85})
+    if main:
+        ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+
+
+def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
+                      ylim: tuple[float, float]) -> None:
+    """Infeasible candidates (no latency), faint, one column per status; those above the
+    main view's range sit on the top edge as triangles, counted in the column label."""
+    import numpy as np
+
+    bad = [p for p in points if not p.feasible and getattr(p, attr) is not None]
+    order = list(_STATUS_COLORS)
+    statuses = sorted({p.status for p in bad},
+                      key=lambda s: order.index(s) if s in order else len(order))
+    rng = np.random.default_rng(0)  # jitter only; fixed so the figure is reproducible
+    top = ylim[1]
+    labels = []
+    for i, st in enumerate(statuses):
+        ys = [getattr(p, attr) for p in bad if p.status == st]
+        inside = [y for y in ys if y <= top]
+        above = len(ys) - len(inside)
+        color = _STATUS_COLORS.get(st, "gray")
+        ax.scatter(i + rng.uniform(-0.25, 0.25, len(inside)), inside, s=12, alpha=0.3, lw=0,
+                   color=color)
+        if above:
+            ax.scatter(i + rng.uniform(-0.25, 0.25, above), [top * 0.985] * above, s=18,
+                       marker="^", alpha=0.3, lw=0, color=color, clip_on=False)
+        labels.append(f"{st}\n{len(ys)}" + (f"\n({above} above)" if above else ""))
+    unplaced = sum(1 for p in points if not p.feasible and getattr(p, attr) is None)
+    if unplaced:  # impossible hardware has no area model either
+        ax.text(0.5, 0.02, f"+{unplaced} without\n{_UNITS.get(attr, attr)}",
+                transform=ax.transAxes, ha="center", va="bottom", fontsize=7, color="dimgray")
+    ax.set_xticks(range(len(statuses)))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xlim(-0.6, max(len(statuses), 1) - 0.4)
+    ax.set_ylim(*ylim)
+    ax.set_title("infeasible\n(no latency)", fontsize=8)
+    ax.tick_params(axis="y", labelleft=False)
+    ax.grid(True, axis="y", alpha=0.25)
+
+
+# ---- convergence.png -------------------------------------------------------------------------
+
+def convergence_figure(data: ReportData) -> Figure:
+    """Best latency so far (with every feasible trial faint) and hypervolume vs trial."""
+    fig = _figure(12.0, 4.6)
+    lat, hv = fig.subplots(1, 2)
+    conv = data.convergence
+    fig.suptitle(f"{data.study}: convergence ({data.sampler}, {data.n_trials} trials)",
+                 fontsize=12)
+    feas = [p for p in data.points if p.feasible]
+    lat.scatter([p.trial + 1 for p in feas], [p.latency_ms for p in feas], s=10, alpha=0.3,
+                color=FEASIBLE_COLOR, lw=0, label="feasible trial")
+    xs = [x for x, b in zip(conv.trials, conv.best_latency_ms, strict=True) if b is not None]
+    ys = [b for b in conv.best_latency_ms if b is not None]
+    if xs:
+        lat.step([*xs, conv.trials[-1]], [*ys, ys[-1]], where="post", color=FRONT_COLOR,
+                 lw=1.8, label=f"best so far ({ys[-1]:.3g} ms)")
+        _log_if_spread(lat, "y", [p.latency_ms for p in feas])  # type: ignore[misc]
+    else:
+        lat.text(0.5, 0.5, "no feasible trial yet", transform=lat.transAxes, ha="center")
+    lat.set_title("Best latency", loc="left", fontsize=11)
+    lat.set_xlabel("trials done")
+    lat.set_ylabel(f"latency (ms at {data.clock_mhz:g} MHz)")
+    lat.grid(True, which="both", alpha=0.25)
+    lat.legend(fontsize=8)
+    hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
+            label=f"final {data.hypervolume:.3f}")
+    hv.set_title("Hypervolume of the front (area × cycles)", loc="left", fontsize=11)
+    hv.set_xlabel("trials done")
+    ref = data.ref_point
+    hv.set_ylabel("fraction of the reference box")
+    if ref is not None:
+        hv.text(0.98, 0.04, f"reference: {ref[0]:.3g} mm², {ref[1]:,.0f} cycles",
+                transform=hv.transAxes, ha="right", fontsize=8, color="dimgray")
+    hv.set_ylim(0, max(1e-3, max(conv.hypervolume, default=0.0)) * 1.1)
+    hv.grid(True, alpha=0.25)
+    hv.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+# ---- params.png ------------------------------------------------------------------------------
+
+def params_figure(data: ReportData) -> Figure:
+    """Importance (eta^2) of every parameter, then latency per value of each, most important
+    first: feasible trials as dots, the median as a bar, trials and feasible share below."""
+    import numpy as np
+
+    rels = list(data.params)
+    n = len(rels) + 1
+    cols = min(4, n)
+    rows = -(-n // cols)
+    fig = _figure(3.6 * cols, 3.1 * rows)
+    axes = np.atleast_1d(fig.subplots(rows, cols)).ravel()
+    fig.suptitle(f"{data.study}: latency (ms at {data.clock_mhz:g} MHz) by hardware parameter "
+                 "and schedule knob — dots: feasible trials, bar: median, below each value: "
+                 "feasible / all trials", fontsize=11)
+    imp = axes[0]
+    named = [r for r in rels if r.importance is not None][::-1]
+    imp.barh([r.label for r in named], [r.importance for r in named],
+             color=["tab:blue" if r.kind == "hardware" else "tab:orange" for r in named])
+    imp.set_xlim(0, 1)
+    n_feas = sum(p.feasible for p in data.points)
+    imp.set_title(f"Importance: η² of log latency ({n_feas} feasible)", loc="left",
+                  fontsize=10)
+    imp.set_xlabel("share of variance explained (blue: hardware, orange: knob)", fontsize=7)
+    imp.tick_params(labelsize=8)
+    if not named:
+        imp.text(0.5, 0.5, "too few feasible trials", ha="center", transform=imp.transAxes)
+    rng = np.random.default_rng(0)
+    every = [x for r in rels for v in r.values for x in v.latencies_ms]
+    for ax, rel in zip(axes[1:], rels, strict=False):
+        lat_all: list[float] = []
+        for i, v in enumerate(rel.values):
+            ys = list(v.latencies_ms)
+            lat_all += ys
+            ax.scatter(i + rng.uniform(-0.18, 0.18, len(ys)), ys, s=9, alpha=0.55, lw=0,
+                       color="tab:blue" if rel.kind == "hardware" else "tab:orange")
+            if v.median_ms is not None:
+                ax.hlines(v.median_ms, i - 0.3, i + 0.3, color="black", lw=1.6)
+        ax.set_xticks(range(len(rel.values)))
+        ax.set_xticklabels([f"{v.label}\n{v.n_feasible}/{v.n_trials}" for v in rel.values],
+                           fontsize=7)
+        imp_txt = "" if rel.importance is None else f"  η²={rel.importance:.2f}"
+        ax.set_title(f"{rel.label}{imp_txt}", loc="left", fontsize=10)
+        ax.set_ylabel("latency (ms)", fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(True, axis="y", which="both", alpha=0.25)
+        ax.set_xlim(-0.6, len(rel.values) - 0.4)
+        _log_if_spread(ax, "y", every)  # one latency scale for every panel
+        if every:
+            lo, hi = min(every), max(every)
+            pad = (hi / lo) ** 0.06 if ax.get_yscale() == "log" else None
+            ax.set_ylim(*((lo / pad, hi * pad) if pad else (0, hi * 1.08)))
+        if not lat_all:
+            ax.text(0.5, 0.5, "no feasible trial", ha="center", transform=ax.transAxes,
+                    fontsize=8, color="dimgray")
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig
+
+
+# ---- compare.png -----------------------------------------------------------------------------
+
+def compare_figure(data: CompareData) -> Figure:
+    """Fronts of several studies overlaid, best latency and hypervolume vs trial."""
+    fig = _figure(16.0, 5.2)
+    fr, lat, hv = fig.subplots(1, 3, width_ratios=[1.25, 1, 1])
+    fig.suptitle(f"{data.workload} on {data.board} @ {data.clock_mhz:g} MHz: "
+                 f"{len(data.series)} studies", fontsize=12)
+    colors = [f"C{i % 10}" for i in range(len(data.series))]
+    all_x: list[float] = []
+    all_y: list[float] = []
+    for s, color in zip(data.series, colors, strict=True):
+        feas = [p for p in s.points if p.feasible and p.area_mm2 is not None]
+        fr.scatter([p.latency_ms for p in feas], [p.area_mm2 for p in feas], s=8, alpha=0.2,
+                   color=color, lw=0)
+        fx = [p.latency_ms for p in s.front]
+        fy = [p.area_mm2 for p in s.front]
+        label = f"{s.study}: HV {s.hypervolume:.3f}, {len(s.front)} on front"
+        if s.front:
+            # the staircase runs on to the slowest feasible point of any study, so a front of
+            # one point still shows the region it dominates
+            right = max(p.latency_ms for t in data.series for p in t.points  # type: ignore[type-var]
+                        if p.feasible)
+            _step_front(fr, [*fx, right], [*fy, min(fy)], color=color, lw=1.8,  # type: ignore[list-item]
+                        label=label)
+            fr.scatter(fx, fy, s=26, color=color, edgecolor="black", lw=0.5, zorder=4)
+        else:
+            fr.plot([], [], color=color, label=f"{s.study}: no feasible trial (empty front)")
+        all_x += [p.latency_ms for p in feas]  # type: ignore[misc]
+        all_y += [p.area_mm2 for p in feas]  # type: ignore[misc]
+        conv = s.convergence
+        pts = [(x, b) for x, b in zip(conv.trials, conv.best_latency_ms, strict=True)
+               if b is not None]
+        if pts:
+            lat.step([p[0] for p in pts] + [conv.trials[-1]],
+                     [p[1] for p in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
+                     label=f"{s.study} ({pts[-1][1]:.3g} ms)")
+        hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
+                label=f"{s.study} ({s.hypervolume:.3f})")
+    _log_if_spread(fr, "x", all_x)
+    _log_if_spread(fr, "y", all_y)
+    fr.set_title("Pareto fronts (faint: feasible trials)", loc="left", fontsize=11)
+    fr.set_xlabel(f"latency (ms at {data.clock_mhz:g} MHz)")
+    fr.set_ylabel("area (mm²)")
+    fr.legend(fontsize=8, loc="upper right")
+    lat.set_title("Best latency so far", loc="left", fontsize=11)
+    lat.set_xlabel("trials done")
+    lat.set_ylabel("latency (ms)")
+    _log_axis(lat, "y")
+    hv.set_title("Hypervolume (shared reference)", loc="left", fontsize=11)
+    hv.set_xlabel("trials done")
+    hv.set_ylabel("fraction of the reference box")
+    top = max((max(s.convergence.hypervolume, default=0.0) for s in data.series), default=0.0)
+    hv.set_ylim(0, max(top, 1e-3) * 1.1)
+    if data.ref_point is not None:
+        hv.text(0.98, 0.04, f"reference: {data.ref_point[0]:.3g} mm², "
+                f"{data.ref_point[1]:,.0f} cycles", transform=hv.transAxes, ha="right",
+                fontsize=8, color="dimgray")
+    for ax in (fr, lat, hv):
+        ax.grid(True, which="both", alpha=0.25)
+    for ax in (lat, hv):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    return fig
+
+
+def to_bytes(fig: Figure, fmt: str = "png", dpi: int = 110) -> bytes:
+    """The figure encoded as ``png`` or ``svg``."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
+    return buf.getvalue()
+
+
+def _metadata(fmt: str) -> dict[str, Any]:
+    # No creation date or version stamps in the files.
+    if fmt == "svg":
+        return {"Date": None, "Creator": None}
+    if fmt == "png":
+        return {"Software": None}
+    return {}
