@@ -1,0 +1,137 @@
+"""Bundles: export -> verify round-trips; tampering, bad picks and broken bundles are caught."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from vtatune.errors import UserError
+from vtatune.export import BUNDLE_FILES, pick_trial, read_manifest, verify_bundle, write_bundle
+from vtatune.store import Store
+
+
+@pytest.fixture(scope="module")
+def bundle(studies, tmp_path_factory):
+    store = Store(studies.db)
+    info, trials = store.study(studies.tpe), store.trials(studies.tpe)
+    folder = tmp_path_factory.mktemp("bundle")
+    return write_bundle(info, trials, "knee", folder, db=studies.db), trials
+
+
+def _copy(bundle, tmp_path):
+    dst = tmp_path / "b"
+    shutil.copytree(bundle[0].folder, dst)
+    return dst
+
+
+def test_bundle_files_and_manifest(bundle, studies) -> None:
+    from vtatune.hardware import config
+
+    res, trials = bundle
+    trial = next(t for t in trials if t.number == res.trial)
+    manifest = read_manifest(res.folder)
+    for name in BUNDLE_FILES:
+        data = (res.folder / name).read_bytes()
+        assert manifest["files"][name] == {"sha256": hashlib.sha256(data).hexdigest(),
+                                           "bytes": len(data)}
+    assert manifest["source"]["study"] == studies.tpe
+    assert manifest["source"]["trial"] == res.trial and manifest["source"]["pick"] == "knee"
+    assert set(manifest["versions"]) >= {"vtatune", "tvm", "python"}
+    hw = config.load(res.folder / "vta_config.json")  # VTA's own format, validated
+    assert hw.log_params() == trial.candidate.hw
+    raw = json.loads((res.folder / "vta_config.json").read_text())
+    assert set(raw) == {"TARGET", "HW_VER", *trial.candidate.hw} and raw["TARGET"] == "pynq"
+    sched = json.loads((res.folder / "schedule.json").read_text())
+    (sig, entry), = sched["workloads"].items()
+    assert sig == trial.candidate.workload and entry["knobs"] == trial.candidate.knobs
+    assert entry["cycles"] == trial.candidate.cycles == res.cycles
+    res_json = json.loads((res.folder / "resources.json").read_text())
+    assert res_json["area_mm2"] == trial.candidate.area_mm2 and res_json["fits"] is True
+
+
+def test_export_then_verify_passes_every_check(bundle) -> None:
+    report = verify_bundle(bundle[0].folder)
+    assert report.ok, report.failed
+    assert [c.name for c in report.checks if c.status == "pass"] == [
+        "checksums", "vta_config", "schedule", "program.bin", "rebuild", "cycles", "functional",
+        "resources"]
+
+
+def test_a_tampered_file_fails_its_checksum(bundle, tmp_path) -> None:
+    folder = _copy(bundle, tmp_path)
+    data = bytearray((folder / "program.bin").read_bytes())
+    data[-1] ^= 0xFF  # the last micro-op word
+    (folder / "program.bin").write_bytes(bytes(data))
+    report = verify_bundle(folder, functional=False)
+    status = {c.name: c.status for c in report.checks}
+    assert not report.ok and status["checksums"] == "FAIL" and status["rebuild"] == "FAIL"
+    assert "program.bin" in next(c.detail for c in report.checks if c.name == "checksums")
+
+
+def test_changed_cycles_fail_even_with_fixed_checksums(bundle, tmp_path) -> None:
+    folder = _copy(bundle, tmp_path)
+    path = folder / "schedule.json"
+    doc = json.loads(path.read_text())
+    (entry,) = doc["workloads"].values()
+    entry["cycles"] -= 1
+    path.write_text(json.dumps(doc))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    data = path.read_bytes()
+    manifest["files"]["schedule.json"] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                          "bytes": len(data)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    report = verify_bundle(folder, functional=False)
+    assert [c.name for c in report.failed] == ["cycles"]
+
+
+def test_an_invalid_vta_config_fails_and_skips_what_needs_it(bundle, tmp_path) -> None:
+    folder = _copy(bundle, tmp_path)
+    (folder / "vta_config.json").write_text('{"LOG_BLOCK_IN": 99}')
+    report = verify_bundle(folder)
+    status = {c.name: c.status for c in report.checks}
+    assert status["checksums"] == status["vta_config"] == "FAIL"
+    assert {status[n] for n in ("schedule", "program.bin", "rebuild", "cycles", "resources")} \
+        == {"skip"}
+
+
+def test_broken_bundles_are_bad_input(bundle, tmp_path) -> None:
+    with pytest.raises(UserError, match="no such bundle"):
+        read_manifest(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="no manifest.json"):
+        read_manifest(tmp_path / "empty")
+    folder = _copy(bundle, tmp_path)
+    (folder / "program.bin").unlink()
+    with pytest.raises(UserError, match="missing program.bin"):
+        read_manifest(folder)
+    (folder / "manifest.json").write_text("{not json")
+    with pytest.raises(UserError, match="unreadable manifest"):
+        read_manifest(folder)
+    (folder / "manifest.json").write_text('{"format": "other"}')
+    with pytest.raises(UserError, match="not a vtatune bundle"):
+        read_manifest(folder)
+
+
+def test_picks(studies) -> None:
+    store = Store(studies.db)
+    info, trials = store.study(studies.tpe), store.trials(studies.tpe)
+    feas = [t for t in trials if t.candidate.feasible]
+    fastest = pick_trial(info, trials, "fastest")
+    assert fastest.candidate.cycles == min(t.candidate.cycles for t in feas)
+    smallest = pick_trial(info, trials, "smallest")
+    least = min(t.candidate.area_mm2 for t in feas)
+    assert smallest.candidate.area_mm2 == least
+    assert smallest.candidate.cycles == min(t.candidate.cycles for t in feas
+                                            if t.candidate.area_mm2 == least)
+    assert pick_trial(info, trials, str(feas[0].number)) == feas[0]
+    bad = next(t for t in trials if not t.candidate.feasible)
+    for pick, message in [("9999", "no trial 9999"), ("banana", "--pick must be one of"),
+                          (str(bad.number), "only feasible trials")]:
+        with pytest.raises(UserError, match=message):
+            pick_trial(info, trials, pick)
+    for name, message in [(studies.nofit, "no feasible trial"), (studies.empty, "no trials")]:
+        with pytest.raises(UserError, match=message):
+            pick_trial(store.study(name), store.trials(name), "knee")

@@ -1,0 +1,227 @@
+"""A deployment bundle: one stored design, rebuilt and written as files a VTA flow can use.
+
+Files (``BUNDLE_FILES``, then ``MANIFEST``):
+
+- ``vta_config.json``: VTA's own keys (TARGET = the board's VTA target, HW_VER, the ten LOG_*);
+- ``schedule.json``: per workload signature, the workload's shape, the schedule knobs, the
+  epilogue shift, and the cycles measured by the timing simulator on the board;
+- ``program.bin``: the VTA program (instructions and micro-op image, ``Program.to_bytes``);
+- ``resources.json``: the area model's resources, fabric area (mm^2) and board fit;
+- ``manifest.json``: format, versions (vtatune, tvm, tvm-ffi, numpy, python), sha256 and size
+  of every other file, and the source (study, trial, pick, database, candidate key).
+
+The design is recompiled from the stored hardware and knobs (the store keeps no programs), so
+the bundle is exactly what ``verify-export`` rebuilds from the bundle's own files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vtatune.errors import UserError
+from vtatune.store.records import StudyInfo, TrialRecord
+from vtatune.workloads.base import DEFAULT_SHIFT
+
+if TYPE_CHECKING:
+    from vtatune.hardware.boards import Board
+    from vtatune.hardware.config import HwConfig
+    from vtatune.program.program import Program
+    from vtatune.simulator.timing import TimingResult
+    from vtatune.workloads.base import Workload
+
+BUNDLE_FORMAT = "vtatune-bundle/1"
+SCHEDULE_FORMAT = "vtatune-schedule/1"
+VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES, MANIFEST = (
+    "vta_config.json", "schedule.json", "program.bin", "resources.json", "manifest.json")
+#: Files whose checksums the manifest holds, in the order they are written.
+BUNDLE_FILES = (VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES)
+#: Named picks of ``--pick`` (otherwise a trial number).
+PICKS = ("fastest", "smallest", "knee")
+#: Distributions whose versions the manifest records.
+VERSIONED = {"vtatune": "vtatune", "tvm": "apache-tvm", "tvm_ffi": "apache-tvm-ffi",
+             "numpy": "numpy"}
+
+
+@dataclass(frozen=True)
+class Built:
+    """One candidate compiled, assembled and timed."""
+
+    workload: Workload
+    hw: HwConfig
+    knobs: dict[str, int]
+    shift: int
+    program: Program
+    program_bytes: bytes
+    timing: TimingResult
+
+
+@dataclass(frozen=True)
+class BundleResult:
+    """What ``write_bundle`` wrote: the folder, the trial, the files and the rebuilt cycles
+    (``stored_cycles`` is what the study measured; they differ only if the compiler or the
+    simulator changed since)."""
+
+    folder: Path
+    study: str
+    trial: int
+    pick: str
+    hw_name: str
+    knobs: dict[str, int]
+    cycles: int
+    stored_cycles: int
+    seconds: float
+    area_mm2: float
+    files: dict[str, Path]
+
+
+def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> TrialRecord:
+    """The trial ``pick`` names: ``fastest`` (fewest cycles), ``smallest`` (least area, then
+    fewest cycles), ``knee`` (of the front, see ``reports.data.knee``) or a trial number.
+    ``UserError`` for an unknown or infeasible trial, an empty study or an empty front."""
+    from vtatune.reports.data import front_points, knee, require_feasible
+
+    require_feasible(info, trials)
+    by_number = {t.number: t for t in trials}
+    if pick in PICKS:
+        feasible = [t for t in trials if t.candidate.feasible and t.candidate.cycles is not None]
+        if pick == "fastest":
+            return min(feasible, key=lambda t: (t.candidate.cycles, t.candidate.area_mm2 or 0.0,
+                                                t.number))
+        front = front_points(info, trials)
+        chosen = front[0] if pick == "smallest" else knee(front)
+        if chosen is None:
+            raise UserError(f"study '{info.name}' has no front with areas to pick the {pick} "
+                            "from")
+        return by_number[chosen.trial]
+    try:
+        number = int(pick)
+    except ValueError:
+        raise UserError(f"--pick must be one of {', '.join(PICKS)} or a trial number, not "
+                        f"{pick!r}") from None
+    if number not in by_number:
+        raise UserError(f"study '{info.name}' has no trial {number} (trials "
+                        f"{min(by_number)}..{max(by_number)})")
+    t = by_number[number]
+    if not t.candidate.feasible:
+        raise UserError(f"trial {number} of '{info.name}' is {t.candidate.status} "
+                        f"({t.candidate.reason}): only feasible trials can be exported")
+    return t
+
+
+def build(wl: Workload, hw: HwConfig, knobs: dict[str, int], board: Board,
+          shift: int = DEFAULT_SHIFT) -> Built:
+    """Compile, assemble and time one candidate. ``UserError`` if it no longer compiles."""
+    from vtatune.compiler import compile_candidate
+    from vtatune.runtime.build import build_program
+    from vtatune.simulator import simulate
+
+    res = compile_candidate(wl, hw, dict(knobs), shift=shift)
+    if not res.ok:
+        raise UserError(f"{wl.signature} with {knobs} on {hw.name or hw.shape_label} is "
+                        f"{res.status}: {res.reason}")
+    program = build_program(res, wl, hw)
+    return Built(workload=wl, hw=hw, knobs=dict(knobs), shift=shift, program=program,
+                 program_bytes=program.to_bytes(), timing=simulate(program, board))
+
+
+def hw_of(record_hw: dict[str, int], board: Board, name: str = "") -> HwConfig:
+    """The stored LOG_* parameters as a validated HwConfig targeting ``board``'s VTA target."""
+    from vtatune.hardware.config import TARGETS, HwConfig, validate
+
+    target = board.vta_target if board.vta_target in TARGETS else "sim"
+    hw = HwConfig(**{k.lower(): int(v) for k, v in record_hw.items()}, target=target, name=name)
+    return validate(hw, f"hardware of {name or 'the trial'}")
+
+
+def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out: Path,
+                 db: str = "") -> BundleResult:
+    """Rebuild the picked trial and write the bundle into ``out`` (created; the bundle's files
+    are replaced, other files left alone)."""
+    from vtatune.area import estimate, fit
+    from vtatune.hardware import boards
+    from vtatune.workloads import from_signature
+
+    trial = pick_trial(info, trials, pick)
+    rec = trial.candidate
+    board = boards.load(info.board)
+    wl = from_signature(rec.workload)
+    hw = hw_of(rec.hw, board, rec.hw_name)
+    built = build(wl, hw, rec.knobs, board)
+    area = estimate(hw, board)
+    fitted = fit(area, board)
+
+    contents: dict[str, bytes] = {
+        VTA_CONFIG: _json(hw.to_vta_json()),
+        SCHEDULE: _json(schedule_json(built, board)),
+        PROGRAM: built.program_bytes,
+        RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+    }
+    manifest = {
+        "format": BUNDLE_FORMAT,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "versions": versions(),
+        "source": {"study": info.name, "trial": trial.number, "pick": pick, "db": db,
+                   "candidate_key": rec.key, "sampler": trial.sampler,
+                   "objective": info.objective, "stored_cycles": rec.cycles},
+        "workload": wl.signature, "board": board.name, "hw_name": rec.hw_name,
+        "cycles": built.timing.cycles,
+        "files": {name: {"sha256": sha256(data), "bytes": len(data)}
+                  for name, data in contents.items()},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
+        (out / name).write_bytes(data)
+        files[name] = out / name
+    return BundleResult(folder=out, study=info.name, trial=trial.number, pick=pick,
+                        hw_name=rec.hw_name, knobs=dict(rec.knobs),
+                        cycles=built.timing.cycles, stored_cycles=int(rec.cycles or 0),
+                        seconds=built.timing.seconds, area_mm2=area.area_mm2, files=files)
+
+
+def schedule_json(built: Built, board: Board) -> dict[str, Any]:
+    """``schedule.json``: per workload signature its shape, knobs, epilogue and cycles."""
+    wl = built.workload
+    return {
+        "format": SCHEDULE_FORMAT,
+        "board": board.name,
+        "clock_mhz": board.clock_mhz,
+        "workloads": {wl.signature: {
+            "workload": wl.describe(),
+            "knobs": dict(sorted(built.knobs.items())),
+            "epilogue": {"shift": built.shift, "clip": [0, 127]},
+            "cycles": built.timing.cycles,
+            "latency_ms": round(built.timing.seconds * 1e3, 9),
+            "instructions": len(built.program.insns),
+            "uops": int(built.program.uops.size),
+        }},
+    }
+
+
+def versions() -> dict[str, str]:
+    """Versions of vtatune, TVM, TVM-FFI, numpy and Python (``unknown`` when not installed)."""
+    import importlib.metadata as md
+
+    out = {}
+    for key, dist in VERSIONED.items():
+        try:
+            out[key] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[key] = "unknown"
+    out["python"] = platform.python_version()
+    return out
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _json(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2) + "\n").encode()

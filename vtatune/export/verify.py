@@ -1,0 +1,266 @@
+"""Verify a bundle: reload it, rebuild it from its own configs, and compare.
+
+Checks, in order (a check whose inputs failed is skipped):
+
+1. ``checksums``: every file's sha256 and size equal the manifest's;
+2. ``vta_config``: ``vta_config.json`` validates (``hardware.config.load``);
+3. ``schedule``: ``schedule.json`` names a workload and knobs legal on that hardware;
+4. ``program.bin``: parses, and was built for the bundle's hardware;
+5. ``rebuild``: compiling the workload with those knobs gives a byte-identical program.bin;
+6. ``cycles``: the timing simulator gives exactly the exported cycles on the board;
+7. ``functional``: the bundled program run bit-exactly on random int8 inputs equals numpy;
+8. ``resources``: the area model gives the exported resources, area and board fit.
+
+A missing folder, manifest or listed file, or a manifest that is not a bundle's, is bad input
+(``UserError``); everything else is a check that passes or fails.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vtatune.errors import UserError, VtatuneError
+from vtatune.export.bundle import (
+    BUNDLE_FILES,
+    BUNDLE_FORMAT,
+    MANIFEST,
+    PROGRAM,
+    RESOURCES,
+    SCHEDULE,
+    VTA_CONFIG,
+    sha256,
+    versions,
+)
+
+PASS, FAIL, SKIP, INFO = "pass", "FAIL", "skip", "info"
+
+#: Seed of the functional check's random inputs.
+CHECK_SEED = 0
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verification step: ``status`` is pass, FAIL, skip (inputs failed) or info."""
+
+    name: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    folder: Path
+    board: str
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    @property
+    def failed(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.status == FAIL)
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """The bundle's manifest; ``UserError`` when ``folder`` is not a complete bundle."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such bundle folder")
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{folder} is not a bundle: no {MANIFEST}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: unreadable manifest ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+        fmt = manifest.get("format") if isinstance(manifest, dict) else None
+        raise UserError(f"{path}: not a vtatune bundle manifest (format {fmt!r}, expected "
+                        f"{BUNDLE_FORMAT!r})")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or set(files) != set(BUNDLE_FILES) or not all(
+            isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values()):
+        raise UserError(f"{path}: the manifest must list sha256 checksums of "
+                        f"{', '.join(BUNDLE_FILES)}")
+    missing = [n for n in BUNDLE_FILES if not (folder / n).is_file()]
+    if missing:
+        raise UserError(f"bundle {folder} is incomplete: missing {', '.join(missing)}")
+    return manifest
+
+
+def verify_bundle(folder: Path, board: str | None = None, functional: bool = True,
+                  on_check: Callable[[Check], None] | None = None) -> VerifyReport:
+    """Run every check on the bundle in ``folder``; ``board`` times it on another board than
+    the exported one. ``on_check`` hears of each check as it finishes."""
+    from vtatune.hardware import boards
+
+    manifest = read_manifest(folder)
+    brd = boards.load(board or str(manifest.get("board", "")))
+    checks: list[Check] = []
+    state: dict[str, Any] = {}
+
+    def record(name: str, status: str, detail: str) -> bool:
+        c = Check(name, status, detail)
+        checks.append(c)
+        if on_check is not None:
+            on_check(c)
+        return status == PASS
+
+    def run(name: str, needs: tuple[str, ...], step: Callable[[], str]) -> None:
+        missing = [n for n in needs if n not in state]
+        if missing:
+            record(name, SKIP, f"needs {', '.join(missing)}")
+            return
+        try:
+            record(name, PASS, step())
+        except _Failed as exc:
+            record(name, FAIL, str(exc))
+        except VtatuneError as exc:  # a rejected config, program or candidate: a failed check
+            record(name, FAIL, f"{type(exc).__name__}: {exc}")
+
+    raw = {n: (folder / n).read_bytes() for n in BUNDLE_FILES}
+    record("versions", INFO, _versions_line(manifest.get("versions", {})))
+    run("checksums", (), lambda: _checksums(raw, manifest))
+    run("vta_config", (), lambda: _vta_config(folder, state))
+    run("schedule", ("hw",), lambda: _schedule(raw[SCHEDULE], state))
+    run(PROGRAM, ("hw",), lambda: _program(raw[PROGRAM], state))
+    run("rebuild", ("hw", "workload", "program"), lambda: _rebuild(raw[PROGRAM], brd, state))
+    run("cycles", ("program", "workload"), lambda: _cycles(brd, state))
+    if functional:
+        run("functional", ("program", "workload"), lambda: _functional(state))
+    run("resources", ("hw",), lambda: _resources(raw[RESOURCES], state))
+    return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
+
+
+class _Failed(Exception):
+    """A check's verdict, with the reason."""
+
+
+def _versions_line(made: Any) -> str:
+    here = versions()
+    if not isinstance(made, dict):
+        return "the manifest records no versions"
+    diff = [f"{k} {made.get(k)} (here {v})" for k, v in here.items() if made.get(k) != v]
+    if not diff:
+        return "made with the versions used here (" + ", ".join(
+            f"{k} {v}" for k, v in here.items()) + ")"
+    return "made with " + ", ".join(diff)
+
+
+def _checksums(raw: dict[str, bytes], manifest: dict[str, Any]) -> str:
+    bad = []
+    for name, data in raw.items():
+        want = manifest["files"][name]
+        if sha256(data) != want["sha256"] or want.get("bytes", len(data)) != len(data):
+            bad.append(f"{name} (sha256 {sha256(data)[:12]}..., manifest "
+                       f"{str(want['sha256'])[:12]}...)")
+    if bad:
+        raise _Failed("changed since export: " + ", ".join(bad))
+    return f"{len(raw)} files match the manifest's sha256"
+
+
+def _vta_config(folder: Path, state: dict[str, Any]) -> str:
+    from vtatune.hardware import config
+
+    hw = config.load(folder / VTA_CONFIG)
+    state["hw"] = hw
+    return (f"valid: {hw.shape_label}, inp/wgt/acc/uop {hw.inp_buff_bytes // 1024}/"
+            f"{hw.wgt_buff_bytes // 1024}/{hw.acc_buff_bytes // 1024}/"
+            f"{hw.uop_buff_bytes // 1024} KiB, TARGET {hw.target}")
+
+
+def _schedule(raw: bytes, state: dict[str, Any]) -> str:
+    from vtatune import schedules
+    from vtatune.workloads import from_signature
+
+    try:
+        doc = json.loads(raw)
+        (sig, entry), = doc["workloads"].items()
+        knobs = {str(k): int(v) for k, v in entry["knobs"].items()}
+        cycles = int(entry["cycles"])
+        shift = int(entry.get("epilogue", {}).get("shift", 8))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _Failed(f"malformed {SCHEDULE} ({type(exc).__name__}: {exc}); expected one "
+                      "workload with knobs and cycles") from None
+    wl = from_signature(sig)
+    problem = schedules.knob_space(wl, state["hw"]).problem(knobs)
+    if problem:
+        raise _Failed(f"knobs {knobs} are not legal for {sig} on this hardware: {problem}")
+    state.update(workload=wl, knobs=knobs, cycles=cycles, shift=shift)
+    return f"{sig}: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + f"; {cycles:,} cycles"
+
+
+def _program(raw: bytes, state: dict[str, Any]) -> str:
+    from vtatune.program.program import Program
+
+    try:
+        program = Program.from_bytes(state["hw"], raw)
+    except (ValueError, IndexError, struct.error, UnicodeDecodeError) as exc:
+        raise _Failed(f"corrupt {PROGRAM} ({type(exc).__name__}: {exc})") from None
+    problems = program.check()
+    if problems:
+        raise _Failed("; ".join(problems[:3]))
+    state["program"] = program
+    return (f"{len(program.insns):,} instructions, {program.uops.size:,} micro-ops, "
+            f"{len(raw):,} bytes")
+
+
+def _rebuild(raw: bytes, board: Any, state: dict[str, Any]) -> str:
+    from vtatune.export.bundle import build
+
+    built = build(state["workload"], state["hw"], state["knobs"], board, state["shift"])
+    if built.program_bytes != raw:
+        n = min(len(raw), len(built.program_bytes))
+        first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
+        raise _Failed(f"the rebuilt program differs from {PROGRAM} (sizes {len(raw):,} vs "
+                      f"{len(built.program_bytes):,} bytes, first difference at byte {first})")
+    return f"recompiled program is byte-identical ({len(raw):,} bytes)"
+
+
+def _cycles(board: Any, state: dict[str, Any]) -> str:
+    from vtatune.simulator import simulate
+
+    timing = simulate(state["program"], board)
+    if timing.cycles != state["cycles"]:
+        raise _Failed(f"{timing.cycles:,} cycles on {board.name}, the bundle says "
+                      f"{state['cycles']:,}")
+    return f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms), as exported"
+
+
+def _functional(state: dict[str, Any]) -> str:
+    from vtatune.runtime.execute import execute, random_inputs
+
+    wl = state["workload"]
+    data, kernel = random_inputs(wl, CHECK_SEED)
+    got = execute(state["program"], wl, data, kernel).output
+    want = wl.reference(data, kernel, state["shift"])
+    if got.shape != want.shape or not (got == want).all():
+        wrong = int((got != want).sum()) if got.shape == want.shape else got.size
+        raise _Failed(f"{wrong:,} of {want.size:,} outputs differ from numpy")
+    return f"bit-exact vs numpy on random int8 inputs (seed {CHECK_SEED}, {want.size:,} outputs)"
+
+
+def _resources(raw: bytes, state: dict[str, Any]) -> str:
+    from vtatune.area import estimate, fit
+    from vtatune.hardware import boards
+
+    try:
+        doc = json.loads(raw)
+        board = boards.load(str(doc["board"]))
+        want = {"area_mm2": doc["area_mm2"], "totals": doc["totals"], "fits": doc["fits"]}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _Failed(f"malformed {RESOURCES} ({type(exc).__name__}: {exc})") from None
+    area = estimate(state["hw"], board)
+    fitted = fit(area, board)
+    got = {"area_mm2": area.area_mm2, "totals": dict(area.totals), "fits": fitted.fits}
+    if got != want:
+        diff = [k for k in got if got[k] != want[k]]
+        raise _Failed(f"the area model now gives other {', '.join(diff)} than {RESOURCES}")
+    return (f"{area.area_mm2:.4g} mm2, " + ", ".join(
+        f"{k} {v:,.0f}" if v == int(v) else f"{k} {v:,.1f}" for k, v in area.totals.items())
+        + f"; {fitted.summary()}")
