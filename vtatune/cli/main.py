@@ -30,10 +30,24 @@ def _root() -> None:
 
 def _register() -> None:
     # One module per command; each exposes ``register(app)``. Listed in the order of --help.
-    from vtatune.cli import area, boards, hw, search, show, simulate, space, studies
+    from vtatune.cli import (
+        area,
+        boards,
+        compare,
+        export,
+        hw,
+        report,
+        search,
+        show,
+        simulate,
+        space,
+        studies,
+        verify_export,
+    )
     from vtatune.cli import compile as compile_
 
-    for module in (search, show, studies, compile_, simulate, space, area, boards, hw):
+    for module in (search, show, studies, report, compare, export, verify_export, compile_,
+                   simulate, space, area, boards, hw):
         module.register(app)
 
 

@@ -1,0 +1,135 @@
+"""report, compare, export, verify-export: files, JSON, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vtatune.cli.main import main
+from vtatune.search.pareto import hypervolume_2d
+from vtatune.store import Store
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _one_error_line(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.strip() and "Warning" not in ln
+            and not ln.startswith("  ")]
+
+
+def test_report_writes_every_file(capsys, studies, tmp_path) -> None:
+    rc, out, err = _run(capsys, "report", studies.tpe, "--db", studies.db, "--out",
+                        str(tmp_path), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert set(d["files"]) == {"pareto.png", "pareto.svg", "convergence.png", "params.png",
+                               "front.csv", "trials.csv", "index.html"}
+    assert d["knee"]["trial"] in [p["trial"] for p in d["front"]]
+    rc, out, _ = _run(capsys, "report", studies.tpe, "--db", studies.db, "--out",
+                      str(tmp_path / "text"))
+    assert rc == 0 and "knee" in out and "index.html" in out
+
+
+def test_compare_hypervolumes_match_a_direct_computation(capsys, studies, tmp_path) -> None:
+    rc, out, err = _run(capsys, "compare", studies.random, studies.tpe, studies.nofit, "--db",
+                        studies.db, "--out", str(tmp_path), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    store = Store(studies.db)
+    pts = {n: [(t.candidate.area_mm2, t.candidate.cycles) for t in store.trials(n)
+               if t.candidate.feasible] for n in (studies.random, studies.tpe, studies.nofit)}
+    every = [p for ps in pts.values() for p in ps]
+    ref = (1.1 * max(a for a, _ in every), 1.1 * max(c for _, c in every))
+    assert d["ref_point"] == pytest.approx(list(ref))
+    for s in d["studies"]:
+        direct = hypervolume_2d(pts[s["study"]], ref) / (ref[0] * ref[1])
+        assert s["hypervolume"] == pytest.approx(direct)
+    assert [s["front_size"] for s in d["studies"]][2] == 0
+    assert {"compare.png", "compare.svg", "compare.csv", "index.html"} == set(d["files"])
+    rc, out, _ = _run(capsys, "compare", studies.random, studies.tpe, "--db", studies.db,
+                      "--out", str(tmp_path / "text"))
+    assert rc == 0 and "hypervolume" in out and studies.tpe in out
+
+
+def test_export_and_verify_round_trip(capsys, studies, tmp_path) -> None:
+    folder = tmp_path / "bundle"
+    rc, out, err = _run(capsys, "export", studies.tpe, "--pick", "fastest", "--db", studies.db,
+                        "--out", str(folder), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["cycles"] == d["stored_cycles"] and d["pick"] == "fastest"
+    rc, out, err = _run(capsys, "verify-export", str(folder))
+    assert rc == 0, out + err
+    lines = out.splitlines()
+    for name in ("checksums", "vta_config", "schedule", "program.bin", "rebuild", "cycles",
+                 "functional", "resources"):
+        assert any(ln.startswith("pass") and f" {name} " in ln for ln in lines), name
+    assert lines[-1].startswith("ok:")
+    # tampering: exit 1 and the failing check named
+    cfg = folder / "resources.json"
+    cfg.write_text(cfg.read_text().replace('"fits": true', '"fits": false'))
+    rc, out, _ = _run(capsys, "verify-export", str(folder), "--json")
+    assert rc == 1
+    d = json.loads(out)
+    assert not d["ok"]
+    assert {c["name"] for c in d["checks"] if c["status"] == "FAIL"} == {"checksums",
+                                                                         "resources"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "nope"], "no study 'nope'"),
+    (["report", "{empty}"], "has no trials yet"),
+    (["report", "{nofit}"], "no feasible trial, so its front is empty"),
+    (["compare", "{tpe}", "nope"], "no study 'nope'"),
+    (["compare", "{nofit}"], "none of the studies has a feasible trial"),
+    (["compare", "{tpe}", "{empty}"], "has no trials yet"),
+    (["export", "{tpe}", "--pick", "9999"], "has no trial 9999"),
+    (["export", "{tpe}", "--pick", "slowest"], "--pick must be one of"),
+    (["export", "{nofit}", "--pick", "knee"], "no feasible trial"),
+    (["export", "{empty}"], "has no trials yet"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, studies, argv, message) -> None:
+    names = {"empty": studies.empty, "nofit": studies.nofit, "tpe": studies.tpe}
+    argv = [a.format(**names) for a in argv] + ["--db", studies.db]
+    rc, out, err = _run(capsys, *argv)
+    lines = _one_error_line(err)
+    assert rc == 2, out + err
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in err
+
+
+def test_compare_refuses_other_workloads(capsys, studies) -> None:
+    from vtatune.store import CandidateRecord
+
+    store = Store(studies.db)
+    rec = store.trials(studies.tpe)[0].candidate
+    other = CandidateRecord(**{**rec.__dict__, "key": "dense_m1_k16_n16|x", "workload":
+                               "dense_m1_k16_n16"})
+    store.save(other)
+    info = store.study(studies.tpe)
+    store.create_or_load_study("other-wl", other.workload, info.space, "random", info.objective,
+                               info.board, 0)
+    store.add_trial("other-wl", 0, other.key, "random", {}, False)
+    rc, _, err = _run(capsys, "compare", studies.tpe, "other-wl", "--db", studies.db)
+    lines = _one_error_line(err)
+    assert rc == 2 and len(lines) == 1 and "differ in workload" in lines[0]
+
+
+def test_verify_export_bad_input(capsys, tmp_path) -> None:
+    rc, _, err = _run(capsys, "verify-export", str(tmp_path / "missing"))
+    assert rc == 2 and "no such bundle folder" in err
+    rc, _, err = _run(capsys, "verify-export", str(tmp_path))
+    assert rc == 2 and "no manifest.json" in err and len(_one_error_line(err)) == 1
+
+
+def test_default_output_folder() -> None:
+    from vtatune.cli.report import default_out
+    from vtatune.paths import project_root
+
+    assert default_out("tpe") == project_root() / "reports" / "tpe"
+    assert default_out("a/b c") == project_root() / "reports" / "a_b_c"
+    assert default_out("s", "export-trial3") == project_root() / "reports" / "s" / "export-trial3"

@@ -1,0 +1,77 @@
+"""``vtatune compare STUDY...``: fronts, convergence and hypervolumes of several studies."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import DbOption, JsonOption
+from vtatune.cli.report import OutOption, default_out, open_study, point_json, write_files
+from vtatune.cli.studies import aligned
+
+StudiesArg = Annotated[list[str], typer.Argument(
+    help="Study names (same workload and board), e.g. one per sampler.")]
+
+
+def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
+            json_: JsonOption = False) -> None:
+    """Compare studies: overlaid fronts and convergence, hypervolumes, a table.
+
+    Hypervolumes share one reference point. Writes compare.png/.svg, compare.csv and
+    index.html.
+    """
+    from vtatune.errors import UserError
+    from vtatune.reports import compare_data, safe_name, write_comparison
+
+    t0 = time.perf_counter()
+    names = list(dict.fromkeys(studies))
+    loaded = []
+    where = ""
+    for name in names:
+        info, trials, where = open_study(name, db)
+        if not trials:
+            raise UserError(f"study '{name}' has no trials yet")
+        loaded.append((info, trials))
+    for what in ("workload", "board"):
+        values = {getattr(info, what) for info, _ in loaded}
+        if len(values) > 1:
+            raise UserError(f"studies differ in {what} ("
+                            + ", ".join(f"{i.name}: {getattr(i, what)}" for i, _ in loaded)
+                            + "): their fronts are not comparable")
+    if not any(t.candidate.feasible for _, trials in loaded for t in trials):
+        raise UserError("none of the studies has a feasible trial: every front is empty")
+    data = compare_data(loaded)
+    folder = out if out is not None else default_out(
+        "compare-" + "-vs-".join(safe_name(n, 40) for n in names))
+    files = write_files(lambda: write_comparison(data, folder), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "db": where, "out": str(folder), "files": {k: str(v) for k, v in files.items()},
+            "workload": data.workload, "board": data.board, "ref_point": data.ref_point,
+            "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
+                         "feasible": s.n_feasible, "best_cycles": s.best_cycles,
+                         "hypervolume": s.hypervolume, "front_size": len(s.front),
+                         "front": [point_json(p) for p in s.front]} for s in data.series],
+            "elapsed_s": elapsed})
+        return
+    ref = data.ref_point
+    console.line(f"{data.workload} on {data.board}; hypervolume = share of the reference box "
+                 f"{ref[0]:.4g} mm2 x {ref[1]:,.0f} cycles" if ref else data.workload)
+    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible,
+             "-" if s.best_cycles is None else s.best_cycles,
+             "-" if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3),
+             len(s.front) if s.front else "empty", s.hypervolume] for s in data.series]
+    for text in aligned(["study", "sampler", "trials", "feasible", "best cycles", "best ms",
+                         "front", "hypervolume"], rows):
+        console.line(text)
+    console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
+                 f"in {elapsed:.1f} s")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)

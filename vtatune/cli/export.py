@@ -1,0 +1,56 @@
+"""``vtatune export STUDY --pick ...``: write one stored design as a deployment bundle."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import DbOption, JsonOption
+from vtatune.cli.report import OutOption, default_out, open_study, write_files
+
+PickOption = Annotated[str, typer.Option(
+    "--pick", help="fastest (fewest cycles), smallest (least area), knee (of the front), or "
+    "a trial number.")]
+
+
+def export(study: str = typer.Argument(..., help="Study name (see `vtatune studies`)."),
+           pick: PickOption = "knee", db: DbOption = None, out: OutOption = None,
+           json_: JsonOption = False) -> None:
+    """Export one design of a study as a deployment bundle.
+
+    Files: vta_config.json, schedule.json, program.bin, resources.json and manifest.json
+    (versions, sha256 checksums, source study and trial).
+    """
+    import time
+
+    from vtatune.export import pick_trial, write_bundle
+
+    t0 = time.perf_counter()
+    info, trials, where = open_study(study, db)
+    trial = pick_trial(info, trials, pick)  # bad picks fail here, before any compile
+    folder = out if out is not None else default_out(study, f"export-trial{trial.number}")
+    res = write_files(lambda: write_bundle(info, trials, pick, folder, where), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
+            "hw_name": res.hw_name, "knobs": res.knobs, "cycles": res.cycles,
+            "stored_cycles": res.stored_cycles, "seconds": res.seconds,
+            "area_mm2": res.area_mm2, "files": {k: str(v) for k, v in res.files.items()},
+            "elapsed_s": elapsed})
+        return
+    console.line(f"trial {res.trial} of {res.study} ({res.pick}): {res.hw_name}, "
+                 + ", ".join(f"{k}={v}" for k, v in sorted(res.knobs.items()))
+                 + f"; {res.cycles:,} cycles ({res.seconds * 1e3:.4g} ms), "
+                 f"{res.area_mm2:.3g} mm2")
+    if res.cycles != res.stored_cycles:
+        console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
+                     "simulator changed since, the bundle holds the rebuilt program's cycles")
+    console.line(f"wrote {res.folder}/ ({', '.join(res.files)}) in {elapsed:.1f} s; check it "
+                 f"with: vtatune verify-export {res.folder}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export)

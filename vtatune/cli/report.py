@@ -1,0 +1,98 @@
+"""``vtatune report STUDY``: Pareto plots, convergence, parameters, front table, one HTML page."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import DbOption, JsonOption
+
+OutOption = Annotated[
+    Path | None,
+    typer.Option("--out", help="Output folder (default: reports/<study>/ under the project)."),
+]
+
+
+def report(study: str = typer.Argument(..., help="Study name (see `vtatune studies`)."),
+           db: DbOption = None, out: OutOption = None, json_: JsonOption = False) -> None:
+    """Write a study's report: Pareto plots, convergence, parameters, front table, HTML.
+
+    Files: pareto.png/.svg, convergence.png, params.png, front.csv, trials.csv and a
+    self-contained index.html, in reports/<study>/ unless --out says otherwise.
+    """
+    from vtatune.reports import report_data, require_feasible, write_report
+
+    t0 = time.perf_counter()
+    info, trials, where = open_study(study, db)
+    require_feasible(info, trials)
+    data = report_data(info, trials)
+    folder = out if out is not None else default_out(study)
+    files = write_files(lambda: write_report(data, folder), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "study": data.study, "db": where, "out": str(folder),
+            "files": {k: str(v) for k, v in files.items()}, "trials": data.n_trials,
+            "feasible": data.n_feasible, "hypervolume": data.hypervolume,
+            "ref_point": data.ref_point,
+            "front": [point_json(p) for p in data.front],
+            "knee": point_json(data.knee), "fastest": point_json(data.fastest),
+            "smallest": point_json(data.smallest), "elapsed_s": elapsed})
+        return
+    console.line(f"study {data.study}: {data.workload} on {data.board}, {data.n_trials} trials, "
+                 f"{data.n_feasible} feasible; front {len(data.front)} points, hypervolume "
+                 f"{data.hypervolume:.4f}")
+    for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
+                     ("knee", data.knee)):
+        if p is not None:
+            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, {p.cycles:,} cycles "
+                         f"({p.latency_ms:.4g} ms), {p.area_mm2:.3g} mm2")
+    others = ", ".join(n for n in files if n != "index.html")
+    console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
+
+
+def open_study(study: str, db: str | None) -> tuple[Any, list[Any], str]:
+    """(StudyInfo, trials, database shown) of an existing study; one-line errors otherwise."""
+    from vtatune.store import Store, StoreError, database_exists, normalize_url
+
+    if not database_exists(db):  # a read-only command does not create the file
+        raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
+    store = Store(db)
+    info = store.study(study)
+    return info, store.trials(study), store.display_url
+
+
+def default_out(study: str, kind: str = "") -> Path:
+    """``reports/<study>/`` under the project root (``kind`` adds a subfolder)."""
+    from vtatune.paths import project_root
+    from vtatune.reports import safe_name
+
+    folder = project_root() / "reports" / safe_name(study)
+    return folder / kind if kind else folder
+
+
+def write_files(write: Any, folder: Path) -> Any:
+    """Run ``write()``; an unwritable folder is one line (exit 2), not a traceback."""
+    from vtatune.errors import UserError
+
+    try:
+        return write()
+    except OSError as exc:
+        raise UserError(f"cannot write to {folder}: {exc.strerror or exc}") from None
+
+
+def point_json(p: Any) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "knobs": p.knobs,
+            "cycles": p.cycles, "latency_ms": p.latency_ms, "area_mm2": p.area_mm2,
+            p.logic_kind: p.lut, "ff": p.ff, p.bram_kind: p.bram, "dsp": p.dsp,
+            "efficiency": p.efficiency}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

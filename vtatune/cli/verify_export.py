@@ -1,0 +1,56 @@
+"""``vtatune verify-export DIR``: rebuild a bundle from its own files and check every part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from vtatune.cli import console
+from vtatune.cli.options import JsonOption
+
+if TYPE_CHECKING:
+    from vtatune.export import Check
+
+BundleArg = Annotated[Path, typer.Argument(help="Bundle folder written by `vtatune export`.")]
+BoardOpt = Annotated[str | None, typer.Option(
+    "--board", help="Time the program on this board (default: the bundle's).")]
+
+
+def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption = False) -> None:
+    """Rebuild an exported bundle from its own files and check every part.
+
+    Checks: checksums, vta_config.json, schedule, program.bin, byte-identical rebuild, exact
+    cycles, bit-exact functional check, resources. Exit 0 when every check passes, 1 when
+    one fails, 2 when DIR is not a bundle.
+    """
+    import time
+
+    from vtatune.export import verify_bundle
+
+    t0 = time.perf_counter()
+    width = 11
+
+    def show(c: Check) -> None:
+        if not json_:
+            console.line(f"{c.status:5s} {c.name:{width}s} {c.detail}")
+
+    report = verify_bundle(folder, board, on_check=show)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({"folder": str(folder), "board": report.board, "ok": report.ok,
+                            "checks": [{"name": c.name, "status": c.status, "detail": c.detail}
+                                       for c in report.checks], "elapsed_s": elapsed})
+    else:
+        failed = report.failed
+        console.line(f"{'ok' if report.ok else 'FAILED'}: {folder} "
+                     + ("passes every check" if report.ok else
+                        f"fails {', '.join(c.name for c in failed)}")
+                     + f" ({elapsed:.1f} s)")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify-export")(verify_export)
