@@ -44,7 +44,8 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "smallest": point_json(data.smallest), "elapsed_s": elapsed})
         return
     console.line(f"study {data.study}: {data.workload} on {data.board}, {data.n_trials} trials, "
-                 f"{data.n_feasible} feasible; front {len(data.front)} points, hypervolume "
+                 f"{data.n_feasible} feasible; front {len(data.front)} point"
+                 f"{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.4f}")
     for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
                      ("knee", data.knee)):

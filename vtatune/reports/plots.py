@@ -24,7 +24,7 @@ LOG_SPAN = 8.0
 _STATUS_COLORS = {"no_fit": "tab:red", "invalid": "tab:orange", "failed": "tab:purple",
                   "timeout": "tab:brown", "hw_invalid": "tab:gray"}
 FEASIBLE_COLOR = "tab:blue"
-_UNITS = {"area_mm2": "area", "lut": "logic count", "bram": "block count"}
+_UNITS = {"area_mm2": "an area", "lut": "a count", "bram": "a count"}
 FRONT_COLOR = "tab:red"
 
 
@@ -152,7 +152,10 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
     # clipped to the top of their strip
     kind = {"lut": feas[0].logic_kind, "bram": feas[0].bram_kind}.get(attr, "")
     top = max([*ys, ref_y, data.board_capacity.get(kind, 0.0)])
-    ax.set_ylim(0, top * 1.12)
+    every = [v for p in data.points if (v := getattr(p, attr)) is not None]
+    low = min([*every, ref_y])
+    margin = 0.08 * (top - low) if top > low else 0.1 * top
+    ax.set_ylim(max(0.0, low - margin), top + margin)
     _log_if_spread(ax, "x", all_x)
     if data.knee is not None and getattr(data.knee, attr) is not None:
         k = data.knee
@@ -166,7 +169,7 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
                     arrowprops={"arrowstyle": "->", "lw": 0.8},
                     bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85})
     if main:
-        ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+        ax.legend(loc="best", fontsize=8, framealpha=0.9)
 
 
 def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
@@ -194,14 +197,16 @@ def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
                        marker="^", alpha=0.3, lw=0, color=color, clip_on=False)
         labels.append(f"{st}\n{len(ys)}" + (f"\n({above} above)" if above else ""))
     unplaced = sum(1 for p in points if not p.feasible and getattr(p, attr) is None)
-    if unplaced:  # impossible hardware has no area model either
-        ax.text(0.5, 0.02, f"+{unplaced} without\n{_UNITS.get(attr, attr)}",
-                transform=ax.transAxes, ha="center", va="bottom", fontsize=7, color="dimgray")
     ax.set_xticks(range(len(statuses)))
     ax.set_xticklabels(labels, fontsize=7)
+    if not statuses:
+        ax.text(0.5, 0.5, "none", transform=ax.transAxes, ha="center", fontsize=8,
+                color="dimgray")
     ax.set_xlim(-0.6, max(len(statuses), 1) - 0.4)
     ax.set_ylim(*ylim)
-    ax.set_title("infeasible\n(no latency)", fontsize=8)
+    # impossible hardware has no area model either: counted, not drawn
+    extra = f"\n+{unplaced} without\n{_UNITS.get(attr, attr)}" if unplaced else ""
+    ax.set_title("infeasible\n(no latency)" + extra, fontsize=7)
     ax.tick_params(axis="y", labelleft=False)
     ax.grid(True, axis="y", alpha=0.25)
 
