@@ -60,6 +60,14 @@ def test_export_then_verify_passes_every_check(bundle) -> None:
         "resources"]
 
 
+def test_verify_for_another_board_reports_cycles_and_checks_the_fit(bundle) -> None:
+    report = verify_bundle(bundle[0].folder, "ultra96", functional=False)
+    status = {c.name: c.status for c in report.checks}
+    assert report.ok and report.board == "ultra96"
+    assert status["cycles"] == "info" and status["fit"] == "pass"
+    assert "ultra96" in next(c.detail for c in report.checks if c.name == "cycles")
+
+
 def test_a_tampered_file_fails_its_checksum(bundle, tmp_path) -> None:
     folder = _copy(bundle, tmp_path)
     data = bytearray((folder / "program.bin").read_bytes())
