@@ -200,8 +200,8 @@ def knee(front: Sequence[DesignPoint]) -> DesignPoint | None:
     if not pts:
         return None
     pts.sort(key=lambda p: (p.area_mm2, p.cycles, p.trial))
-    xs = _unit_log([p.area_mm2 for p in pts])  # type: ignore[misc]
-    ys = _unit_log([float(p.cycles) for p in pts])  # type: ignore[arg-type]
+    xs = _unit_log([p.area_mm2 for p in pts])
+    ys = _unit_log([float(p.cycles) for p in pts])
     # extremes: (xs[0], ys[0]) the smallest design, (xs[-1], ys[-1]) the fastest
     best, best_d = pts[0], -math.inf
     for p, x, y in zip(pts, xs, ys, strict=True):
@@ -238,8 +238,8 @@ def reference_point(points: Iterable[DesignPoint], margin: float = HV_MARGIN
     feas = [p for p in points if p.feasible and p.area_mm2 is not None]
     if not feas:
         return None
-    return (max(p.area_mm2 for p in feas) * (1 + margin),  # type: ignore[type-var]
-            max(float(p.cycles) for p in feas) * (1 + margin))  # type: ignore[arg-type]
+    return (max(p.area_mm2 for p in feas) * (1 + margin),
+            max(float(p.cycles) for p in feas) * (1 + margin))
 
 
 def hypervolume(points: Iterable[DesignPoint], ref: tuple[float, float] | None) -> float:
@@ -248,7 +248,7 @@ def hypervolume(points: Iterable[DesignPoint], ref: tuple[float, float] | None) 
         return 0.0
     xy = [(p.area_mm2, float(p.cycles)) for p in points
           if p.feasible and p.area_mm2 is not None]
-    return hypervolume_2d(xy, ref) / (ref[0] * ref[1])  # type: ignore[arg-type]
+    return hypervolume_2d(xy, ref) / (ref[0] * ref[1])
 
 
 def convergence(trials: Sequence[TrialRecord], ref: tuple[float, float] | None,
@@ -301,7 +301,7 @@ def param_relations(points: Sequence[DesignPoint], hardware: Sequence[str],
             stats = tuple(
                 ValueStats(value=v, label=_value_label(name, v), n_trials=len(g),
                            n_feasible=sum(p.feasible for p in g),
-                           latencies_ms=tuple(p.latency_ms for p in g  # type: ignore[misc]
+                           latencies_ms=tuple(p.latency_ms for p in g
                                               if p.feasible and p.latency_ms is not None))
                 for v, g in sorted(groups.items()))
             out.append(ParamRelation(name=name, label=_param_label(name), kind=kind,
@@ -375,7 +375,7 @@ def reference_design(board: Any, points: Sequence[DesignPoint]) -> Reference:
     return Reference(
         hw_name=f"default {hw.shape_label}", area_mm2=area.area_mm2, lut=area.logic,
         bram=area.bram, cycles=None if best is None else best.cycles,
-        latency_ms=None if best is None else cycles_to_ms(best.cycles, board.clock_mhz),  # type: ignore[arg-type]
+        latency_ms=None if best is None else cycles_to_ms(best.cycles, board.clock_mhz),
         trial=None if best is None else best.trial)
 
 

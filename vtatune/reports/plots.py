@@ -228,7 +228,7 @@ def convergence_figure(data: ReportData) -> Figure:
     if xs:
         lat.step([*xs, conv.trials[-1]], [*ys, ys[-1]], where="post", color=FRONT_COLOR,
                  lw=1.8, label=f"best so far ({ys[-1]:.3g} ms)")
-        _log_if_spread(lat, "y", [p.latency_ms for p in feas])  # type: ignore[misc]
+        _log_if_spread(lat, "y", [p.latency_ms for p in feas])
     else:
         lat.text(0.5, 0.5, "no feasible trial yet", transform=lat.transAxes, ha="center")
     lat.set_title("Best latency", loc="left", fontsize=11)
@@ -333,15 +333,15 @@ def compare_figure(data: CompareData) -> Figure:
         if s.front:
             # the staircase runs on to the slowest feasible point of any study, so a front of
             # one point still shows the region it dominates
-            right = max(p.latency_ms for t in data.series for p in t.points  # type: ignore[type-var]
+            right = max(p.latency_ms for t in data.series for p in t.points
                         if p.feasible)
-            _step_front(fr, [*fx, right], [*fy, min(fy)], color=color, lw=1.8,  # type: ignore[list-item]
+            _step_front(fr, [*fx, right], [*fy, min(fy)], color=color, lw=1.8,
                         label=label)
             fr.scatter(fx, fy, s=26, color=color, edgecolor="black", lw=0.5, zorder=4)
         else:
             fr.plot([], [], color=color, label=f"{s.study}: no feasible trial (empty front)")
-        all_x += [p.latency_ms for p in feas]  # type: ignore[misc]
-        all_y += [p.area_mm2 for p in feas]  # type: ignore[misc]
+        all_x += [p.latency_ms for p in feas]
+        all_y += [p.area_mm2 for p in feas]
         conv = s.convergence
         pts = [(x, b) for x, b in zip(conv.trials, conv.best_latency_ms, strict=True)
                if b is not None]
