@@ -4,7 +4,7 @@ Units: ``cycles`` accelerator clock cycles; ``latency_ms`` milliseconds at the b
 ``area_mm2`` fabric mm^2 at the area model's node; ``lut``/``bram`` in the board family's logic
 and block-RAM units (LUT or ALM; BRAM36 or M10K). Both objectives are minimized.
 
-The front is ``vtatune show``'s (``cli.show.summarize``): feasible trials only, one point per
+The front is ``vtatune show``'s (``search.summary.summarize``): feasible trials only, one point per
 candidate, non-dominated in (area_mm2, cycles). The hypervolume of a set of points is the
 area it dominates inside a fixed reference box, given as a fraction of that box's area
 ``ref_area * ref_cycles`` (so 0..1, comparable between studies sharing the reference).
@@ -179,7 +179,7 @@ def unique_points(trials: Iterable[TrialRecord]) -> list[DesignPoint]:
 
 def front_points(info: StudyInfo, trials: Sequence[TrialRecord]) -> list[DesignPoint]:
     """The study's Pareto front (area_mm2, cycles), by increasing area: ``show``'s front."""
-    from vtatune.cli.show import summarize
+    from vtatune.search.summary import summarize
 
     by_number = {t.number: t for t in trials}
     rows = summarize(info, list(trials))["pareto"]

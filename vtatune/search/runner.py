@@ -143,7 +143,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                                        if r.key not in mine]))
     mirror = OptunaMirror(store.url, study, space, n_obj)
 
-    prog = Progress(total=trials, resumed_from=start)  # _account counts the replayed trials
+    prog = Progress(total=trials, resumed_from=len(own))  # _account counts the replayed trials
     points: list[tuple[float, float]] = []
     for t in own:
         _account(prog, t.candidate, points, cached=t.cached)
@@ -176,7 +176,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
                         timeout) as pool:
             while prog.done < trials:
-                free = min(pool.idle, trials - number)
+                # trials still wanted, counted (not numbered: a killed run leaves gaps)
+                free = min(pool.idle, trials - prog.done - len(inflight))
                 while free > 0 and not exhausted:
                     if repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
                         proposals = _random_unseen(space, rng, seen)
@@ -214,7 +215,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         smp.close()
         mirror.close()
     return SearchResult(study=study, db=store.display_url, trials=prog.done,
-                        new_trials=prog.done - start, evaluated=prog.evaluated - replayed[0],
+                        new_trials=prog.done - len(own),
+                        evaluated=prog.evaluated - replayed[0],
                         cached=prog.cached - replayed[1], repeats=prog.repeats,
                         feasible=prog.feasible,
                         best_cycles=prog.best_cycles,
