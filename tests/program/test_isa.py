@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vtatune.errors import EncodingError, ProgramError
+from vtatune.errors import ConfigError, EncodingError, ProgramError
 from vtatune.hardware.config import HwConfig, default, load, shipped, validate
 from vtatune.program.isa import (
     AluInsn,
@@ -160,12 +160,15 @@ def test_alu_uop_src_has_acc_width() -> None:
         encode_uops(uops, hw, "gemm")
 
 
-def test_config_valid_but_not_word_aligned_is_reported() -> None:
-    # Flat bit count fits 128, but iter_in would straddle word 0 and push word 1 past 64.
-    hw = validate(HwConfig(log_uop_buff_size=16, log_acc_buff_size=16, log_inp_buff_size=14,
-                           log_wgt_buff_size=17))  # fmt: skip
+def test_config_not_word_aligned_is_rejected() -> None:
+    # Flat bit count fits 128, but iter_in would straddle word 0 and push word 1 past 64:
+    # the ISA layout reports it, HwConfig validation rejects it, encoding refuses it.
+    hw = HwConfig(log_uop_buff_size=16, log_acc_buff_size=16, log_inp_buff_size=14,
+                  log_wgt_buff_size=17)
     assert hw.gemm_insn_bits <= 128
     assert any("GEMM" in p for p in layout_problems(hw))
+    with pytest.raises(ConfigError, match="GEMM instruction needs 137 bits"):
+        validate(hw)
     with pytest.raises(EncodingError, match="GEMM instruction needs"):
         encode_insns([FinishInsn()], hw)
 
