@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from vtatune.hardware.config import HwConfig
-from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, PRAGMA_ALU, PRAGMA_DMA, WGT_SCOPE
+from vtatune.passes.scopes import ACC_SCOPE
 from vtatune.schedules import intrinsics
+from vtatune.schedules._stage import EPILOGUE, stage_and_tensorize
 from vtatune.schedules.knobs import Knobs, KnobSpace, divisors
 from vtatune.workloads.conv2d import Conv2d
 
-EPILOGUE = ("res_shr", "res_max", "res_min")
 NTHREADS = (1, 2)
 
 
@@ -80,20 +80,7 @@ def apply(sch: Any, hw: HwConfig, k: Knobs) -> None:
     sch.reorder(ci_o, cb_i, coc_i, cy_i, ci_i, dy, dx, cx_i, cb_t, coc_t, ci_t)
 
     # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
-    sch.set_scope(blk("data_buf"), 0, INP_SCOPE)
-    sch.set_scope(blk("kernel_buf"), 0, WGT_SCOPE)
-    for name in ("data_buf", "kernel_buf"):
-        sch.compute_at(blk(name), ci_o, preserve_unit_loops=True)
-        sch.annotate(sch.get_loops(blk(name))[-6], PRAGMA_DMA, 1)
-    sch.annotate(b_i, PRAGMA_DMA, 1)
-    for name in EPILOGUE:
-        sch.annotate(sch.get_loops(blk(name))[-6], PRAGMA_ALU, 1)
-
-    init = sch.decompose_reduction(conv, ci_o)
-    upd = blk("res_conv_update")
-    tns = -2 if hw.batch == 1 else -3  # the unit batch loop is not in the BATCH=1 intrinsic
-    sch.tensorize(sch.get_loops(upd)[tns], gemm)
-    sch.tensorize(sch.get_loops(init)[tns + 1], reset)
+    stage_and_tensorize(sch, hw, ci_o, b_i, 6, gemm, reset)
 
 
 def footprint(wl: Conv2d, hw: HwConfig, k: Knobs) -> dict[str, int]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from vtatune.hardware.config import HwConfig
-from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, PRAGMA_ALU, PRAGMA_DMA, WGT_SCOPE
+from vtatune.passes.scopes import ACC_SCOPE
 from vtatune.schedules import intrinsics
-from vtatune.schedules.conv2d import EPILOGUE, NTHREADS
+from vtatune.schedules._stage import EPILOGUE, stage_and_tensorize
+from vtatune.schedules.conv2d import NTHREADS
 from vtatune.schedules.knobs import Knobs, KnobSpace, divisors
 from vtatune.workloads.dense import Dense
 
@@ -59,20 +60,7 @@ def apply(sch: Any, hw: HwConfig, k: Knobs) -> None:
     ko_o, ko_i = sch.split(ko, [None, k["tile_ci"]])
     sch.reorder(ko_o, gb_i, goc_i, ko_i, gb_t, goc_t, ki)
 
-    sch.set_scope(blk("data_buf"), 0, INP_SCOPE)
-    sch.set_scope(blk("kernel_buf"), 0, WGT_SCOPE)
-    for name in ("data_buf", "kernel_buf"):
-        sch.compute_at(blk(name), ko_o, preserve_unit_loops=True)
-        sch.annotate(sch.get_loops(blk(name))[-4], PRAGMA_DMA, 1)
-    sch.annotate(b_i, PRAGMA_DMA, 1)
-    for name in EPILOGUE:
-        sch.annotate(sch.get_loops(blk(name))[-4], PRAGMA_ALU, 1)
-
-    init = sch.decompose_reduction(gemm_blk, ko_o)
-    upd = blk("res_conv_update")
-    tns = -2 if hw.batch == 1 else -3
-    sch.tensorize(sch.get_loops(upd)[tns], gemm)
-    sch.tensorize(sch.get_loops(init)[tns + 1], reset)
+    stage_and_tensorize(sch, hw, ko_o, b_i, 4, gemm, reset)
 
 
 def footprint(wl: Dense, hw: HwConfig, k: Knobs) -> dict[str, int]:

@@ -1,0 +1,35 @@
+"""The part of every VTA schedule template after tiling: stage data and tensorize.
+
+Shared by the conv2d and dense templates, which differ only in how they tile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtatune.hardware.config import HwConfig
+from vtatune.passes.scopes import INP_SCOPE, PRAGMA_ALU, PRAGMA_DMA, WGT_SCOPE
+
+EPILOGUE = ("res_shr", "res_max", "res_min")
+
+
+def stage_and_tensorize(sch: Any, hw: HwConfig, red_loop: Any, store_loop: Any, rank: int,
+                        gemm: str, reset: str) -> None:
+    """Copy input/weight tiles into their SRAMs by DMA at ``red_loop`` (the outer reduction
+    loop), store the output tile by DMA from ``store_loop``, run the epilogue on the ALU, and
+    tensorize the GEMM and its accumulator reset. ``rank``: dimensions of the packed tensors.
+    """
+    blk = sch.get_sblock
+    sch.set_scope(blk("data_buf"), 0, INP_SCOPE)
+    sch.set_scope(blk("kernel_buf"), 0, WGT_SCOPE)
+    for name in ("data_buf", "kernel_buf"):
+        sch.compute_at(blk(name), red_loop, preserve_unit_loops=True)
+        sch.annotate(sch.get_loops(blk(name))[-rank], PRAGMA_DMA, 1)
+    sch.annotate(store_loop, PRAGMA_DMA, 1)
+    for name in EPILOGUE:
+        sch.annotate(sch.get_loops(blk(name))[-rank], PRAGMA_ALU, 1)
+
+    init = sch.decompose_reduction(blk("res_conv"), red_loop)
+    tns = -2 if hw.batch == 1 else -3  # the unit batch loop is not in the BATCH=1 intrinsic
+    sch.tensorize(sch.get_loops(blk("res_conv_update"))[tns], gemm)
+    sch.tensorize(sch.get_loops(init)[tns + 1], reset)
