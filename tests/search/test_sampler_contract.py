@@ -30,8 +30,7 @@ def _objective(space, params) -> Observation:
     u = params.get("u_tile_ci", 0.5)
     if u > 0.8:
         return Observation(None, u - 0.8, "invalid")
-    traffic = schedules.traffic(cand.workload, cand.hw, cand.knobs) \
-        if hasattr(schedules, "traffic") else sum(cand.knobs.values())
+    traffic = schedules.traffic(cand.workload, cand.hw, cand.knobs)
     return Observation((float(cand.hw.macs_per_cycle), float(traffic)))
 
 

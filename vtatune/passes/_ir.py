@@ -89,14 +89,6 @@ def perfect_nest(stmt: Stmt) -> tuple[list[Any], Stmt]:
     return loops, stmt
 
 
-def wrap_loops(loops: list[Any], body: Stmt) -> Stmt:
-    """Re-wrap ``body`` in copies of ``loops`` (outermost first)."""
-    for loop in reversed(loops):
-        body = tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body,
-                        loop.thread_binding, loop.annotations)
-    return body
-
-
 def as_int(expr: Expr) -> int | None:
     """The value of an integer constant expression, else None."""
     if isinstance(expr, int):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,6 @@ class SearchSpace:
     fit_board: bool = True
     max_area_mm2: float | None = None
     source: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     # ---- what samplers see ---------------------------------------------------------------
     @property
