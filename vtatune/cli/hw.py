@@ -29,7 +29,7 @@ def hw(hw: HwOption = "default", json_: JsonOption = False,
             console.table("shipped hardware configs (hwconfigs/)",
                           ["name", "BxIxO", "inp KiB", "wgt KiB", "acc KiB", "uop KiB"], rows)
         return
-    from vtatune.program.isa import layouts
+    from vtatune.hardware.hw_spec import layouts
 
     cfg = config.load(hw)
     lay = layouts(cfg)

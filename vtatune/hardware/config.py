@@ -16,24 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.errors import ConfigError
-
-#: Instruction and micro-op widths of the VTA ISA (bits).
-INSTRUCTION_BITS = 128
-UOP_BITS = 32
-LOG_UOP_WIDTH = 5
-
-#: Fixed ISA field widths (bits), from VTA's hw_spec.h.
-OPCODE_BITS = 3
-DEP_FLAG_BITS = 4  # pop_prev, pop_next, push_prev, push_next
-MEMOP_ID_BITS = 3
-MEMOP_SRAM_ADDR_BITS = 16
-MEMOP_DRAM_ADDR_BITS = 32
-MEMOP_SIZE_BITS = 16
-MEMOP_STRIDE_BITS = 16
-MEMOP_PAD_BITS = 4
-LOOP_ITER_BITS = 14
-ALU_OPCODE_BITS = 3
-ALU_IMM_BITS = 16
+from vtatune.hardware import hw_spec
+from vtatune.hardware.hw_spec import (
+    ALU_IMM_BITS,
+    ALU_OPCODE_BITS,
+    DEP_FLAG_BITS,
+    LOG_UOP_WIDTH,
+    LOOP_ITER_BITS,
+    MEMOP_SRAM_ADDR_BITS,
+    OPCODE_BITS,
+    layout_problems,
+)
 
 #: Targets VTA knows (``sim`` is the simulator).
 TARGETS = ("sim", "tsim", "pynq", "ultra96", "zcu104", "de10nano")
@@ -253,29 +246,8 @@ class HwConfig:
     @cached_property
     def field_bits(self) -> dict[str, int]:
         """Bit width of every variable-width field of the instructions and micro-ops."""
-        return {
-            "uop_bgn": self.log_uop_depth,
-            "uop_end": self.log_uop_depth + 1,
-            "iter_out": LOOP_ITER_BITS,
-            "iter_in": LOOP_ITER_BITS,
-            "gemm_dst_factor": self.log_acc_depth,
-            "gemm_src_factor": self.log_inp_depth,
-            "gemm_wgt_factor": self.log_wgt_depth,
-            "alu_dst_factor": self.log_acc_depth,
-            "alu_src_factor": self.log_acc_depth,
-            "alu_imm": ALU_IMM_BITS,
-            "sram_base": MEMOP_SRAM_ADDR_BITS,
-            "dram_base": MEMOP_DRAM_ADDR_BITS,
-            "y_size": MEMOP_SIZE_BITS,
-            "x_size": MEMOP_SIZE_BITS,
-            "x_stride": MEMOP_STRIDE_BITS,
-            "pad": MEMOP_PAD_BITS,
-            "uop_gemm_dst": self.log_acc_depth,
-            "uop_gemm_src": self.log_inp_depth,
-            "uop_gemm_wgt": self.log_wgt_depth,
-            "uop_alu_dst": self.log_acc_depth,
-            "uop_alu_src": self.log_acc_depth,
-        }
+        return hw_spec.field_bits(self.log_uop_depth, self.log_inp_depth, self.log_wgt_depth,
+                                  self.log_acc_depth)
 
     @property
     def gemm_insn_bits(self) -> int:
@@ -405,10 +377,8 @@ def _collect_problems(cfg: HwConfig) -> list[str]:
                 f"{scope} buffer depth 2^{log_depth} tiles exceeds the {MEMOP_SRAM_ADDR_BITS}-bit "
                 "sram_base field of LOAD/STORE"
             )
-    # The ISA module is the authority on encodability: fields may not straddle a 64-bit word
+    # The ISA layout is the authority on encodability: fields may not straddle a 64-bit word
     # (C bit-field layout of VTA's runtime structs), which the flat bit counts above ignore.
-    from vtatune.program.isa import layout_problems
-
     problems.extend(layout_problems(cfg))
     return problems
 

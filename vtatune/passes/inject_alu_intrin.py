@@ -20,7 +20,8 @@ from typing import Any
 
 from tvm import ir, sym, tirx
 
-from vtatune.hardware.config import ALU_IMM_BITS, LOOP_ITER_BITS, HwConfig
+from vtatune.hardware.config import HwConfig
+from vtatune.hardware.hw_spec import ALU_IMM_BITS, LOOP_ITER_BITS
 from vtatune.passes import vta_calls as vc
 from vtatune.passes._ir import (
     as_int,

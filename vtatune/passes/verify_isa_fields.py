@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vtatune.hardware.config import (
+from vtatune.hardware.config import HwConfig
+from vtatune.hardware.hw_spec import (
     ALU_IMM_BITS,
     LOOP_ITER_BITS,
     MEMOP_DRAM_ADDR_BITS,
@@ -20,7 +21,6 @@ from vtatune.hardware.config import (
     MEMOP_SIZE_BITS,
     MEMOP_SRAM_ADDR_BITS,
     MEMOP_STRIDE_BITS,
-    HwConfig,
 )
 from vtatune.passes import vta_calls as vc
 from vtatune.passes._eval import exact_range
