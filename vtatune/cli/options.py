@@ -13,14 +13,17 @@ HwOption = Annotated[
 ]
 BoardOption = Annotated[str, typer.Option("--board", help="Board name (see `vtatune boards`).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-WorkloadArg = Annotated[str, typer.Argument(help="Workload kind: conv2d or dense.")]
+WorkloadArg = Annotated[str, typer.Argument(
+    help="Operator: conv2d, dense, ... (`vtatune operators` lists them).")]
 LayerOption = Annotated[
     str | None,
-    typer.Option("--layer", help="ResNet-18 conv2d layer C1..C11 (default C8)."),
+    typer.Option("--layer", help="A named layer of the operator, e.g. ResNet-18's C1..C11 "
+                 "for conv2d (default C8)."),
 ]
 ShapeOption = Annotated[
     str | None,
-    typer.Option("--shape", help="conv2d: N,CIN,H,W,COUT,KH,KW,PAD,STRIDE; dense: M,K,N."),
+    typer.Option("--shape", help="The operator's shape, e.g. conv2d "
+                 "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE; dense M,K,N (`vtatune operators`)."),
 ]
 KnobsOption = Annotated[
     str | None,

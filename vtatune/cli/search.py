@@ -51,14 +51,14 @@ def search(
     """
     from vtatune.errors import UserError
     from vtatune.search import space as spaces
-    from vtatune.search.samplers import NAMES
+    from vtatune.search.samplers import names
+    from vtatune.workloads import registry
 
-    if workload not in ("conv2d", "dense"):
-        raise UserError(f"unknown workload {workload!r} (known: conv2d, dense)")
+    registry.get(workload)  # an unknown operator fails here, naming the known ones
     if trials < 1:
         raise UserError(f"--trials must be at least 1, got {trials}")
-    if sampler not in NAMES:
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(NAMES)})")
+    if sampler not in names():
+        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
     if timeout <= 0:
         raise UserError(f"--timeout must be positive, got {timeout:g}")
     if workers < 0:
@@ -78,10 +78,15 @@ def search(
 
 
 def _default_space(workload: str, hw: str | None) -> str:
+    """``spaces/<workload>[_schedule].toml``; an operator without its own space file is
+    searched in conv2d's (its hardware choices; the workload is replaced)."""
     from vtatune.search.space import spaces_dir
 
-    if hw is not None and (spaces_dir() / f"{workload}_schedule.toml").exists():
-        return f"{workload}_schedule"
+    for kind in (workload, "conv2d"):
+        if hw is not None and (spaces_dir() / f"{kind}_schedule.toml").exists():
+            return f"{kind}_schedule"
+        if (spaces_dir() / f"{kind}.toml").exists():
+            return kind
     return workload
 
 

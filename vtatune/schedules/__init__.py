@@ -1,51 +1,68 @@
-"""Schedule templates (``tvm.s_tir``) and their knob spaces, one module per workload kind."""
+"""Schedule templates' shared machinery (knob spaces, tensor intrinsics, staging) and the
+entry points the compile path and the search use; each operator's own template lives with the
+operator (``vtatune.workloads.<kind>``)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
-from vtatune.hardware.config import HwConfig
 from vtatune.schedules.knobs import Knobs, KnobSpace, parse_knobs
-from vtatune.workloads.base import Workload
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from vtatune.hardware.config import HwConfig
+    from vtatune.workloads.base import Workload
 
 __all__ = ["KnobSpace", "Knobs", "apply", "footprint", "knob_space", "parse_knobs", "suggest",
            "traffic"]
 
 
-def _template(wl: Workload) -> Any:
-    from vtatune.schedules import conv2d, dense
-
-    return {"conv2d": conv2d, "dense": dense}[wl.kind]
-
-
 @lru_cache(maxsize=512)
 def knob_space(wl: Workload, hw: HwConfig) -> KnobSpace:
-    """The enumerable knob space of ``wl`` on ``hw`` (cached; treat it as read-only)."""
-    return _template(wl).knob_space(wl, hw)
+    """The enumerable knob space of ``wl`` on ``hw`` (cached; treat it as read-only), built
+    from the operator's knob declarations."""
+    return KnobSpace.build(wl.KNOBS, wl.tiles(hw), hw, values=wl.knob_values,
+                           extra=lambda k: wl.knob_constraint(hw, k))
 
 
 def suggest(wl: Workload, hw: HwConfig) -> Knobs:
-    """A good starting knob setting (least analytic DRAM traffic that fits the SRAMs)."""
+    """A good starting knob setting: the least analytic DRAM traffic whose analytic footprint
+    fits the SRAMs, preferring two virtual threads; the space's default when nothing fits."""
     return dict(_suggest(wl, hw))
 
 
 @lru_cache(maxsize=512)
 def _suggest(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
     # enumerates the whole knob space: cached, the search calls it for every proposal
-    return tuple(_template(wl).suggest(wl, hw).items())
+    space = knob_space(wl, hw)
+    threads = space.names_of("thread")
+    best, best_key = None, None
+    for k in space:
+        f = wl.footprint(hw, k)
+        if (f["inp"] > hw.inp_buff_bytes or f["wgt"] > hw.wgt_buff_bytes
+                or f["acc"] > hw.acc_buff_bytes or f["uops"] > hw.uop_depth):
+            continue
+        n = 1
+        for t in threads:
+            n *= k[t]
+        key = (wl.traffic(hw, k), -min(n, 2), -n)
+        if best_key is None or key < best_key:
+            best, best_key = k, key
+    return tuple((best if best is not None else space.default()).items())
 
 
 def footprint(wl: Workload, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
     """Analytic SRAM bytes per scope and largest micro-op kernel of ``knobs``."""
-    return _template(wl).footprint(wl, hw, knobs)
+    return wl.footprint(hw, knobs)
 
 
 def traffic(wl: Workload, hw: HwConfig, knobs: Knobs) -> int:
     """Analytic DRAM bytes moved by ``knobs`` (inputs and weights per output tile, output once)."""
-    return _template(wl).traffic(wl, hw, knobs)
+    return wl.traffic(hw, knobs)
 
 
 def apply(sch: Any, wl: Workload, hw: HwConfig, knobs: Knobs) -> None:
     """Apply ``wl``'s schedule template with ``knobs`` to ``sch`` (an ``s_tir.Schedule``)."""
-    _template(wl).apply(sch, hw, knobs)
+    wl.schedule(sch, hw, knobs)

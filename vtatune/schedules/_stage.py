@@ -1,6 +1,6 @@
 """The part of every VTA schedule template after tiling: stage data and tensorize.
 
-Shared by the conv2d and dense templates, which differ only in how they tile.
+Shared by the operators' templates, which differ only in how they tile.
 """
 
 from __future__ import annotations
@@ -8,9 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from vtatune.hardware.config import HwConfig
-from vtatune.passes.scopes import INP_SCOPE, PRAGMA_ALU, PRAGMA_DMA, WGT_SCOPE
+from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, PRAGMA_ALU, PRAGMA_DMA, WGT_SCOPE
 
 EPILOGUE = ("res_shr", "res_max", "res_min")
+#: The accumulating stage every operator's TE names so.
+GEMM_STAGE = "res_conv"
+
+
+def stage_epilogue(sch: Any, at: Any) -> None:
+    """Compute the GEMM stage and the epilogue in the accumulator SRAM at loop ``at`` (the
+    innermost loop over output tiles)."""
+    for name in (*reversed(EPILOGUE), GEMM_STAGE):
+        sch.compute_at(sch.get_sblock(name), at, preserve_unit_loops=True)
+        sch.set_scope(sch.get_sblock(name), 0, ACC_SCOPE)
 
 
 def stage_and_tensorize(sch: Any, hw: HwConfig, red_loop: Any, store_loop: Any, rank: int,
@@ -29,7 +39,7 @@ def stage_and_tensorize(sch: Any, hw: HwConfig, red_loop: Any, store_loop: Any, 
     for name in EPILOGUE:
         sch.annotate(sch.get_loops(blk(name))[-rank], PRAGMA_ALU, 1)
 
-    init = sch.decompose_reduction(blk("res_conv"), red_loop)
+    init = sch.decompose_reduction(blk(GEMM_STAGE), red_loop)
     tns = -2 if hw.batch == 1 else -3  # the unit batch loop is not in the BATCH=1 intrinsic
-    sch.tensorize(sch.get_loops(blk("res_conv_update"))[tns], gemm)
+    sch.tensorize(sch.get_loops(blk(f"{GEMM_STAGE}_update"))[tns], gemm)
     sch.tensorize(sch.get_loops(init)[tns + 1], reset)

@@ -1,14 +1,90 @@
-"""Schedule knob spaces: named knobs, their legal values, and the constraints between them."""
+"""Schedule knobs: what each knob means (``Knob``, declared once by its operator) and the
+enumerable space of legal settings for one workload on one hardware config (``KnobSpace``).
+
+A knob has a **role**: ``spatial`` (a tile of an output axis: the output tile holds ``value``
+units of it), ``reduction`` (a tile of a reduction axis loaded per reduction step) or
+``thread`` (virtual threads over the outer loop of another knob's axis). Tile knobs count
+**units** of their axis: BATCH rows, BLOCK_IN or BLOCK_OUT channels, or single output
+rows/columns, so one value means the same work on any GEMM shape, and ``elements`` converts a
+count to workload elements. The search space, the cost-model features and the analytic
+estimate read roles and units from here, never from lists of knob names.
+"""
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vtatune.errors import KnobError
 
+if TYPE_CHECKING:
+    from vtatune.hardware.config import HwConfig
+
 Knobs = dict[str, int]
+
+SPATIAL, REDUCTION, THREAD = "spatial", "reduction", "thread"
+ROLES = (SPATIAL, REDUCTION, THREAD)
+#: Virtual-thread counts a thread knob may take (VTA's AutoTVM templates: 1 or 2).
+NTHREADS = (1, 2)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What one step of a tile knob counts: ``label`` for people, ``per`` the HwConfig
+    attribute giving workload elements per unit (``""``: one element)."""
+
+    label: str
+    per: str = ""
+
+    def elements(self, hw: HwConfig) -> int:
+        return int(getattr(hw, self.per)) if self.per else 1
+
+
+BATCH_TILES = Unit("BATCH tiles", "batch")
+IN_CHANNEL_TILES = Unit("BLOCK_IN tiles", "block_in")
+OUT_CHANNEL_TILES = Unit("BLOCK_OUT tiles", "block_out")
+ROWS = Unit("output rows")
+COLS = Unit("output columns")
+THREADS = Unit("threads")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One schedule knob as its operator declares it.
+
+    ``axis`` names the extent (counted in ``unit``) that the knob tiles, a key of the
+    workload's ``tiles(hw)``; a thread knob names, in ``over``, the tile knob whose outer
+    loop it splits.
+    """
+
+    name: str
+    role: str
+    unit: Unit
+    axis: str = ""
+    over: str = ""
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"knob {self.name}: role {self.role!r} is not one of {ROLES}")
+        if (self.role == THREAD) != bool(self.over) or (self.role != THREAD) != bool(self.axis):
+            raise ValueError(f"knob {self.name}: a tile knob names its axis, a thread knob "
+                             "the knob it splits (over=...)")
+
+
+def spatial(name: str, axis: str, unit: Unit, doc: str = "") -> Knob:
+    return Knob(name, SPATIAL, unit, axis=axis, doc=doc)
+
+
+def reduction(name: str, axis: str, unit: Unit, doc: str = "") -> Knob:
+    return Knob(name, REDUCTION, unit, axis=axis, doc=doc)
+
+
+def thread(name: str, over: str, doc: str = "") -> Knob:
+    return Knob(name, THREAD, THREADS, over=over, doc=doc)
 
 
 def divisors(n: int) -> tuple[int, ...]:
@@ -23,11 +99,55 @@ class KnobSpace:
 
     ``axes`` gives every knob's legal values; ``constraint`` rejects combinations whose parts
     are legal alone but not together (e.g. two virtual threads over a single outer tile).
+    ``spec`` holds each knob's declaration, ``extents`` each tile knob's extent in its units and
+    ``elements`` the workload elements one unit is on this hardware.
     """
 
     axes: Mapping[str, tuple[int, ...]]
     constraint: Callable[[Knobs], str | None] = field(default=lambda k: None, compare=False)
     units: Mapping[str, str] = field(default_factory=dict, compare=False)
+    spec: Mapping[str, Knob] = field(default_factory=dict, compare=False)
+    extents: Mapping[str, int] = field(default_factory=dict, compare=False)
+    elements: Mapping[str, int] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def build(cls, knobs: tuple[Knob, ...], extents: Mapping[str, int], hw: HwConfig,
+              values: Callable[[Knob, int], tuple[int, ...]] | None = None,
+              extra: Callable[[Knobs], str | None] | None = None) -> KnobSpace:
+        """The space of ``knobs`` over axis ``extents`` (in units) on ``hw``.
+
+        Tile knobs take ``values(knob, extent)`` (default: the divisors of the extent), thread
+        knobs 1 or 2; a thread count must divide the outer tiles of the knob it splits.
+        ``extra`` adds an operator's own constraint.
+        """
+        pick = values or (lambda knob, extent: divisors(extent))
+        spec = {k.name: k for k in knobs}
+        ext = {k.name: extents[k.axis] for k in knobs if k.role != THREAD}
+        axes = {k.name: NTHREADS if k.role == THREAD else pick(k, ext[k.name]) for k in knobs}
+        threads = [k for k in knobs if k.role == THREAD]
+
+        def constraint(k: Knobs) -> str | None:
+            for t in threads:
+                outer = math.ceil(ext[t.over] / k[t.over])
+                if outer % k[t.name]:
+                    return (f"{t.name}={k[t.name]} does not divide the {outer} outer tiles of "
+                            f"{t.over}={k[t.over]}")
+            return extra(k) if extra is not None else None
+
+        return cls(axes=axes, constraint=constraint,
+                   units={k.name: k.unit.label for k in knobs}, spec=spec, extents=ext,
+                   elements={k.name: k.unit.elements(hw) for k in knobs})
+
+    def role(self, name: str) -> str:
+        """The knob's role (``spatial``, ``reduction``, ``thread``)."""
+        return self.spec[name].role
+
+    def names_of(self, role: str) -> list[str]:
+        return [n for n in self.axes if n in self.spec and self.spec[n].role == role]
+
+    def steps(self, name: str, value: int) -> int:
+        """Loop trips of a tile knob's outer loop: tiles of ``value`` units over its extent."""
+        return math.ceil(self.extents[name] / value)
 
     @property
     def names(self) -> list[str]:

@@ -16,7 +16,9 @@ extent in workload units*: ``u = 0`` is the smallest tile, ``u = 1`` the whole e
 value (a divisor of the extent on that hardware) closest in log scale. A learned relation
 "half the output channels per tile is good" therefore survives a change of BLOCK_OUT. Virtual
 threads are categorical (1 or 2); two threads that do not divide the outer tiles fall back
-to one. Hardware parameters are categorical over their listed values.
+to one. Hardware parameters are categorical over their listed values. Which knobs are tiles
+and which threads, and what unit a tile counts, is the operator's knob declaration
+(``Workload.KNOBS``, see ``schedules.knobs``).
 """
 
 from __future__ import annotations
@@ -24,16 +26,17 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from vtatune.errors import ConfigError, UserError
 from vtatune.hardware import boards, config
 from vtatune.hardware.config import LOG_KEYS, HwConfig
+from vtatune.schedules.knobs import NTHREADS, THREAD
 from vtatune.workloads.base import Workload
 
 OBJECTIVES = ("area-latency", "latency")
-THREAD_KNOBS = ("h_nthread", "oc_nthread")
 
 #: Param name prefix of a tile knob's log-position.
 U_PREFIX = "u_"
@@ -70,6 +73,11 @@ class SearchSpace:
     source: str = ""
 
     # ---- what samplers see ---------------------------------------------------------------
+    @cached_property
+    def thread_knobs(self) -> tuple[str, ...]:
+        """The operator's virtual-thread knobs (categorical 1 or 2; the others are tiles)."""
+        return thread_knobs(self.workload)
+
     @property
     def searched_hw(self) -> dict[str, tuple[int, ...]]:
         """Hardware parameters with more than one choice."""
@@ -85,8 +93,8 @@ class SearchSpace:
         for key, values in self.searched_hw.items():
             out[key] = ("categorical", values)
         for knob in self.knobs:
-            if knob in THREAD_KNOBS:
-                out[knob] = ("categorical", (1, 2))
+            if knob in self.thread_knobs:
+                out[knob] = ("categorical", NTHREADS)
             else:
                 out[U_PREFIX + knob] = ("float", (0.0, 1.0))
         return out
@@ -121,12 +129,12 @@ class SearchSpace:
         space = schedules.knob_space(self.workload, hw)
         knobs = dict(schedules.suggest(self.workload, hw))
         for knob in self.knobs:
-            if knob in THREAD_KNOBS:
+            if knob in self.thread_knobs:
                 knobs[knob] = int(params.get(knob, knobs[knob]))
             elif U_PREFIX + knob in params:
                 knobs[knob] = nearest_log(space.axes[knob], float(params[U_PREFIX + knob]),
-                                          knob_unit(knob, hw))
-        for knob in THREAD_KNOBS:
+                                          space.elements[knob])
+        for knob in self.thread_knobs:
             if knob in knobs and space.problem(knobs) and knobs[knob] > 1:
                 knobs[knob] = 1
         why = space.problem(knobs)
@@ -144,11 +152,11 @@ class SearchSpace:
         for key in self.searched_hw:
             out[key] = logs[key]
         for knob in self.knobs:
-            if knob in THREAD_KNOBS:
+            if knob in self.thread_knobs:
                 out[knob] = cand.knobs[knob]
             else:
                 out[U_PREFIX + knob] = log_position(space.axes[knob], cand.knobs[knob],
-                                                    knob_unit(knob, cand.hw))
+                                                    space.elements[knob])
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -159,10 +167,9 @@ class SearchSpace:
                 "max_area_mm2": self.max_area_mm2, "source": self.source}
 
 
-def knob_unit(knob: str, hw: HwConfig) -> int:
-    """Workload elements in one unit of a tile knob: channels per BLOCK tile, batch rows per
-    BATCH tile, 1 for output rows and columns."""
-    return {"tile_b": hw.batch, "tile_ci": hw.block_in, "tile_co": hw.block_out}.get(knob, 1)
+def thread_knobs(wl: Workload) -> tuple[str, ...]:
+    """Names of ``wl``'s virtual-thread knobs, from its operator's declaration."""
+    return tuple(k.name for k in wl.KNOBS if k.role == THREAD)
 
 
 def nearest_log(values: tuple[int, ...], u: float, unit: int = 1) -> int:
@@ -177,6 +184,13 @@ def log_position(values: tuple[int, ...], v: int, unit: int = 1) -> float:
     """Inverse of ``nearest_log``: the ``u`` of value ``v``."""
     top = values[-1] * unit
     return math.log(v * unit) / math.log(top) if top > 1 else 0.0
+
+
+def _smallest(hw: HwConfig) -> HwConfig:
+    """``hw`` with one-element GEMM blocks (every tile knob's extent in elements)."""
+    from dataclasses import replace
+
+    return replace(hw, log_batch=0, log_block_in=0, log_block_out=0)
 
 
 def _hw_name(logs: dict[str, int]) -> str:
@@ -273,9 +287,10 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
         all_knobs = knob_space(wl, base).names
         want = sched.get("knobs", "all")
         if want == "all":
-            # a batch-1 workload has one batch tile on any hardware: nothing to search
-            batch = getattr(wl, "n", getattr(wl, "m", 1))
-            knob_names = tuple(k for k in all_knobs if not (k == "tile_b" and batch == 1))
+            # a knob whose extent is one unit on every hardware (batch 1) has nothing to
+            # search; the smallest unit is one element
+            one = knob_space(wl, _smallest(base)).extents
+            knob_names = tuple(k for k in all_knobs if one.get(k, 2) > 1)
         elif isinstance(want, list) and all(isinstance(k, str) for k in want):
             bad = [k for k in want if k not in all_knobs]
             if bad:

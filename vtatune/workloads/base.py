@@ -1,11 +1,23 @@
-"""What every workload provides, and the one entry point that turns CLI words into one."""
+"""What an operator is: the ``Workload`` contract every operator module implements.
+
+An operator is one module holding one ``Workload`` subclass (as VTA keeps compute and schedule
+of an operator in one ``vta_<op>.py``): the computation (TE in VTA's packed layout, packing and
+unpacking, a numpy reference, MACs and compulsory bytes), its schedule template, the knobs the
+template reads (``KNOBS``: each knob's role and unit, see ``schedules.knobs``) and how its shape
+is written (``--shape`` fields, named layers, the stored signature). Operators register
+themselves with ``registry.register``; nothing else in the package lists them.
+
+Workloads are plain frozen shapes; methods that depend on the accelerator take the ``HwConfig``
+(channels padded up to whole BLOCK_IN/BLOCK_OUT tiles, batch up to whole BATCH tiles).
+"""
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from vtatune.errors import WorkloadError
 
@@ -13,9 +25,12 @@ if TYPE_CHECKING:
     import numpy as np
 
     from vtatune.hardware.config import HwConfig
+    from vtatune.schedules.knobs import Knob, Knobs
 
 #: Default fixed-point epilogue: ``clip(acc >> SHIFT, 0, 127)`` cast to int8.
 DEFAULT_SHIFT = 8
+#: Largest value of the clip in the epilogue: int8's maximum (ReLU then saturate).
+CLIP_MAX = 127
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -24,14 +39,22 @@ def ceil_div(a: int, b: int) -> int:
 
 @dataclass(frozen=True)
 class Workload(ABC):
-    """An int8 operator with int32 accumulation and the shift / clip(0, 127) / cast epilogue.
+    """One operator's shape, with everything the compile path and the search need of it.
 
-    Workloads are plain shapes; ``te`` builds the TVM tensor expression for one ``HwConfig``
-    (channels padded up to whole BLOCK_IN/BLOCK_OUT tiles, batch up to whole BATCH tiles).
+    Class attributes an operator sets: ``kind`` (its name on the command line and in
+    signatures), ``KNOBS`` (its schedule knobs), ``SHAPE`` (the ``--shape`` fields, e.g.
+    ``"M,K,N"``), ``SIGNATURE`` (a regex whose groups are the constructor's fields in order)
+    and ``DEFAULT`` (the layer name or shape text used when none is given). Subclasses are
+    frozen dataclasses whose last field is ``name: str = ""`` (a named layer's name).
     """
 
-    kind = "workload"
+    kind: ClassVar[str] = "workload"
+    KNOBS: ClassVar[tuple[Knob, ...]] = ()
+    SHAPE: ClassVar[str] = ""
+    SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(r"(?!)")
+    DEFAULT: ClassVar[str] = ""
 
+    # ---- the computation -------------------------------------------------------------------
     @property
     @abstractmethod
     def signature(self) -> str:
@@ -40,7 +63,15 @@ class Workload(ABC):
     @property
     @abstractmethod
     def macs(self) -> int:
-        """Multiply-accumulates of the unpadded operator."""
+        """Multiply-accumulates of the unpadded operator (the useful work)."""
+
+    @abstractmethod
+    def tiles(self, hw: HwConfig) -> dict[str, int]:
+        """Extent of every axis a knob tiles, in that knob's units (``Knob.axis`` keys)."""
+
+    @abstractmethod
+    def padded_macs(self, hw: HwConfig) -> int:
+        """Multiply-accumulates the GEMM core performs on ``hw`` (padding included)."""
 
     @abstractmethod
     def packed_shapes(self, hw: HwConfig) -> dict[str, tuple[int, ...]]:
@@ -81,6 +112,55 @@ class Workload(ABC):
 
         return {"kind": self.kind, "signature": self.signature, **asdict(self)}
 
+    # ---- the schedule template ---------------------------------------------------------------
+    @abstractmethod
+    def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
+        """Apply the schedule template with ``knobs`` to ``sch`` (an ``s_tir.Schedule`` of
+        ``te``'s PrimFunc), in place."""
+
+    @abstractmethod
+    def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
+        """Analytic SRAM bytes per scope (``inp``, ``wgt``, ``acc``, all virtual threads) and
+        the largest micro-op kernel (``uops``) of a knob setting: what the compile path
+        allocates (the verification passes remain the authority)."""
+
+    @abstractmethod
+    def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
+        """Analytic DRAM bytes a knob setting moves."""
+
+    def knob_values(self, knob: Knob, extent: int) -> tuple[int, ...]:
+        """Legal values of tile knob ``knob`` over ``extent`` units (default: divisors)."""
+        from vtatune.schedules.knobs import divisors
+
+        return divisors(extent)
+
+    def knob_constraint(self, hw: HwConfig, knobs: Knobs) -> str | None:
+        """Why a combination of legal knob values is not legal together, beyond the thread
+        rule every space has (default: nothing)."""
+        return None
+
+    # ---- how the shape is written ------------------------------------------------------------
+    @classmethod
+    def layers(cls) -> Mapping[str, Workload]:
+        """Named layers of this operator (upper-case names), from VTA's benchmark tables."""
+        return {}
+
+    @classmethod
+    def from_shape(cls, text: str) -> Workload:
+        """The workload of a ``--shape`` text (``SHAPE``'s comma-separated integers)."""
+        fields = cls.SHAPE.split(",")
+        return cls(*parse_ints(text, len(fields), f"{cls.kind} ({cls.SHAPE})"))  # type: ignore[call-arg]
+
+    @classmethod
+    def from_signature(cls, signature: str) -> Workload | None:
+        """The workload whose ``signature`` this is (a named layer when it is one), or None."""
+        m = cls.SIGNATURE.fullmatch(signature)
+        if m is None:
+            return None
+        wl = cls(*(int(g) for g in m.groups()))  # type: ignore[call-arg]
+        named = [layer for layer in cls.layers().values() if layer.signature == wl.signature]
+        return named[0] if named else wl
+
 
 def _prod(xs: tuple[int, ...]) -> int:
     out = 1
@@ -89,7 +169,8 @@ def _prod(xs: tuple[int, ...]) -> int:
     return out
 
 
-def _ints(text: str, count: int, what: str) -> list[int]:
+def parse_ints(text: str, count: int, what: str) -> list[int]:
+    """``count`` comma-separated integers, or a ``WorkloadError`` naming ``what``."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != count:
         raise WorkloadError(
@@ -100,58 +181,28 @@ def _ints(text: str, count: int, what: str) -> list[int]:
         raise WorkloadError(f"--shape {text!r}: every field must be an integer") from None
 
 
-def parse(kind: str, layer: str | None = None, shape: str | None = None) -> Workload:
-    """A workload from CLI words: ``conv2d --layer C8``, ``conv2d --shape ...``, ``dense --shape``.
-
-    Defaults: conv2d is ResNet-18 C8 (the conv2d tutorial's layer), dense is 16,256,256.
-    """
-    from vtatune.workloads.conv2d import Conv2d
-    from vtatune.workloads.dense import Dense
-    from vtatune.workloads.resnet18 import resnet18_layer
-
-    if layer is not None and shape is not None:
-        raise WorkloadError("give either --layer or --shape, not both")
-    if kind == "conv2d":
-        if shape is not None:
-            n, cin, h, w, cout, kh, kw, pad, stride = _ints(
-                shape, 9, "conv2d (N,CIN,H,W,COUT,KH,KW,PAD,STRIDE)")
-            return Conv2d(n, cin, h, w, cout, kh, kw, pad, stride)
-        return resnet18_layer(layer or "C8")
-    if kind == "dense":
-        if layer is not None:
-            raise WorkloadError("dense has no named layers; use --shape M,K,N")
-        m, k, n = _ints(shape or "16,256,256", 3, "dense (M,K,N)")
-        return Dense(m, k, n)
-    raise WorkloadError(f"unknown workload {kind!r} (known: conv2d, dense)")
+def check_fields(kind: str, wl: Any, positive: tuple[str, ...],
+                 non_negative: tuple[str, ...] = ()) -> list[str]:
+    """Problems of fields that must be >= 1 or >= 0 (for ``__post_init__``)."""
+    problems = [f"{f}={getattr(wl, f)} must be >= 1" for f in positive if getattr(wl, f) < 1]
+    problems += [f"{f}={getattr(wl, f)} must be >= 0" for f in non_negative
+                 if getattr(wl, f) < 0]
+    return problems
 
 
-#: ``Workload.signature`` of each kind, with the constructor's fields in order.
-_SIGNATURES = {
-    "conv2d": re.compile(r"conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)"
-                         r"_p(\d+)_s(\d+)"),
-    "dense": re.compile(r"dense_m(\d+)_k(\d+)_n(\d+)"),
-}
+def epilogue(res_acc: Any, shape: tuple[int, ...], hw: HwConfig, shift: int) -> list[Any]:
+    """shift right, clip to [0, 127] (two ALU stages), then cast to the output type."""
+    from tvm import te
+
+    res_shr = te.compute(shape, lambda *i: res_acc(*i) >> shift, name="res_shr")
+    res_max = te.compute(shape, lambda *i: te.max(res_shr(*i), 0), name="res_max")
+    res_min = te.compute(shape, lambda *i: te.min(res_max(*i), CLIP_MAX), name="res_min")
+    res = te.compute(shape, lambda *i: res_min(*i).astype(hw.out_dtype), name="res")
+    return [res]
 
 
-def from_signature(signature: str) -> Workload:
-    """The workload whose ``signature`` this is (as stored in results and bundles).
+def apply_epilogue(acc: np.ndarray, shift: int) -> np.ndarray:
+    """numpy twin of ``epilogue``: arithmetic shift, clip(0, 127), int8."""
+    import numpy as np
 
-    A conv2d shape of VTA's ResNet-18 table comes back as that named layer (``C8``).
-    """
-    from vtatune.workloads.conv2d import Conv2d
-    from vtatune.workloads.dense import Dense
-    from vtatune.workloads.resnet18 import RESNET18
-
-    for kind, pattern in _SIGNATURES.items():
-        m = pattern.fullmatch(signature)
-        if m is None:
-            continue
-        fields = [int(g) for g in m.groups()]
-        if kind == "dense":
-            return Dense(*fields)
-        conv = Conv2d(*fields)
-        named = [layer for layer in RESNET18.values()
-                 if layer.signature == conv.signature]
-        return named[0] if named else conv
-    raise WorkloadError(f"not a workload signature: {signature!r} (expected e.g. "
-                        "conv2d_n1_c256_h14_w14_o256_k3x3_p1_s1 or dense_m16_k256_n256)")
+    return np.clip(acc >> shift, 0, CLIP_MAX).astype(np.int8)

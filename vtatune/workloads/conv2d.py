@@ -1,22 +1,66 @@
-"""2-D convolution in VTA's packed NCHWnc layout with the int8 fixed-point epilogue."""
+"""2-D convolution in VTA's packed NCHWnc layout, with the conv2d tutorial's schedule template.
+
+Knobs (tiles count whole hardware tiles or output rows/columns, so a value means the same work
+on any BLOCK size): ``tile_b`` BATCH tiles and ``tile_co`` BLOCK_OUT channel tiles per output
+tile, ``tile_h`` / ``tile_w`` output rows / columns per output tile, ``tile_ci`` BLOCK_IN
+channel tiles loaded per reduction step, ``h_nthread`` / ``oc_nthread`` virtual threads over
+output-row / channel tiles.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from vtatune.errors import WorkloadError
-from vtatune.workloads.base import DEFAULT_SHIFT, Workload, ceil_div
+from vtatune.schedules import knobs as kn
+from vtatune.workloads.base import (
+    DEFAULT_SHIFT,
+    Workload,
+    apply_epilogue,
+    ceil_div,
+    check_fields,
+    epilogue,
+)
+from vtatune.workloads.registry import register
 
 if TYPE_CHECKING:
     import numpy as np
 
     from vtatune.hardware.config import HwConfig
+    from vtatune.schedules.knobs import Knobs
 
-#: Largest value of the clip in the epilogue: int8's maximum (ReLU then saturate).
-CLIP_MAX = 127
+#: The conv2d knobs (VTA's AutoTVM template for conv2d: the same names and meanings).
+KNOBS = (
+    kn.spatial("tile_b", "b", kn.BATCH_TILES, "BATCH tiles per output tile"),
+    kn.spatial("tile_h", "oh", kn.ROWS, "output rows per output tile"),
+    kn.spatial("tile_w", "ow", kn.COLS, "output columns per output tile"),
+    kn.reduction("tile_ci", "ci", kn.IN_CHANNEL_TILES,
+                 "BLOCK_IN channel tiles loaded per reduction step"),
+    kn.spatial("tile_co", "co", kn.OUT_CHANNEL_TILES, "BLOCK_OUT channel tiles per output tile"),
+    kn.thread("h_nthread", "tile_h", "virtual threads over output-row tiles"),
+    kn.thread("oc_nthread", "tile_co", "virtual threads over output-channel tiles"),
+)
+
+#: ResNet-18's conv2d layers in VTA's benchmarks: name -> (H, W, Cin, Cout, k, pad, stride).
+_RESNET18 = {
+    "C1": (224, 224, 3, 64, 7, 3, 2),
+    "C2": (56, 56, 64, 64, 3, 1, 1),
+    "C3": (56, 56, 64, 128, 3, 1, 2),
+    "C4": (56, 56, 64, 128, 1, 0, 2),
+    "C5": (28, 28, 128, 128, 3, 1, 1),
+    "C6": (28, 28, 128, 256, 3, 1, 2),
+    "C7": (28, 28, 128, 256, 1, 0, 2),
+    "C8": (14, 14, 256, 256, 3, 1, 1),
+    "C9": (14, 14, 256, 512, 3, 1, 2),
+    "C10": (14, 14, 256, 512, 1, 0, 2),
+    "C11": (7, 7, 512, 512, 3, 1, 1),
+}
 
 
+@register
 @dataclass(frozen=True)
 class Conv2d(Workload):
     """conv2d(N, Cin, H, W) * (Cout, Cin, KH, KW), symmetric padding ``pad``, ``stride``."""
@@ -32,19 +76,25 @@ class Conv2d(Workload):
     stride: int
     name: str = ""
 
-    kind = "conv2d"
+    kind: ClassVar[str] = "conv2d"
+    KNOBS: ClassVar[tuple[kn.Knob, ...]] = KNOBS
+    SHAPE: ClassVar[str] = "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE"
+    SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
+        r"conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
+    DEFAULT: ClassVar[str] = "C8"  # the conv2d tutorial's layer
 
     def __post_init__(self) -> None:
-        problems = [f"{f}={getattr(self, f)} must be >= 1"
-                    for f in ("n", "cin", "h", "w", "cout", "kh", "kw", "stride")
-                    if getattr(self, f) < 1]
-        if self.pad < 0:
-            problems.append(f"pad={self.pad} must be >= 0")
+        problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",
+                                                  "stride"), ("pad",))
         if not problems and (self.oh < 1 or self.ow < 1):
             problems.append(
                 f"kernel {self.kh}x{self.kw} does not fit the padded {self.h}x{self.w} input")
         if problems:
             raise WorkloadError("conv2d shape: " + "; ".join(problems))
+
+    @classmethod
+    def layers(cls) -> Mapping[str, Workload]:
+        return RESNET18
 
     @property
     def oh(self) -> int:
@@ -67,6 +117,11 @@ class Conv2d(Workload):
         """Extents in tiles: batch (BATCH), input channels (BLOCK_IN), output (BLOCK_OUT)."""
         return {"b": ceil_div(self.n, hw.batch), "ci": ceil_div(self.cin, hw.block_in),
                 "co": ceil_div(self.cout, hw.block_out), "oh": self.oh, "ow": self.ow}
+
+    def padded_macs(self, hw: HwConfig) -> int:
+        t = self.tiles(hw)
+        return (t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
+                * t["ci"] * hw.block_in * self.kh * self.kw)
 
     def packed_shapes(self, hw: HwConfig) -> dict[str, tuple[int, ...]]:
         t = self.tiles(hw)
@@ -142,20 +197,89 @@ class Conv2d(Workload):
             t["b"] * hw.batch, t["co"] * hw.block_out, self.oh, self.ow)
         return r[: self.n, : self.cout].copy()
 
+    # ---- schedule template -------------------------------------------------------------------
+    def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
+        """The conv2d tutorial's recipe: output tiles, reduction over channel tiles outermost,
+        DMA staging at each reduction step, virtual threads on ``cthread``."""
+        from vtatune.schedules import intrinsics
+        from vtatune.schedules._stage import stage_and_tensorize, stage_epilogue
 
-def epilogue(res_acc: Any, shape: tuple[int, ...], hw: HwConfig, shift: int) -> list[Any]:
-    """shift right, clip to [0, 127] (two ALU stages), then cast to the output type."""
-    from tvm import te
+        k = knobs
+        gemm, reset = intrinsics.register(hw)
+        res = sch.get_sblock("res")
+        b, oc, y, x, b_t, oc_t = sch.get_loops(res)
+        b_o, b_i = sch.split(b, [None, k["tile_b"]])
+        oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
+        y_o, y_i = sch.split(y, [None, k["tile_h"]])
+        x_o, x_i = sch.split(x, [None, k["tile_w"]])
+        threads = []
+        if k["oc_nthread"] > 1:
+            oc_o, oc_v = sch.split(oc_o, [None, k["oc_nthread"]])
+            threads.append(oc_v)
+        if k["h_nthread"] > 1:
+            y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
+            threads.append(y_v)
+        sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+        for v in threads:
+            sch.bind(v, "cthread")
 
-    res_shr = te.compute(shape, lambda *i: res_acc(*i) >> shift, name="res_shr")
-    res_max = te.compute(shape, lambda *i: te.max(res_shr(*i), 0), name="res_max")
-    res_min = te.compute(shape, lambda *i: te.min(res_max(*i), CLIP_MAX), name="res_min")
-    res = te.compute(shape, lambda *i: res_min(*i).astype(hw.out_dtype), name="res")
-    return [res]
+        # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
+        stage_epilogue(sch, x_o)
+        conv = sch.get_sblock("res_conv")
+        *_, cb_i, coc_i, cy_i, cx_i, cb_t, coc_t, ci, dy, dx, ci_t = sch.get_loops(conv)
+        ci_o, ci_i = sch.split(ci, [None, k["tile_ci"]])
+        # Reduction over channel tiles outermost; one of the output axes (x) right above the
+        # tensorized tile so consecutive GEMMs write different accumulator tiles.
+        sch.reorder(ci_o, cb_i, coc_i, cy_i, ci_i, dy, dx, cx_i, cb_t, coc_t, ci_t)
+
+        # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
+        stage_and_tensorize(sch, hw, ci_o, b_i, 6, gemm, reset)
+
+    def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
+        """The padded input window of one output tile for ``tile_ci`` channel tiles, the
+        matching weights, the int32 output tile; virtual threads each own a copy."""
+        k = knobs
+        s = self.stride
+        rows = (k["tile_h"] - 1) * s + self.kh
+        cols = (k["tile_w"] - 1) * s + self.kw
+        threads = k["h_nthread"] * k["oc_nthread"]
+        b = k["tile_b"] * hw.batch
+        inp = b * k["tile_ci"] * hw.block_in * rows * cols * hw.inp_bits // 8
+        wgt = (k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * self.kh * self.kw
+               * hw.wgt_bits // 8)
+        acc = b * k["tile_co"] * hw.block_out * k["tile_h"] * k["tile_w"] * hw.acc_bits // 8
+        loops = [e for e in (k["tile_b"], k["tile_co"], k["tile_h"], k["tile_ci"], self.kh,
+                             self.kw, k["tile_w"]) if e > 1]
+        uops = 1
+        for e in loops[2:]:
+            uops *= e
+        return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads,
+                "uops": uops}
+
+    def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
+        """Inputs (with their halo) and weights re-read per output tile, the output once."""
+        k = knobs
+        t = self.tiles(hw)
+        tiles = (t["b"] // k["tile_b"]) * (t["co"] // k["tile_co"]) \
+            * (self.oh // k["tile_h"]) * (self.ow // k["tile_w"])
+        s = self.stride
+        rows = (k["tile_h"] - 1) * s + self.kh
+        cols = (k["tile_w"] - 1) * s + self.kw
+        inp = k["tile_b"] * hw.batch * t["ci"] * hw.block_in * rows * cols
+        wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in * self.kh * self.kw
+        out = t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
+        return tiles * (inp + wgt) + out
 
 
-def apply_epilogue(acc: np.ndarray, shift: int) -> np.ndarray:
-    """numpy twin of ``epilogue``: arithmetic shift, clip(0, 127), int8."""
-    import numpy as np
+RESNET18: dict[str, Conv2d] = {
+    name: Conv2d(1, cin, h, w, cout, k, k, pad, stride, name=name)
+    for name, (h, w, cin, cout, k, pad, stride) in _RESNET18.items()
+}
 
-    return np.clip(acc >> shift, 0, CLIP_MAX).astype(np.int8)
+
+def resnet18_layer(name: str) -> Conv2d:
+    """A ResNet-18 layer by name (``C1`` .. ``C11``, any case)."""
+    key = name.upper()
+    if key not in RESNET18:
+        raise WorkloadError(f"unknown layer {name!r} (known: {', '.join(RESNET18)})")
+    return RESNET18[key]

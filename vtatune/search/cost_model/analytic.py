@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from vtatune.search.space import THREAD_KNOBS, Candidate
+from vtatune.schedules.knobs import REDUCTION, SPATIAL, THREAD
+from vtatune.search.space import Candidate
 
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 #: ALU instructions per output tile: the epilogue's shift, max and min.
 EPILOGUE_OPS = 3
-REDUCTION_KNOBS = ("tile_ci",)
 
 
 @dataclass(frozen=True)
@@ -62,19 +62,15 @@ def estimate(cand: Candidate, board: str, fit_board: bool = True) -> Estimate:
     b, t = _board(board)
     ks = schedules.knob_space(wl, hw)
     tiles = red = 1
-    for n, values in ks.axes.items():
-        if n in THREAD_KNOBS:
-            continue
-        if n in REDUCTION_KNOBS:
-            red *= values[-1] // k[n]
-        else:
-            tiles *= values[-1] // k[n]
+    for n in ks.axes:
+        if ks.role(n) == REDUCTION:
+            red *= ks.steps(n, k[n])
+        elif ks.role(n) == SPATIAL:
+            tiles *= ks.steps(n, k[n])
     rounds = tiles * red
     axi = b.axi_bytes_per_cycle
-    shapes = wl.packed_shapes(hw)
-    out_elems = math.prod(shapes["res"])
-    kernel = shapes["kernel"]
-    macs = out_elems * math.prod(kernel) // (kernel[0] * kernel[-2])
+    out_elems = math.prod(wl.packed_shapes(hw)["res"])
+    macs = wl.padded_macs(hw)
     traffic = schedules.traffic(wl, hw, k)
     out_bytes = out_elems * hw.out_bits // 8
     load = (traffic - out_bytes) / axi + 2 * rounds * t.dma_latency_cycles
@@ -84,7 +80,7 @@ def estimate(cand: Candidate, board: str, fit_board: bool = True) -> Estimate:
     store = out_bytes / axi + tiles * t.dma_latency_cycles
     serial = load + gemm + alu + store
     overlapped = max(load, gemm + alu, store)
-    threads = math.prod(k.get(n, 1) for n in THREAD_KNOBS)
+    threads = math.prod(k[n] for n in ks.names_of(THREAD))
     cycles = overlapped + (serial - overlapped) / threads
     return Estimate(max(cycles, traffic / axi))
 

@@ -27,23 +27,15 @@ from typing import Any
 
 import numpy as np
 
+from vtatune import schedules
 from vtatune.area import Coefficients
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
-from vtatune.schedules.knobs import Knobs, KnobSpace
-from vtatune.search.space import (
-    THREAD_KNOBS,
-    U_PREFIX,
-    SearchSpace,
-    knob_unit,
-    log_position,
-    nearest_log,
-)
+from vtatune.schedules.knobs import REDUCTION, SPATIAL, Knobs, KnobSpace
+from vtatune.search.space import U_PREFIX, SearchSpace, log_position, nearest_log
 
 Params = dict[str, Any]
 
-#: Knobs that split a reduction axis (the rest split output axes).
-REDUCTION_KNOBS = ("tile_ci",)
 #: SRAM scopes whose analytic footprint is compared with the buffer's capacity.
 SCOPES = ("inp", "wgt", "acc")
 #: Utilization reported for a resource the board lacks entirely but the design needs.
@@ -92,15 +84,13 @@ class Featurizer:
     """Realizes parameter sets of ``space`` and turns them into feature rows (cached)."""
 
     def __init__(self, space: SearchSpace):
-        from vtatune import schedules
-
         self.space = space
         self.wl = space.workload
         self.board = _board(space.board)
         self.param_space = space.param_space()
         self.hw_keys = tuple(space.hw_choices)
-        self._template = schedules._template(space.workload)
         self.knob_names = tuple(schedules.knob_space(space.workload, space.base_hw).names)
+        self.threads = space.thread_knobs
         self.names = self._names()
         self._hw: dict[tuple[int, ...], HwInfo] = {}
         self._suggestion: dict[tuple[int, ...], Knobs] = {}
@@ -126,12 +116,12 @@ class Featurizer:
         assert ks is not None
         knobs = self._defaults(info, params)
         for knob in self.space.knobs:
-            if knob in THREAD_KNOBS:
+            if knob in self.threads:
                 knobs[knob] = int(params.get(knob, knobs[knob]))
             elif U_PREFIX + knob in params:
                 knobs[knob] = nearest_log(ks.axes[knob], float(params[U_PREFIX + knob]),
-                                          knob_unit(knob, info.hw))
-        for knob in THREAD_KNOBS:
+                                          ks.elements[knob])
+        for knob in self.threads:
             if knob in knobs and knobs[knob] > 1 and ks.problem(knobs):
                 knobs[knob] = 1
         if ks.problem(knobs):  # realize would refuse it too
@@ -153,7 +143,7 @@ class Featurizer:
     def u_of(self, info: HwInfo, knob: str, value: int) -> float:
         """The log-position parameter of tile knob ``knob`` = ``value`` on ``info``'s hardware."""
         assert info.knob_space is not None
-        return log_position(info.knob_space.axes[knob], value, knob_unit(knob, info.hw))
+        return log_position(info.knob_space.axes[knob], value, info.knob_space.elements[knob])
 
     def hw_count(self) -> int:
         """Hardware configs the space names."""
@@ -183,7 +173,7 @@ class Featurizer:
             for combo in itertools.product(*axes):
                 params = dict(base)
                 for knob, value in zip(self.space.knobs, combo, strict=True):
-                    if knob in THREAD_KNOBS:
+                    if knob in self.threads:
                         params[knob] = value
                     else:
                         params[U_PREFIX + knob] = self.u_of(info, knob, value)
@@ -227,7 +217,7 @@ class Featurizer:
         row: list[float] = []
         for name in self.param_space:
             v = p.params.get(name, math.nan)
-            row.append(math.log2(v) if name in THREAD_KNOBS and v == v else float(v))
+            row.append(math.log2(v) if name in self.threads and v == v else float(v))
         if p.knobs is None:
             n_derived = len(self.names) - len(row) - len(p.hw.features)
             return row + [math.nan] * n_derived + list(p.hw.features)
@@ -236,7 +226,7 @@ class Featurizer:
         assert ks is not None
         row += [math.log2(k[n]) for n in self.knob_names]
         # SRAM footprint against capacity: the feasibility signal
-        fp = self._template.footprint(self.wl, hw, k)
+        fp = self.wl.footprint(hw, k)
         caps = {"inp": hw.inp_buff_bytes, "wgt": hw.wgt_buff_bytes, "acc": hw.acc_buff_bytes}
         fills = []
         for s in SCOPES:
@@ -246,16 +236,14 @@ class Featurizer:
         uop_fill = fp["uops"] / hw.uop_depth
         row += [math.log2(max(fp["uops"], 1)), uop_fill, max(*fills, uop_fill)]
         # DRAM traffic, tiling and the bounds it implies
-        traffic = self._template.traffic(self.wl, hw, k)
+        traffic = self.wl.traffic(hw, k)
         out_tiles = red = 1
         for n in self.knob_names:
-            if n in THREAD_KNOBS:
-                continue
-            steps = ks.axes[n][-1] // k[n]
-            if n in REDUCTION_KNOBS:
-                red *= steps
-            else:
-                out_tiles *= steps
+            role = ks.role(n)
+            if role == REDUCTION:
+                red *= ks.steps(n, k[n])
+            elif role == SPATIAL:
+                out_tiles *= ks.steps(n, k[n])
         compute = p.hw.compute_bound_cycles
         memory = traffic / self.board.axi_bytes_per_cycle
         row += [math.log2(traffic), math.log2(traffic / p.hw.compulsory_bytes),
@@ -269,8 +257,8 @@ class Featurizer:
         reason, area_mm2, util = hardware_facts(hw, self.space.board)
         if reason:
             return HwInfo(hw, values, reason=reason)
-        ks = self._template.knob_space(self.wl, hw)
-        compute = self._padded_macs(hw) / hw.macs_per_cycle
+        ks = schedules.knob_space(self.wl, hw)
+        compute = self.wl.padded_macs(hw) / hw.macs_per_cycle
         feats = (math.log2(compute), math.log2(hw.macs_per_cycle), math.log2(area_mm2), util)
         return HwInfo(hw, values, knob_space=ks, log2_area_mm2=math.log2(area_mm2),
                       compute_bound_cycles=compute,
@@ -283,14 +271,14 @@ class Featurizer:
         assert ks is not None
         need = False
         for n in self.knob_names:
-            given = n in params if n in THREAD_KNOBS else U_PREFIX + n in params
+            given = n in params if n in self.threads else U_PREFIX + n in params
             if not (n in self.space.knobs and given) and len(ks.axes[n]) > 1:
                 need = True
                 break
         if not need:
             return {n: ks.axes[n][0] for n in self.knob_names}
         if info.values not in self._suggestion:
-            self._suggestion[info.values] = dict(self._template.suggest(self.wl, info.hw))
+            self._suggestion[info.values] = schedules.suggest(self.wl, info.hw)
         return dict(self._suggestion[info.values])
 
     def _canonical(self, info: HwInfo, knobs: Knobs) -> Params:
@@ -300,18 +288,13 @@ class Featurizer:
         for name in self.param_space:
             if name in self.space.hw_choices:
                 out[name] = info.values[self.hw_keys.index(name)]
-            elif name in THREAD_KNOBS:
+            elif name in self.threads:
                 out[name] = knobs[name]
             else:
                 knob = name[len(U_PREFIX):]
                 out[name] = self.u_of(info, knob, knobs[knob])
         return out
 
-    def _padded_macs(self, hw: HwConfig) -> int:
-        """MACs the hardware performs: packed output elements x reduction length."""
-        s = self.wl.packed_shapes(hw)
-        kernel = s["kernel"]  # (co, ci, ..., BLOCK_OUT, BLOCK_IN)
-        return math.prod(s["res"]) * math.prod(kernel) // (kernel[0] * kernel[-2])
 
 
 

@@ -39,7 +39,7 @@ import numpy as np
 from vtatune.search.cost_model.features import Featurizer, Point
 from vtatune.search.cost_model.xgb_model import FeasibilityModel, LatencyModel
 from vtatune.search.samplers._base import Observation, Params, Sampler
-from vtatune.search.space import THREAD_KNOBS, U_PREFIX, SearchSpace
+from vtatune.search.space import U_PREFIX, SearchSpace
 
 #: Weight of the plain sum in the augmented Tchebycheff scalarization (keeps it strictly
 #: monotone in every objective; 0.05 as in ParEGO).
@@ -269,7 +269,7 @@ class XGBSampler(Sampler):
         if kind == "categorical":
             values = tuple(values)
             cur = values.index(params[name]) if params.get(name) in values else 0
-            if self.rng.random() < 0.25 or name in THREAD_KNOBS:
+            if self.rng.random() < 0.25 or name in self.space.thread_knobs:
                 j = (cur + 1 + int(self.rng.integers(len(values) - 1))) % len(values)
             else:
                 j = _step(cur, len(values), self.rng)
