@@ -36,6 +36,7 @@ def _register() -> None:
         compare,
         export,
         hw,
+        operators,
         report,
         search,
         show,
@@ -47,7 +48,7 @@ def _register() -> None:
     from vtatune.cli import compile as compile_
 
     for module in (search, show, studies, report, compare, export, verify_export, compile_,
-                   simulate, space, area, boards, hw):
+                   simulate, space, operators, area, boards, hw):
         module.register(app)
 
 
