@@ -23,9 +23,36 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        console.line(version_line())
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True,
+                                 callback=_show_version,
+                                 help="Print vtatune's, TVM's and tvm-ffi's versions and exit."),
+) -> None:
     """Joint hardware x schedule autotuning and design-space exploration for VTA."""
+
+
+def version_line() -> str:
+    """``vtatune X (TVM Y, tvm-ffi Z, Python P)`` from package metadata: TVM is not imported."""
+    import platform
+    from importlib import metadata
+
+    from vtatune import __version__
+
+    def dist(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return (f"vtatune {__version__} (TVM {dist('apache-tvm')}, tvm-ffi {dist('apache-tvm-ffi')}, "
+            f"Python {platform.python_version()})")
 
 
 def _register() -> None:
