@@ -1,17 +1,25 @@
 # vtatune: every target works on a machine with only python3 and make.
+#   make run              the main job (a 500-trial joint search)
+#   make test             the test suite (installs the light default first)
+#   make setup GP=1       also install torch for `--sampler gp` (~750 MB; gp tests skip without)
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+GP     ?=
+comma  := ,
+EXTRAS := dev$(if $(GP),$(comma)gp)
+STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+# Wheels only where they exist (no source builds), no progress bars in logs.
+PIP_FLAGS := --quiet --prefer-binary --progress-bar off
 
 .PHONY: setup run test bench lint clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,gp]'
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[$(EXTRAS)]'
+	rm -f $(VENV)/.installed*
 	touch $(STAMP)
 
 run: setup
@@ -27,4 +35,4 @@ lint: setup
 	$(VENV)/bin/ruff check vtatune tests
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -68,11 +68,11 @@ def open_study(study: str, db: str | None) -> tuple[Any, list[Any], str]:
 
 
 def default_out(study: str, kind: str = "") -> Path:
-    """``reports/<study>/`` under the project root (``kind`` adds a subfolder)."""
-    from vtatune.paths import project_root
+    """``reports/<study>/`` under the work root (``kind`` adds a subfolder)."""
+    from vtatune.paths import work_root
     from vtatune.reports import safe_name
 
-    folder = project_root() / "reports" / safe_name(study)
+    folder = work_root() / "reports" / safe_name(study)
     return folder / kind if kind else folder
 
 

@@ -56,10 +56,10 @@ _CHUNK = 500
 
 
 def default_url() -> str:
-    """``sqlite:///<project root>/db/vtatune.sqlite``."""
-    from vtatune.paths import project_root
+    """``sqlite:///<work root>/db/vtatune.sqlite`` (the checkout, or the current directory)."""
+    from vtatune.paths import work_root
 
-    return f"sqlite:///{project_root() / 'db' / 'vtatune.sqlite'}"
+    return f"sqlite:///{work_root().resolve() / 'db' / 'vtatune.sqlite'}"
 
 
 def normalize_url(url: str | None) -> str:
