@@ -6,8 +6,9 @@ Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole kno
 default config (median, p90; one process, after a warm-up that registers the intrinsics).
 Runtime/simulator, area, store and search figures come from each package's ``bench`` module
 (the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
-a few). With ``--write-readme`` the Markdown table replaces the block between the bench markers
-in README.md.
+a few). The full run also times the test suite and ``make setup`` in a fresh clone with an
+empty pip cache (the .venv's size too). With ``--write-readme`` the Markdown table replaces the
+block between the bench markers in README.md.
 """
 
 from __future__ import annotations
@@ -68,6 +69,67 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     ]
 
 
+def _disk_mib(folder: Path) -> float:
+    """Disk use of ``folder`` in MiB (as ``du``: allocated blocks, hard links once)."""
+    seen, total = set(), 0
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            st = os.lstat(os.path.join(dirpath, f))
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total / 2**20
+
+
+def bench_setup() -> list[tuple[str, str]]:
+    """``make setup`` in a fresh clone with an empty pip cache: wall time and .venv size.
+
+    Downloads every dependency from the package index (so it needs the network and depends
+    on it); the clone is of the committed tree, as a new user gets it.
+    """
+    import shutil
+    import subprocess
+    import tempfile
+
+    root = project_root()
+    if not (root / ".git").exists() or shutil.which("make") is None:
+        return [("`make setup` in a fresh clone", "not measured (needs a git checkout and make)")]
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "vtatune"
+        subprocess.run(["git", "clone", "--quiet", str(root), str(clone)], check=True)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env["PIP_NO_CACHE_DIR"] = "1"  # cold: every wheel downloaded, as on a new machine
+        t = time.perf_counter()
+        res = subprocess.run(["make", "setup"], cwd=clone, env=env, capture_output=True,
+                             text=True)
+        wall = time.perf_counter() - t
+        if res.returncode != 0:
+            tail = (res.stderr or res.stdout).strip().splitlines()[-1:]
+            return [("`make setup` in a fresh clone", f"failed: {' '.join(tail)}")]
+        size = _disk_mib(clone / ".venv")
+    return [("`make setup` in a fresh clone (empty pip cache; default install: no torch, "
+             "xgboost-cpu)", f"{wall:.0f} s, .venv {size:,.0f} MiB")]
+
+
+def bench_tests() -> list[tuple[str, str]]:
+    """The whole test suite as ``make test`` runs it (``pytest -n 2``): wall time and counts."""
+    import re
+    import subprocess
+    import sys
+
+    root = project_root()
+    if not (root / "tests").is_dir():
+        return []
+    t = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p",
+                          "no:cacheprovider"], cwd=root, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    summary = next((ln for ln in reversed(res.stdout.splitlines()) if " in " in ln), "")
+    counts = ", ".join(re.findall(r"\d+ (?:passed|failed|skipped|errors?)", summary))
+    return [(f"test suite (`make test`: pytest -n 2, {os.cpu_count()} cores)",
+             f"{wall:.0f} s ({counts or 'no summary'})")]
+
+
 def run(quick: bool = False) -> str:
     rows = bench_compile(quick)
     from vtatune.area.bench import bench_area
@@ -76,6 +138,8 @@ def run(quick: bool = False) -> str:
     from vtatune.store.bench import bench_store
 
     rows += bench_simulator() + bench_area() + bench_store() + bench_search(quick)
+    if not quick:  # minutes each, and the first needs the package index
+        rows += bench_tests() + bench_setup()
     lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "
              f"{time.strftime('%Y-%m-%d')}.", "", "| figure | value |", "|---|---|"]
     lines += [f"| {a} | {b} |" for a, b in rows]

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -27,7 +28,9 @@ from vtatune.search import runner
 from vtatune.search import space as spaces
 from vtatune.search.space import Candidate, SearchSpace
 
-SAMPLERS = ("xgb", "tpe", "nsga2", "random", "grid", "gp")
+#: gp only where torch is installed (the opt-in ``gp`` extra).
+SAMPLERS = tuple(n for n in ("xgb", "tpe", "nsga2", "random", "grid", "gp")
+                 if n != "gp" or importlib.util.find_spec("torch") is not None)
 #: GP proposals cost ~0.2-1 s each on 2 cores (repeats included): it gets 60 trials, 1 seed.
 GP_TRIALS = 60
 SCHEDULE_LAYERS = ("C2", "C8", "C11")

@@ -127,10 +127,10 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     store = Store(db)
     wl = space.workload
     n_obj = 2 if space.objective == "area-latency" else 1
+    smp = make(sampler, space, n_obj, seed)  # an unavailable sampler stores no study
     store.create_or_load_study(study, wl.signature, space.describe(), sampler, space.objective,
                                space.board, seed)
     start = store.next_trial_number(study)
-    smp = make(sampler, space, n_obj, seed)
     own = store.trials(study) if start else []
     # A resumed study replays its own trials into the sampler; the cost-model sampler also
     # learns from every stored result of the workload (other studies included).

@@ -136,6 +136,11 @@ class NSGA2Sampler(OptunaSampler):
         return optuna.samplers.NSGAIISampler(seed=self.seed, population_size=32)
 
 
+#: What ``--sampler gp`` says when torch (an opt-in extra: ~750 MB) is not installed.
+GP_MISSING = ("sampler 'gp' needs torch, which the default install leaves out ({missing} is "
+              "missing): pip install 'vtatune[gp]' (in a checkout: make setup GP=1)")
+
+
 class GPSampler(OptunaSampler):
     """Gaussian-process Bayesian optimization (Optuna's GPSampler; needs torch and scipy)."""
 
@@ -150,8 +155,7 @@ class GPSampler(OptunaSampler):
         except ImportError as exc:
             from vtatune.errors import UserError
 
-            raise UserError(f"sampler 'gp' needs torch and scipy ({exc.name} is missing; "
-                            "`make setup` installs them)") from None
+            raise UserError(GP_MISSING.format(missing=exc.name or "torch")) from None
         return optuna.samplers.GPSampler(seed=self.seed, n_startup_trials=10)
 
 
