@@ -51,7 +51,7 @@ def test_log_block_and_split_keys_agree() -> None:
                    "LOG_ACC_BUFF_SIZE must be an integer", "TARGET must be a string"]),
     ("impossible", ["TARGET 'fpga9000'", "LOG_BATCH=9 is outside", "LOG_UOP_BUFF_SIZE=30",
                     "LOG_INP_WIDTH=2 is not supported"]),
-    ("too_deep", ["GEMM instruction needs 139 bits", "GEMM micro-op needs 35 bits"]),
+    ("too_deep", ["GEMM instruction needs 139 bits", "micro-op needs 35 bits"]),
     ("both_block_keys", ["either LOG_BLOCK or LOG_BLOCK_IN"]),
     ("not_json", ["not valid JSON"]),
 ])

@@ -150,14 +150,39 @@ def test_uop_overflow_and_alu_wgt() -> None:
         encode_uops([Uop(0, 0, 1)], hw, "alu")
 
 
-def test_alu_uop_src_has_acc_width() -> None:
-    # 1x32x16: acc depth 2^11 > inp depth 2^10; ALU sources are acc indices (Chisel view).
+def test_gemm_uop_src_field_is_max_of_acc_and_inp_widths() -> None:
+    # 1x32x16: A = 11 > I = 10. VTA's struct VTAUop gives src_idx MAX(A, I) = 11 bits, so wgt
+    # starts at bit 22 (not A + I = 21, where VTA's HLS macros put it).
     hw = load("1x32x16")
-    assert hw.log_acc_depth > hw.log_inp_depth
-    uops = [Uop(3, (1 << hw.log_acc_depth) - 1)]
+    a, i = hw.log_acc_depth, hw.log_inp_depth
+    assert (a, i) == (11, 10)
+    words = encode_uops([Uop(1, 2, 3)], hw, "gemm")
+    assert int(words[0]) == 1 | 2 << 11 | 3 << 22
+    # ALU micro-ops use the same struct: src (an acc index) at A, MAX(A, I) bits wide.
+    uops = [Uop(3, (1 << a) - 1)]
+    assert int(encode_uops(uops, hw, "alu")[0]) == 3 | ((1 << a) - 1) << a
     assert decode_uops(encode_uops(uops, hw, "alu"), hw, "alu") == uops
-    with pytest.raises(EncodingError):
-        encode_uops(uops, hw, "gemm")
+
+
+def test_gemm_uop_wider_inp_field() -> None:
+    # I > A: src_idx is I bits wide, wgt at A + I (runtime and HLS agree).
+    hw = HwConfig(log_inp_buff_size=16, log_acc_buff_size=16, log_wgt_buff_size=17)
+    a, i = hw.log_acc_depth, hw.log_inp_depth
+    assert i > a
+    assert int(encode_uops([Uop(1, (1 << i) - 1, 1)], hw, "gemm")[0]) == (
+        1 | ((1 << i) - 1) << a | 1 << (a + i))
+
+
+def test_uop_struct_over_32_bits_is_rejected_with_its_bit_count() -> None:
+    # A + I + W = 32 fits a flat count, but VTAUop needs A + MAX(A, I) + W = 33 bits.
+    hw = HwConfig(log_block_in=3, log_block_out=3, log_inp_buff_size=13, log_wgt_buff_size=17,
+                  log_acc_buff_size=16, log_uop_buff_size=13)
+    assert (hw.log_acc_depth, hw.log_inp_depth, hw.log_wgt_depth) == (11, 10, 11)
+    assert hw.gemm_uop_bits == 33
+    with pytest.raises(ConfigError, match=r"micro-op needs 33 bits > 32 \(VTA's struct VTAUop"):
+        validate(hw)
+    with pytest.raises(EncodingError, match="needs 33 bits"):
+        encode_uops([Uop(0, 0, 0)], hw, "gemm")
 
 
 def test_config_not_word_aligned_is_rejected() -> None:
@@ -195,3 +220,55 @@ def test_routing() -> None:
     probs = routing_problems(store_inp)
     assert any("memory type" in p for p in probs) and any("no next module" in p for p in probs)
     assert routing_problems(MemInsn(Opcode.STORE, DepFlags(), MemId.OUT, 0, 0, 1, 1, 1, 1))
+
+
+def _uop_struct_program(cases: list[tuple[int, int, int, int, int, int]]) -> str:
+    """A C program that lays out VTA's ``struct VTAUop`` (hw_spec.h: uint32_t bit-fields dst
+    A, src MAX(A, I), wgt W) for each case (A, I, W, dst, src, wgt) and prints its size and
+    bytes, one line per case."""
+    lines = ["#include <stdint.h>", "#include <stdio.h>", "#include <string.h>",
+             "#define MAX(a, b) (((a) > (b)) ? (a) : (b))"]
+    body = []
+    for n, (a, i, w, dst, src, wgt) in enumerate(cases):
+        lines.append(f"typedef struct {{ uint32_t dst_idx : {a}; uint32_t src_idx : MAX({a}, {i});"
+                     f" uint32_t wgt_idx : {w}; }} Uop{n};")
+        body.append(f"{{ Uop{n} u; unsigned char b[8] = {{0}}; memset(&u, 0, sizeof u);"
+                    f" u.dst_idx = {dst}u; u.src_idx = {src}u; u.wgt_idx = {wgt}u;"
+                    " memcpy(b, &u, sizeof u); printf(\"%zu\", sizeof u);"
+                    " for (size_t k = 0; k < sizeof u; k++) printf(\" %02x\", b[k]);"
+                    " printf(\"\\n\"); }")
+    return "\n".join(lines + ["int main(void) {", *body, "return 0; }"]) + "\n"
+
+
+def test_uop_encoding_matches_gcc_layout_of_vta_struct(tmp_path) -> None:
+    # Independent reference: gcc's bit-field layout of VTA's struct VTAUop, for every shipped
+    # config (incl. 1x32x16, where I < A) and the 33-bit design validation rejects.
+    import random
+    import shutil
+    import subprocess
+
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler")
+    rng = random.Random(7)
+    configs = [*SHIPPED, HwConfig(log_inp_buff_size=16, log_acc_buff_size=16,
+                                  log_wgt_buff_size=17)]
+    cases, expect = [], []
+    for hw in configs:
+        a, i, w = hw.log_acc_depth, hw.log_inp_depth, hw.log_wgt_depth
+        for _ in range(4):
+            gemm = Uop(rng.randrange(1 << a), rng.randrange(1 << i), rng.randrange(1 << w))
+            alu = Uop(rng.randrange(1 << a), rng.randrange(1 << a))
+            for kind, u in (("gemm", gemm), ("alu", alu)):
+                cases.append((a, i, w, u.dst, u.src, u.wgt))
+                expect.append("4 " + " ".join(
+                    f"{b:02x}" for b in encode_uops([u], hw, kind).astype("<u4").tobytes()))
+    too_wide = (11, 10, 11, 1, 1, 1)  # A + MAX(A, I) + W = 33: the struct grows to 8 bytes
+    cases.append(too_wide)
+    src = tmp_path / "uop.c"
+    src.write_text(_uop_struct_program(cases))
+    exe = tmp_path / "uop"
+    subprocess.run([gcc, "-std=c99", "-o", str(exe), str(src)], check=True, capture_output=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert out[:len(expect)] == expect
+    assert out[len(expect)].startswith("8 ")

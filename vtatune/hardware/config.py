@@ -285,7 +285,7 @@ class HwConfig:
 
     @property
     def gemm_uop_bits(self) -> int:
-        """Bits a GEMM micro-op needs (must be <= 32)."""
+        """Bits of VTA's struct VTAUop: A + MAX(A, I) + W (must be <= 32)."""
         f = self.field_bits
         return f["uop_gemm_dst"] + f["uop_gemm_src"] + f["uop_gemm_wgt"]
 

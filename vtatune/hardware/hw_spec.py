@@ -13,9 +13,13 @@ builds the binary: a field starts at the next free bit unless it would straddle 
 word boundary, in which case it starts at bit 64. For LOAD/STORE this puts memory_type,
 sram_base and dram_base in the first word (6 bits unused) and y_size .. x_pad_1 in the second.
 
-Micro-ops have two views of the same 32-bit word (as in VTA's Chisel hardware):
-GEMM ``dst | src << A | wgt << (A + I)`` and ALU ``dst | src << A`` with A, I, W the log2
-depths of the acc, inp and wgt buffers; ALU sources are acc indices, so they get A bits.
+Micro-ops are VTA's ``struct VTAUop`` (hw_spec.h, written field by field by the runtime's
+``UopKernel::Push``): ``dst_idx`` A bits, ``src_idx`` MAX(A, I) bits, ``wgt_idx`` W bits, in
+``uint32_t`` bit-fields, with A, I, W the log2 depths of the acc, inp and wgt buffers. So a
+GEMM micro-op is ``dst | src << A | wgt << (A + MAX(A, I))`` and an ALU micro-op (whose src is
+an acc index) ``dst | src << A``. A design whose struct needs more than 32 bits has no
+micro-op encoding. VTA's HLS source decodes GEMM wgt at A + I instead (``VTA_UOP_GEM_2_0``);
+the two agree only when I >= A. hwconfigs/timing/SOURCES.md quotes the struct and the macros.
 """
 
 from __future__ import annotations
@@ -96,12 +100,18 @@ def field_bits(log_uop_depth: int, log_inp_depth: int, log_wgt_depth: int,
         "x_size": MEMOP_SIZE_BITS,
         "x_stride": MEMOP_STRIDE_BITS,
         "pad": MEMOP_PAD_BITS,
+        # struct VTAUop: an ALU micro-op uses its dst and src fields
         "uop_gemm_dst": log_acc_depth,
-        "uop_gemm_src": log_inp_depth,
+        "uop_gemm_src": max(log_acc_depth, log_inp_depth),
         "uop_gemm_wgt": log_wgt_depth,
         "uop_alu_dst": log_acc_depth,
-        "uop_alu_src": log_acc_depth,
+        "uop_alu_src": max(log_acc_depth, log_inp_depth),
     }
+
+
+def uop_struct_bits(log_inp_depth: int, log_wgt_depth: int, log_acc_depth: int) -> int:
+    """Bits of VTA's ``struct VTAUop`` fields: A + MAX(A, I) + W (must be <= 32)."""
+    return log_acc_depth + max(log_acc_depth, log_inp_depth) + log_wgt_depth
 
 
 # ---- layouts -------------------------------------------------------------------------------
@@ -208,7 +218,8 @@ def layouts(hw: HwConfig) -> dict[str, InsnLayout]:
 
 @dataclass(frozen=True)
 class UopLayout:
-    """Micro-op field offsets/widths (bits) for one HwConfig and view (gemm or alu)."""
+    """Micro-op field (offset, width) in bits for one HwConfig and view (gemm or alu), as in
+    ``struct VTAUop``; ``wgt`` is (0, 0) in the ALU view (ALU micro-ops leave it 0)."""
 
     dst: tuple[int, int]
     src: tuple[int, int]
@@ -217,10 +228,11 @@ class UopLayout:
 
 @lru_cache(maxsize=64)
 def uop_layouts(hw: HwConfig) -> dict[str, UopLayout]:
+    """The GEMM and ALU views of ``struct VTAUop`` (dst A, src MAX(A, I), wgt W bits)."""
     f = hw.field_bits
-    a, i, w = f["uop_gemm_dst"], f["uop_gemm_src"], f["uop_gemm_wgt"]
+    a, s, w = f["uop_gemm_dst"], f["uop_gemm_src"], f["uop_gemm_wgt"]
     return {
-        "gemm": UopLayout(dst=(0, a), src=(a, i), wgt=(a + i, w)),
+        "gemm": UopLayout(dst=(0, a), src=(a, s), wgt=(a + s, w)),
         "alu": UopLayout(dst=(0, f["uop_alu_dst"]), src=(f["uop_alu_dst"], f["uop_alu_src"]),
                          wgt=(0, 0)),
     }  # fmt: skip
@@ -235,8 +247,13 @@ def layout_problems(hw: HwConfig) -> list[str]:
                 f"{kind.upper()} instruction needs {lay.end_bit} bits with 64-bit word "
                 f"alignment > {INSTRUCTION_BITS}"
             )
-    for kind, ul in uop_layouts(hw).items():
-        end = max(off + bits for off, bits in (ul.dst, ul.src, ul.wgt))
-        if end > UOP_BITS:
-            problems.append(f"{kind.upper()} micro-op needs {end} bits > {UOP_BITS}")
+    a, i, w = hw.log_acc_depth, hw.log_inp_depth, hw.log_wgt_depth
+    bits = uop_struct_bits(i, w, a)
+    if bits > UOP_BITS:
+        # VTA's runtime static_asserts sizeof(VTAUop) * 8 == VTA_UOP_WIDTH: such a design has
+        # no micro-op encoding at all (C would move wgt_idx to a second 32-bit unit).
+        problems.append(
+            f"micro-op needs {bits} bits > {UOP_BITS} (VTA's struct VTAUop: dst {a} + "
+            f"src max({a}, {i}) + wgt {w} bits)"
+        )
     return problems
