@@ -1,17 +1,132 @@
-"""``compile_candidate``: schedule, lower and verify one (workload, hardware, knobs) point."""
+"""``compile_candidate``: schedule, lower and verify one (workload, hardware, knobs) point.
+
+Compiling is two steps, so that a search can share the expensive one:
+
+1. ``lower_program`` schedules and lowers the candidate to VTA-level TIR and measures what the
+   program needs (SRAM bytes per scope, the largest micro-op kernel, the operations it issues).
+   The program depends on the workload, the epilogue shift, the GEMM shape and data widths and
+   the knobs — its ``ProgramKey`` — and *not* on the buffer sizes: lowering runs on the
+   ``program_hw`` view of the hardware, whose buffer sizes are ``UNKNOWN_BUFFER_SIZE``, a value
+   that refuses to take part in any arithmetic or comparison. A pass that starts depending on
+   a buffer size therefore fails loudly (``BufferSizeDependence``) instead of silently making
+   one compiled program wrong for the other buffer sizes that share it.
+2. ``verify_program`` checks that program against one hardware config: SRAM bytes against
+   each buffer, the largest kernel against the micro-op buffer, every ISA field against the
+   widths the SRAM depths give (``verify_isa_fields``).
+
+``compile_candidate`` runs both; ``vtatune.compiler.cache`` keeps lowered programs by key.
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
 from vtatune.compiler.result import FAILED, INVALID, VALID, CompileResult
-from vtatune.compiler.stats import count_ops
 from vtatune.errors import CompileError
 from vtatune.hardware.config import HwConfig
+from vtatune.passes.verify import Problem
 from vtatune.schedules.knobs import Knobs
 from vtatune.workloads.base import DEFAULT_SHIFT, Workload
+
+#: HwConfig fields a compiled program must not depend on (they only change verification,
+#: the micro-op cache while building the instruction stream, and area).
+BUFFER_FIELDS = ("log_uop_buff_size", "log_inp_buff_size", "log_wgt_buff_size",
+                 "log_acc_buff_size")
+
+#: Stage of a lowered program that failed to lower (its ``reason`` says where).
+LOWERED = "lowered"
+
+
+class BufferSizeDependence(RuntimeError):
+    """Lowering read a buffer size: a bug, since one lowered program is shared by every
+    buffer size. Checks that depend on buffer sizes belong in ``verify_program``."""
+
+
+class _UnknownBufferSize:
+    """The buffer sizes of ``program_hw``: equal only to itself, refuses every use as a
+    number."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_: Any) -> Any:
+        raise BufferSizeDependence(
+            "lowering used a buffer size; a compiled program is shared across buffer sizes, "
+            "so anything that depends on them must be checked in verify_program")
+
+    __int__ = __index__ = __float__ = __bool__ = __neg__ = __pos__ = __abs__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = _refuse
+    __pow__ = __rpow__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+    def __repr__(self) -> str:
+        return "UNKNOWN_BUFFER_SIZE"
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN_BUFFER_SIZE"  # pickles as the module-level singleton
+
+
+UNKNOWN_BUFFER_SIZE = _UnknownBufferSize()
+
+
+@lru_cache(maxsize=256)
+def program_hw(hw: HwConfig) -> HwConfig:
+    """``hw`` as a compiled program sees it: GEMM shape, widths, target; no buffer sizes."""
+    return replace(hw, name="", **dict.fromkeys(BUFFER_FIELDS, UNKNOWN_BUFFER_SIZE))
+
+
+@dataclass(frozen=True)
+class ProgramKey:
+    """Everything a lowered program depends on (and nothing it does not: no buffer sizes)."""
+
+    workload: Workload
+    hw: HwConfig  # a ``program_hw`` view
+    knobs: tuple[tuple[str, int], ...]
+    shift: int
+
+
+def program_key(wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT
+                ) -> ProgramKey:
+    return ProgramKey(wl, program_hw(hw), tuple(sorted((k, int(v)) for k, v in knobs.items())),
+                      int(shift))
+
+
+@dataclass(frozen=True)
+class LoweredProgram:
+    """A candidate lowered to VTA-level TIR, before any check against buffer sizes.
+
+    ``status`` is ``lowered`` or ``failed`` (``reason`` says where). ``sram_bytes`` holds the
+    bytes allocated per SRAM scope (inp, wgt, acc; all virtual threads) and ``uop`` (the
+    largest micro-op kernel, 4 bytes per micro-op); ``largest_kernel`` is in micro-ops.
+    """
+
+    key: ProgramKey
+    status: str
+    reason: str = ""
+    sram_bytes: dict[str, int] = field(default_factory=dict)
+    largest_kernel: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    module: Any = field(default=None, compare=False, repr=False)
+    # memo of derived, hardware-independent artefacts (the host program); not identity
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == LOWERED
+
+    def host(self) -> Any:
+        """The runtime's host program of this module (compiled once, then shared)."""
+        if "host" not in self.memo:
+            from vtatune.runtime.build import primfunc_of
+            from vtatune.runtime.codegen import compile_host
+
+            self.memo["host"] = compile_host(primfunc_of(self.module))
+        return self.memo["host"]
 
 
 @lru_cache(maxsize=64)
@@ -22,19 +137,17 @@ def prim_func(wl: Workload, hw: HwConfig, shift: int = DEFAULT_SHIFT) -> Any:
     return te.create_prim_func(wl.te(hw, shift))
 
 
-def compile_candidate(wl: Workload, hw: HwConfig, knobs: Knobs,
-                      shift: int = DEFAULT_SHIFT) -> CompileResult:
-    """Compile one candidate. Never raises for a bad candidate: failures are results."""
+def lower_program(key: ProgramKey) -> LoweredProgram:
+    """Schedule and lower the program ``key`` names. Never raises for a bad candidate."""
     from tvm import s_tir
 
     from vtatune import schedules
+    from vtatune.compiler.stats import count_ops
     from vtatune.passes import pipeline
-    from vtatune.passes.verify_isa_fields import verify_isa_fields
-    from vtatune.passes.verify_sram import capacity, verify_sram
-    from vtatune.passes.verify_uop import verify_uop
+    from vtatune.passes.verify_sram import sram_bytes
+    from vtatune.passes.verify_uop import kernel_sizes
 
-    base = {"workload": wl.signature, "hw_key": hw.key, "knobs": dict(knobs),
-            "sram_capacity": capacity(hw)}
+    wl, hw, knobs = key.workload, key.hw, dict(key.knobs)
     stage: dict[str, float] = {}
     t = time.perf_counter()
 
@@ -45,28 +158,64 @@ def compile_candidate(wl: Workload, hw: HwConfig, knobs: Knobs,
         t = now
 
     try:
-        sch = s_tir.Schedule(prim_func(wl, hw, shift))
+        sch = s_tir.Schedule(prim_func(wl, hw, key.shift))
         schedules.apply(sch, wl, hw, knobs)
         lap("schedule")
         threaded = pipeline.run(sch.mod, pipeline.front_passes() + pipeline.task_passes(hw)
                                 + pipeline.thread_passes())
-        sram, problems = verify_sram(threaded["main"], hw)
+        # measured after virtual threads and StorageRewrite (see verify_sram)
+        sram = sram_bytes(threaded["main"])
         lap("lower")
         final = pipeline.run(threaded, pipeline.hardware_passes(hw))
         lap("lower_hw")
         func = final["main"]
-        largest_kernel, uop_problems = verify_uop(func, hw)
-        problems = problems + uop_problems + verify_isa_fields(func, hw)
+        largest = max(kernel_sizes(func), default=0)
         counts = count_ops(func)
-        lap("verify")
+        lap("measure")
+    except BufferSizeDependence:
+        raise
+    except CompileError as exc:
+        return LoweredProgram(key, FAILED, str(exc), stage_ms=stage)
+    except Exception as exc:  # TVM raises its own error types from schedule primitives
+        return LoweredProgram(key, FAILED, _one_line(exc), stage_ms=stage)
+    sram["uop"] = largest * 4
+    return LoweredProgram(key, LOWERED, sram_bytes=sram, largest_kernel=largest, counts=counts,
+                          stage_ms=stage, module=final)
+
+
+def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> CompileResult:
+    """Check a lowered program against ``hw``'s buffers and ISA field widths."""
+    from vtatune.passes.verify_isa_fields import verify_isa_fields
+    from vtatune.passes.verify_sram import capacity, sram_problems
+    from vtatune.passes.verify_uop import uop_problems
+
+    base = {"workload": low.key.workload.signature, "hw_key": hw.key,
+            "knobs": dict(low.key.knobs), "sram_capacity": capacity(hw), "reused": reused}
+    stage = {} if reused else dict(low.stage_ms)
+    if not low.ok:
+        return CompileResult(FAILED, low.reason, stage_ms=stage, **base)
+    t = time.perf_counter()
+    try:
+        problems: list[Problem] = (sram_problems(low.sram_bytes, hw)
+                                   + uop_problems(low.largest_kernel, hw)
+                                   + verify_isa_fields(low.module["main"], hw))
     except CompileError as exc:
         return CompileResult(FAILED, str(exc), stage_ms=stage, **base)
-    except Exception as exc:  # TVM raises its own error types from schedule primitives
-        msg = str(exc).strip().splitlines()
-        return CompileResult(FAILED, f"{type(exc).__name__}: {msg[-1] if msg else ''}",
-                             stage_ms=stage, **base)
-    sram["uop"] = largest_kernel * 4
+    except Exception as exc:
+        return CompileResult(FAILED, _one_line(exc), stage_ms=stage, **base)
+    stage["verify"] = (time.perf_counter() - t) * 1e3
     status = INVALID if problems else VALID
-    return CompileResult(status, "; ".join(str(p) for p in problems), sram_bytes=sram,
-                         problems=tuple(problems), counts=counts, stage_ms=stage,
-                         module=final, **base)
+    return CompileResult(status, "; ".join(str(p) for p in problems),
+                         sram_bytes=dict(low.sram_bytes), problems=tuple(problems),
+                         counts=dict(low.counts), stage_ms=stage, module=low.module, **base)
+
+
+def compile_candidate(wl: Workload, hw: HwConfig, knobs: Knobs,
+                      shift: int = DEFAULT_SHIFT) -> CompileResult:
+    """Compile one candidate. Never raises for a bad candidate: failures are results."""
+    return verify_program(lower_program(program_key(wl, hw, knobs, shift)), hw)
+
+
+def _one_line(exc: Exception) -> str:
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[-1] if msg else ''}"

@@ -31,6 +31,9 @@ class CompileResult:
     counts: dict[str, int] = field(default_factory=dict)
     stage_ms: dict[str, float] = field(default_factory=dict)
     module: Any = field(default=None, compare=False, repr=False)
+    #: the lowered program was shared with an earlier candidate (``stage_ms`` then holds
+    #: only this candidate's verification)
+    reused: bool = field(default=False, compare=False)
 
     @property
     def ok(self) -> bool:

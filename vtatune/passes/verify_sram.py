@@ -31,9 +31,13 @@ def sram_bytes(func: Any) -> dict[str, int]:
     return {name: int(used.get(scope, 0)) for scope, name in SCOPE_NAMES.items()}
 
 
+def sram_problems(used: dict[str, int], hw: HwConfig) -> list[Problem]:
+    """The scopes of ``used`` (bytes, from ``sram_bytes``) that overflow ``hw``'s buffers."""
+    cap = capacity(hw)
+    return [Problem("sram", f"{name} buffer", used[name], cap[name], "bytes")
+            for name in SCOPE_NAMES.values() if used[name] > cap[name]]
+
+
 def verify_sram(func: Any, hw: HwConfig) -> tuple[dict[str, int], list[Problem]]:
     used = sram_bytes(func)
-    cap = capacity(hw)
-    problems = [Problem("sram", f"{name} buffer", used[name], cap[name], "bytes")
-                for name in SCOPE_NAMES.values() if used[name] > cap[name]]
-    return used, problems
+    return used, sram_problems(used, hw)

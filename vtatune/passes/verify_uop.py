@@ -33,10 +33,13 @@ def kernel_sizes(func: Any) -> list[int]:
     return list(sizes.values())
 
 
+def uop_problems(largest: int, hw: HwConfig) -> list[Problem]:
+    """A kernel of ``largest`` micro-ops that does not fit ``hw``'s micro-op buffer."""
+    if largest > hw.uop_depth:
+        return [Problem("uop", "largest micro-op kernel", largest, hw.uop_depth, "micro-ops")]
+    return []
+
+
 def verify_uop(func: Any, hw: HwConfig) -> tuple[int, list[Problem]]:
     largest = max(kernel_sizes(func), default=0)
-    problems = []
-    if largest > hw.uop_depth:
-        problems.append(Problem("uop", "largest micro-op kernel", largest, hw.uop_depth,
-                                "micro-ops"))
-    return largest, problems
+    return largest, uop_problems(largest, hw)

@@ -40,9 +40,9 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
              max_area_mm2: float | None = None) -> CandidateRecord:
     """Measure ``cand`` on ``board``. Never raises for a bad candidate."""
     from vtatune.area import estimate, fit
-    from vtatune.compiler import compile_candidate
+    from vtatune.compiler.cache import default_cache
     from vtatune.errors import VtatuneError
-    from vtatune.runtime.build import build_program
+    from vtatune.runtime.build import run_host
     from vtatune.runtime.execute import program_counters
     from vtatune.simulator import bounds, simulate
 
@@ -62,7 +62,9 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
         return CandidateRecord(status=NO_FIT, reason=f"area {area.area_mm2:.1f} mm2 exceeds "
                                f"the {max_area_mm2:.1f} mm2 budget", **base)
 
-    res = compile_candidate(wl, hw, cand.knobs)
+    # one lowered program per distinct (workload, GEMM shape, widths, knobs), verified here
+    # against this candidate's buffers (see vtatune.compiler.cache)
+    res, lowered = default_cache().compile(wl, hw, cand.knobs)
     base["compile_ms"] = res.compile_ms
     if not res.ok:
         resources = dict(base["resources"])
@@ -72,7 +74,8 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
                                reason=res.reason, **base)
     t = time.perf_counter()
     try:
-        program = build_program(res, wl, hw)
+        # built per candidate: the micro-op buffer size decides kernel placement and eviction
+        program = run_host(lowered.host(), wl, hw, knobs=res.knobs)
         timing = simulate(program, board)
     except VtatuneError as exc:
         return CandidateRecord(status=FAILED, reason=f"{type(exc).__name__}: {exc}",
