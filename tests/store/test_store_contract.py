@@ -67,13 +67,35 @@ def test_save_twice_is_one_row_and_updates(url: str, make_record: MakeRecord) ->
     store = Store(url)
     first = make_record(5, status="timeout", reason="timed out after 30 s")
     store.save(first)
-    created = store.lookup(first.key).created_at  # type: ignore[union-attr]
+    assert store.lookup(first.key) is None  # a transient outcome is never served
+    created = store.history(WORKLOAD)[0].created_at
     store.save(first)
     store.save(make_record(5))  # re-evaluated with a longer timeout: now ok
     assert len(store.history(WORKLOAD)) == 1
     got = store.lookup(first.key)
     assert got is not None and got.status == "ok" and got.cycles == 100_000 + 37 * 5
     assert got.created_at == created  # first seen keeps its time
+
+
+def test_a_transient_outcome_never_replaces_a_deterministic_one(url: str,
+                                                               make_record: MakeRecord) -> None:
+    store = Store(url)
+    store.save(make_record(3))
+    store.save(make_record(3, status="failed", reason="worker crashed"))
+    got = store.lookup(make_record(3).key)
+    assert got is not None and got.status == "ok"
+    assert [r.status for r in store.history(WORKLOAD)] == ["ok"]
+
+
+def test_only_the_same_context_is_served(url: str, make_record: MakeRecord) -> None:
+    store = Store(url)
+    store.save(make_record(1, context="ctxpynq", board="pynq-z1"))
+    store.save(make_record(1, context="ctxzcu", board="zcu104", cycles=92_303))
+    key = make_record(1).key
+    assert store.lookup(key, "ctxpynq").board == "pynq-z1"  # type: ignore[union-attr]
+    assert store.lookup(key, "ctxzcu").cycles == 92_303  # type: ignore[union-attr]
+    assert store.lookup(key, "other") is None and store.lookup(key) is None
+    assert set(store.lookup_many([key], "ctxzcu")) == {key}
 
 
 def test_lookup_finds_a_candidate_across_studies(url: str, make_record: MakeRecord) -> None:

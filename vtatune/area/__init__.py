@@ -12,7 +12,13 @@ from vtatune.area.fit import FitReport, ResourceUse, fit
 from vtatune.area.model import AreaReport, ComponentArea, estimate
 from vtatune.area.sram import Memory, MemoryMapping, map_memory
 
+#: Version of the area model's equations: bump on any change that can change a design's
+#: resources or area, so stored results of the old model are never served
+#: (``vtatune.store.identity``; the coefficients file is hashed separately).
+MODEL_VERSION = 1
+
 __all__ = [
+    "MODEL_VERSION",
     "AreaReport",
     "Coefficients",
     "ComponentArea",

@@ -62,7 +62,7 @@ def open_study(study: str, db: str | None) -> tuple[Any, list[Any], str]:
 
     if not database_exists(db):  # a read-only command does not create the file
         raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
-    store = Store(db)
+    store = Store(db, readonly=True)
     info = store.study(study)
     return info, store.trials(study), store.display_url
 

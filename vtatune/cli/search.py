@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption, LayerOption, ShapeOption, WorkloadArg
+from vtatune.cli.options import DbOption, JsonOption, LayerOption, ShapeOption
 
 #: Chosen by measurement (README, Benchmarks): within 2% of the exhaustive optimum in 20-24
 #: trials on ResNet-18 C2/C8/C11 where TPE needs 16-120 and random 32->300.
@@ -16,7 +16,9 @@ DEFAULT_SAMPLER = "xgb"
 
 
 def search(
-    workload: WorkloadArg = "conv2d",
+    workload: Annotated[str | None, typer.Argument(
+        help="Operator (see `vtatune operators`; default: the --space file's, else conv2d).",
+        show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
     space: Annotated[str | None, typer.Option(
@@ -54,7 +56,8 @@ def search(
     from vtatune.search.samplers import names
     from vtatune.workloads import registry
 
-    registry.get(workload)  # an unknown operator fails here, naming the known ones
+    if workload is not None:
+        registry.get(workload)  # an unknown operator fails here, naming the known ones
     if trials < 1:
         raise UserError(f"--trials must be at least 1, got {trials}")
     if sampler not in names():
@@ -65,16 +68,18 @@ def search(
         raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
     if hw is not None and objective is None:
         objective = "latency"
-    path = space or _default_space(workload, hw)
+    path = space or _default_space(workload or "conv2d", hw)
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
                      objective=objective)
-    name = study or _study_name(sp, sampler, hw)
-    from vtatune.store import Store
+    name = study or _study_name(sp, sampler, hw, default_space=space is None)
+    from vtatune.search.runner import check_study
 
-    Store(db).studies()  # an unreachable database fails here, before any progress output
+    # an unreachable database or a study made for something else fails here, before any
+    # progress output
+    check_study(sp, name, db)
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
-    _report(result, json_)
+    _report(result, json_, db)
 
 
 def _default_space(workload: str, hw: str | None) -> str:
@@ -90,10 +95,22 @@ def _default_space(workload: str, hw: str | None) -> str:
     return workload
 
 
-def _study_name(sp: Any, sampler: str, hw: str | None) -> str:
+#: Board of the shipped spaces; default study names mention any other.
+DEFAULT_BOARD = "pynq-z1"
+
+
+def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True) -> str:
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME]-SAMPLER``: searches that cannot share a
+    study get different default names (a study refuses a continuation that differs)."""
     wl = sp.workload
-    what = wl.name or wl.signature
-    return f"{wl.kind}-{what}-{'sched-' if hw else ''}{sampler}"
+    parts = [wl.kind, wl.name or wl.signature]
+    if not default_space:
+        parts.append(sp.name)
+    if sp.board != DEFAULT_BOARD:
+        parts.append(sp.board)
+    if hw is not None:
+        parts += ["sched", sp.hardware({}).name]
+    return "-".join([*parts, sampler])
 
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
@@ -124,11 +141,11 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             raise typer.Exit(130) from None
 
 
-def _report(result: Any, json_: bool) -> None:
+def _report(result: Any, json_: bool, db: str | None) -> None:
     from vtatune.search.summary import summarize
     from vtatune.store import Store
 
-    store = Store(result.db if "://" in result.db else None)
+    store = Store(db, readonly=True)  # result.db hides the password
     data = summarize(store.study(result.study), store.trials(result.study))
     if json_:
         console.print_json({

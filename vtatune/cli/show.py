@@ -17,7 +17,7 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
 
     if not database_exists(db):  # a read-only command does not create the file
         raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
-    store = Store(db)
+    store = Store(db, readonly=True)
     info = store.study(study)
     data = summarize(info, store.trials(study))
     if json_:

@@ -15,7 +15,7 @@ def studies(db: DbOption = None, json_: JsonOption = False) -> None:
     from vtatune.store import Store, database_exists, normalize_url
 
     exists = database_exists(db)  # a read-only command does not create a SQLite file
-    store = Store(db) if exists else None
+    store = Store(db, readonly=True) if exists else None
     where = store.display_url if store else normalize_url(db)
     infos = store.studies() if store else []
     if json_:

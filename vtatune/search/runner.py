@@ -8,10 +8,16 @@ many-to-one onto legal knob values) is discarded and the sampler asked again; af
 instead (the sampler learns its result like any other), and when ``MAX_RANDOM_DRAWS`` random
 draws find nothing unseen the space is exhausted.
 
-Resuming: a study is continued by name until it holds the requested number of trials. Every
-finished trial is committed before the sampler hears of it, so Ctrl-C or kill -9 loses at
-most the candidates in flight. A candidate (workload, hardware, knobs) already in the store —
-from any study — is served from it instead of being compiled and simulated again.
+Resuming: a study is continued by name until it holds the requested number of trials, and
+only for what it was made for (``study_identity``: workload, board, hardware, knobs,
+constraints, models; anything else is refused). Every finished trial is committed before the
+sampler hears of it, so Ctrl-C or kill -9 loses at most the candidates in flight.
+
+Reuse: a candidate already in the store — from any study — measured in the same evaluation
+context (board, constraints, model fingerprint: ``store.identity``) with a deterministic
+outcome is served instead of being compiled and simulated again. A ``failed`` or ``timeout``
+evaluation is retried once at once (``MAX_ATTEMPTS``); if it fails again it is stored as the
+trial's result, and later trials and studies evaluate the candidate afresh.
 """
 
 from __future__ import annotations
@@ -20,15 +26,18 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vtatune.search.dashboard import OptunaMirror
 from vtatune.search.evaluate import hw_invalid_record, violation
 from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
 from vtatune.search.space import Candidate, SearchSpace
-from vtatune.store.records import CandidateRecord
+from vtatune.store.identity import EvalContext
+from vtatune.store.records import TRANSIENT, CandidateRecord
 
+#: Evaluations of one candidate within a run before a ``failed``/``timeout`` outcome is kept.
+MAX_ATTEMPTS = 2
 #: Repeated proposals in a row after which a slot gets a random unseen candidate.
 REPEATS_BEFORE_RANDOM = 10
 #: Random draws that must all be seen before the space counts as exhausted.
@@ -44,6 +53,7 @@ class Progress:
     evaluated: int = 0
     cached: int = 0
     repeats: int = 0
+    retries: int = 0
     feasible: int = 0
     best_cycles: int | None = None
     pareto_size: int = 0
@@ -78,6 +88,7 @@ class SearchResult:
     best_cycles: int | None
     elapsed_s: float
     exhausted: bool
+    retries: int = 0
 
 
 def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
@@ -93,12 +104,58 @@ def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
     return Observation(values, 0.0 if values is not None else violation(rec), rec.status)
 
 
+def study_identity(space: SearchSpace, ctx: EvalContext) -> dict[str, Any]:
+    """What a study is for; a continuation must match it exactly (``Store.create_or_load_study``).
+
+    Hardware is named by its config when fixed (schedule-only), else by its choices.
+    """
+    hardware: Any = ({k: list(v) for k, v in space.hw_choices.items()} if space.joint
+                     else space.hardware({}).name)
+    return {"workload": space.workload.signature, "objective": space.objective,
+            "hardware": hardware, "knobs": list(space.knobs), **ctx.describe()}
+
+
+def stamp(rec: CandidateRecord, ctx: EvalContext) -> CandidateRecord:
+    """``rec`` marked as measured in ``ctx`` (what the store keys it by)."""
+    return replace(rec, context=ctx.key, model=ctx.model_key, board=ctx.board)
+
+
+def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
+    """``rec`` (measured on the space's board and models) as the space's constraints judge it;
+    None when that cannot be known or the outcome may be transient.
+
+    Measured numbers (cycles, area, resources) depend on the board and models only, so a
+    record from a study with other constraints transfers: a feasible design that breaks this
+    space's constraints counts as ``no_fit``; a ``no_fit`` design that meets them was never
+    measured, so it is left out.
+    """
+    if rec.status in TRANSIENT:
+        return None
+    area, fits = rec.area_mm2, rec.resources.get("fits")
+    breaks = ((space.fit_board and fits is False)
+              or (space.max_area_mm2 is not None and area is not None
+                  and area > space.max_area_mm2))
+    if rec.status == "ok" and breaks:
+        return replace(rec, status="no_fit", cycles=None, seconds=None,
+                       reason="breaks this study's constraints")
+    if rec.status == "no_fit" and not breaks:
+        return None
+    return rec
+
+
 def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Params, Observation]]:
-    """Stored records of the space's workload that lie inside the space, as sampler history."""
+    """Stored records of the space's workload that lie inside the space, as sampler history.
+
+    ``records`` must come from the space's board and models (``Store.history(..., model=)``);
+    each is judged by the space's constraints first (``judged``).
+    """
     from vtatune.hardware.config import HwConfig
 
     out = []
-    for rec in records:
+    for stored in records:
+        rec = judged(space, stored)
+        if rec is None:
+            continue
         if not rec.knobs or any(rec.hw.get(k) not in v for k, v in space.hw_choices.items()):
             continue
         hw = HwConfig(**{k.lower(): v for k, v in rec.hw.items()})
@@ -111,35 +168,50 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
     return out
 
 
+def check_study(space: SearchSpace, study: str, db: str | None = None) -> None:
+    """``StoreError`` (one line) if ``study`` exists in ``db`` for another workload, board,
+    hardware, knobs, constraints or models: what ``run`` would refuse, checked up front."""
+    from vtatune.store import Store
+    from vtatune.store.identity import context
+
+    ctx = context(space.board, space.constraints)
+    Store(db).check_study(study, space.workload.signature, space.objective,
+                          study_identity(space, ctx))
+
+
 def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
         workers: int = 1, seed: int | None = None, timeout: float = 120.0,
         warm_start: bool = True,
         on_progress: Callable[[Progress], None] | None = None) -> SearchResult:
     """Run ``study`` up to ``trials`` trials. Raises ``UserError`` for bad input only.
 
-    ``warm_start``: samplers that keep no state of their own (xgb) also learn from every
-    stored result of the workload in other studies.
+    ``warm_start``: samplers that keep no state of their own (xgb) also learn from the stored
+    results of the workload in other studies measured on the same board with the same models
+    (judged by this study's constraints: ``judged``).
     """
     from vtatune.search.pareto import pareto_front
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
+    from vtatune.store.identity import context
 
     store = Store(db)
     wl = space.workload
     n_obj = 2 if space.objective == "area-latency" else 1
     smp = make(sampler, space, n_obj, seed)  # an unavailable sampler stores no study
+    ctx = context(space.board, space.constraints)
     store.create_or_load_study(study, wl.signature, space.describe(), sampler, space.objective,
-                               space.board, seed)
+                               space.board, seed, identity=study_identity(space, ctx))
     start = store.next_trial_number(study)
     own = store.trials(study) if start else []
     # A resumed study replays its own trials into the sampler; the cost-model sampler also
-    # learns from every stored result of the workload (other studies included).
+    # learns from the stored results of the workload on this board and models.
     for t in own:
         if set(t.params) == set(space.param_space()):
             smp.tell(t.params, observation(space, t.candidate))
     if warm_start and sampler not in OPTUNA_BACKED:
         mine = {t.candidate.key for t in own}
-        smp.warm_start(history(space, [r for r in store.history(wl.signature)
+        smp.warm_start(history(space, [r for r in store.history(wl.signature,
+                                                                 model=ctx.model_key)
                                        if r.key not in mine]))
     mirror = OptunaMirror(store.url, study, space, n_obj)
 
@@ -153,16 +225,20 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     prog.started = time.monotonic()
 
     number = start
-    inflight: dict[int, tuple[str, Params]] = {}  # task (trial number) -> (key, params)
-    seen: dict[str, CandidateRecord | None] = {t.candidate.key: t.candidate for t in own}
+    # task (trial number) -> (key, params, candidate, attempts so far)
+    inflight: dict[int, tuple[str, Params, Candidate, int]] = {}
+    # candidates this study holds: a transient outcome leaves its candidate open to a new trial
+    seen: dict[str, CandidateRecord | None] = {t.candidate.key: t.candidate for t in own
+                                               if t.candidate.status not in TRANSIENT}
     exhausted = False
     repeats_in_a_row = 0
     rng = random.Random(seed)
 
     def finish(n: int, params: Params, rec: CandidateRecord, cached: bool) -> None:
         if not cached:
+            rec = stamp(rec, ctx)
             store.save(rec)
-        store.add_trial(study, n, rec.key, sampler, params, cached)
+        store.add_trial(study, n, rec.key, sampler, params, cached, context=ctx.key)
         obs = observation(space, rec)
         smp.tell(params, obs)
         mirror.record(n, params, obs, {"status": rec.status, "cached": cached})
@@ -173,8 +249,9 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
             on_progress(prog)
 
     try:
+        warmup, _ = space.realize({})  # the base hardware with suggested knobs
         with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                        timeout) as pool:
+                        timeout, warmup=warmup) as pool:
             while prog.done < trials:
                 # trials still wanted, counted (not numbered: a killed run leaves gaps)
                 free = min(pool.idle, trials - prog.done - len(inflight))
@@ -198,18 +275,24 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                             continue
                         repeats_in_a_row = 0
                         n, number, free = number, number + 1, free - 1
-                        known = store.lookup(key)
+                        known = store.lookup(key, ctx.key)
                         seen[key] = known or rec
                         if known is not None or rec is not None:
                             finish(n, params, known or rec, cached=known is not None)
                         else:
-                            inflight[n] = (key, params)
+                            assert cand is not None
+                            inflight[n] = (key, params, cand, 1)
                             pool.submit(n, cand)
                 if exhausted and pool.busy == 0:
                     break
                 for task, rec in pool.poll(0.05):
-                    key, params = inflight.pop(task)
-                    seen[key] = rec
+                    key, params, cand, attempts = inflight.pop(task)
+                    if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
+                        inflight[task] = (key, params, cand, attempts + 1)
+                        prog.retries += 1
+                        pool.submit(task, cand)  # the worker that failed is free again
+                        continue
+                    seen[key] = rec  # not proposed again in this run (a rerun may retry it)
                     finish(task, params, rec, cached=False)
     finally:
         smp.close()
@@ -220,7 +303,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                         cached=prog.cached - replayed[1], repeats=prog.repeats,
                         feasible=prog.feasible,
                         best_cycles=prog.best_cycles,
-                        elapsed_s=time.monotonic() - prog.started, exhausted=exhausted)
+                        elapsed_s=time.monotonic() - prog.started, exhausted=exhausted,
+                        retries=prog.retries)
 
 
 def _random_unseen(space: SearchSpace, rng: random.Random, seen: dict[str, Any]

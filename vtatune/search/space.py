@@ -72,6 +72,12 @@ class SearchSpace:
     max_area_mm2: float | None = None
     source: str = ""
 
+    @property
+    def constraints(self) -> dict[str, Any]:
+        """What decides feasibility besides the hardware itself. Every entry is part of a
+        stored result's identity (``store.identity``): a new constraint is added here."""
+        return {"fit_board": self.fit_board, "max_area_mm2": self.max_area_mm2}
+
     # ---- what samplers see ---------------------------------------------------------------
     @cached_property
     def thread_knobs(self) -> tuple[str, ...]:

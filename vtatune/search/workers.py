@@ -1,9 +1,17 @@
 """Isolated evaluation: worker processes that can crash or hang without stopping the search.
 
 Each worker is a separate process (``spawn``: no TVM state is inherited) that evaluates one
-candidate at a time. A worker that exceeds the timeout is killed and replaced, and its
-candidate becomes a ``timeout`` record; a worker that dies (a segfault inside TVM, say) is
-replaced and its candidate becomes a ``failed`` record. Nothing else is lost.
+candidate at a time. At start-up it imports the compiler, runtime and simulator and evaluates a
+warm-up candidate (TVM's first compile in a process costs ~1 s more than later ones), then
+acknowledges each task when its evaluation starts: ``--timeout`` counts from that moment, so
+start-up never counts against a candidate.
+
+A worker that exceeds the timeout is killed and replaced, and its candidate becomes a
+``timeout`` record; a worker that dies (a segfault inside TVM, a kill) is replaced, and the
+candidate it held, if any, becomes a ``failed`` record. A worker that died while idle is
+replaced before it is given work. Nothing else is lost and the search goes on; only workers
+that keep dying before they ever evaluate anything stop it (``WorkerError``: the installation
+is broken, not a candidate).
 """
 
 from __future__ import annotations
@@ -14,32 +22,61 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from vtatune.errors import UserError
 from vtatune.search.space import Candidate
 from vtatune.store.records import CandidateRecord
 
+#: Workers that may die in a row before evaluating anything, per pool slot, before the pool
+#: gives up (a broken installation would otherwise restart workers forever).
+MAX_STARTUP_DEATHS = 3
 
-def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float | None) -> None:
-    """Worker main loop: receive (task id, candidate), send back (task id, record)."""
+#: Message kinds a worker sends: ready after start-up, started a task, finished a task.
+READY, STARTED, DONE = "ready", "started", "done"
+
+
+class WorkerError(UserError):
+    """Evaluation workers cannot run at all (they die before evaluating anything)."""
+
+
+def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float | None,
+           warmup: Candidate | None = None) -> None:
+    """Worker main loop: receive (task id, candidate), acknowledge, send back the record."""
     import signal
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # Import everything an evaluation needs now, so no task's clock includes it.
+    import vtatune.area
+    import vtatune.compiler
+    import vtatune.runtime.build
+    import vtatune.runtime.execute
+    import vtatune.simulator  # noqa: F401
     from vtatune.hardware.boards import load
     from vtatune.search.evaluate import FAILED, evaluate, failure_record
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     board = load(board_name)
-    while True:
+    if warmup is not None:
         try:
-            msg = conn.recv()
-        except EOFError:
-            return
-        if msg is None:
-            return
-        task, cand = msg
-        try:
-            rec = evaluate(cand, board, fit_board, max_area)
-        except Exception as exc:  # a bug in a pass must not kill the search: record it
-            rec = failure_record(cand, FAILED, f"{type(exc).__name__}: {exc}")
-        conn.send((task, rec))
+            evaluate(warmup, board, False, None)
+        except Exception:  # noqa: S110 - a warm-up that fails is a candidate's business
+            pass
+    try:
+        conn.send((READY, None, None))
+        while True:
+            try:
+                msg = conn.recv()
+            except EOFError:
+                return
+            if msg is None:
+                return
+            task, cand = msg
+            conn.send((STARTED, task, None))
+            try:
+                rec = evaluate(cand, board, fit_board, max_area)
+            except Exception as exc:  # a bug in a pass must not kill the search: record it
+                rec = failure_record(cand, FAILED, f"{type(exc).__name__}: {exc}")
+            conn.send((DONE, task, rec))
+    except (BrokenPipeError, ConnectionResetError):
+        return  # the search is gone
 
 
 @dataclass
@@ -48,17 +85,25 @@ class _Worker:
     conn: Connection
     task: int | None = None
     cand: Candidate | None = None
-    started: float = 0.0
+    started: float | None = None  # when the worker acknowledged the task (monotonic)
+    ready: bool = False
 
 
 class WorkerPool:
-    """``n`` worker processes evaluating candidates on one board."""
+    """``n`` worker processes evaluating candidates on one board.
+
+    ``timeout`` (seconds) bounds one evaluation, counted from the worker's acknowledgement;
+    ``warmup``: a candidate each worker evaluates at start-up (its result is dropped).
+    """
 
     def __init__(self, n: int, board: str, fit_board: bool = True,
-                 max_area_mm2: float | None = None, timeout: float = 120.0):
+                 max_area_mm2: float | None = None, timeout: float = 120.0,
+                 warmup: Candidate | None = None):
         self._ctx = mp.get_context("spawn")
-        self._args = (board, fit_board, max_area_mm2)
+        self._args = (board, fit_board, max_area_mm2, warmup)
         self.timeout = timeout
+        self._deaths_in_a_row = 0
+        self.restarts = 0
         self.workers = [self._start() for _ in range(max(1, n))]
 
     def _start(self) -> _Worker:
@@ -67,6 +112,21 @@ class WorkerPool:
         proc.start()
         child.close()
         return _Worker(proc, parent)
+
+    def _replace(self, i: int) -> None:
+        w = self.workers[i]
+        if not w.ready:
+            self._deaths_in_a_row += 1
+            if self._deaths_in_a_row > MAX_STARTUP_DEATHS * len(self.workers):
+                raise WorkerError(
+                    f"evaluation workers keep dying before they start (last exit code "
+                    f"{w.proc.exitcode}): check that `python -c 'import tvm'` works")
+        if w.proc.is_alive():
+            w.proc.kill()
+        w.proc.join(5)
+        w.conn.close()
+        self.restarts += 1
+        self.workers[i] = self._start()
 
     @property
     def idle(self) -> int:
@@ -77,40 +137,54 @@ class WorkerPool:
         return len(self.workers) - self.idle
 
     def submit(self, task: int, cand: Candidate) -> None:
-        w = next(w for w in self.workers if w.task is None)
-        w.task, w.cand, w.started = task, cand, time.monotonic()
-        w.conn.send((task, cand))
+        """Give ``task`` to an idle worker (replacing one found dead)."""
+        i = next(i for i, w in enumerate(self.workers) if w.task is None)
+        for _ in range(MAX_STARTUP_DEATHS * len(self.workers) + 2):
+            w = self.workers[i]
+            try:
+                w.conn.send((task, cand))
+                break
+            except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+                self._replace(i)  # died while idle: a new worker takes the task
+        w = self.workers[i]
+        w.task, w.cand, w.started = task, cand, None
 
     def poll(self, wait_s: float = 0.1) -> list[tuple[int, CandidateRecord]]:
         """Finished evaluations (including timeouts and crashes) since the last poll."""
         from vtatune.search.evaluate import FAILED, TIMEOUT, failure_record
 
         out: list[tuple[int, CandidateRecord]] = []
-        busy = [w for w in self.workers if w.task is not None]
-        ready = wait([w.conn for w in busy], timeout=wait_s) if busy else []
+        ready = wait([w.conn for w in self.workers], timeout=wait_s)
         now = time.monotonic()
         for i, w in enumerate(self.workers):
-            if w.task is None:
-                continue
+            dead = False
             if w.conn in ready:
                 try:
-                    task, rec = w.conn.recv()
-                    out.append((task, rec))
-                    w.task, w.cand = None, None
-                    continue
+                    while w.conn.poll():
+                        kind, task, rec = w.conn.recv()
+                        if kind == READY:
+                            w.ready = True
+                            self._deaths_in_a_row = 0
+                        elif kind == STARTED and task == w.task:
+                            w.started = time.monotonic()
+                        elif kind == DONE and task == w.task:
+                            out.append((task, rec))
+                            w.task, w.cand, w.started = None, None, None
                 except (EOFError, OSError):
-                    pass  # the worker died: handled below
-            if not w.proc.is_alive() or w.conn in ready:
-                code = w.proc.exitcode
-                out.append((w.task, failure_record(
-                    w.cand, FAILED, f"evaluation crashed the worker (exit code {code})")))
-                self.workers[i] = self._start()
-            elif now - w.started > self.timeout:
-                w.proc.kill()
-                w.proc.join(5)
+                    dead = True
+            if dead or not w.proc.is_alive():
+                if w.task is not None:
+                    assert w.cand is not None
+                    out.append((w.task, failure_record(
+                        w.cand, FAILED, f"evaluation crashed the worker (exit code "
+                        f"{w.proc.exitcode})")))
+                self._replace(i)
+            elif w.started is not None and now - w.started > self.timeout:
+                assert w.task is not None and w.cand is not None
                 out.append((w.task, failure_record(
                     w.cand, TIMEOUT, f"evaluation took longer than {self.timeout:g} s")))
-                self.workers[i] = self._start()
+                w.ready = True  # it did start: a timeout is not a start-up death
+                self._replace(i)
         return out
 
     def close(self) -> None:

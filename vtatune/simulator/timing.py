@@ -49,6 +49,10 @@ from vtatune.program.isa import (
 from vtatune.program.program import Program, tile_bytes
 from vtatune.simulator.functional import POPS, PUSHES, QUEUES
 
+#: Version of this timing model's equations: bump on any change that can change cycles, so
+#: stored results of the old model are never served (``vtatune.store.identity``).
+MODEL_VERSION = 1
+
 
 @dataclass(frozen=True)
 class TimingParams:

@@ -6,7 +6,14 @@
 
 from __future__ import annotations
 
-from vtatune.store.records import STATUSES, CandidateRecord, StudyInfo, TrialRecord
+from vtatune.store.records import (
+    DETERMINISTIC,
+    STATUSES,
+    TRANSIENT,
+    CandidateRecord,
+    StudyInfo,
+    TrialRecord,
+)
 from vtatune.store.store import (
     Store,
     StoreError,
@@ -16,5 +23,6 @@ from vtatune.store.store import (
     sqlite_path,
 )
 
-__all__ = ["STATUSES", "CandidateRecord", "Store", "StoreError", "StudyInfo", "TrialRecord",
-           "database_exists", "default_url", "normalize_url", "sqlite_path"]
+__all__ = ["DETERMINISTIC", "STATUSES", "TRANSIENT", "CandidateRecord", "Store", "StoreError",
+           "StudyInfo", "TrialRecord", "database_exists", "default_url", "normalize_url",
+           "sqlite_path"]

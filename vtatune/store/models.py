@@ -5,10 +5,14 @@ Every table is prefixed ``vt_``: the search keeps its Optuna study in the same d
 clash. The models have their own ``MetaData``; ``create_all`` never touches Optuna's tables.
 
 - ``vt_studies``: one row per study (name unique).
-- ``vt_candidates``: one row per evaluated (workload, hardware, knobs), unique ``key``: the
-  deduplication identity, shared by every study.
+- ``vt_candidates``: one row per evaluated (candidate, evaluation context): unique ``key`` is
+  ``candidate_key@context`` (``store.identity``), shared by every study. Rows written before
+  contexts existed have no ``context`` and are never served again (they stay for history).
 - ``vt_trials``: trial ``number`` of a study, pointing at the candidate it evaluated; unique
   (study_id, number).
+
+**Adding a column** is one line here: it must be nullable (or have a default the database
+applies), and every existing database gets it when a writer opens it (``store.migrate``).
 """
 
 from __future__ import annotations
@@ -57,12 +61,16 @@ class StudyRow(Base):
     seed: Mapped[int | None] = mapped_column(BigInteger)
     optuna_study_name: Mapped[str] = mapped_column(String(512))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: What the study is for: workload, board, objective, hardware, knobs, constraints and
+    #: the model fingerprint (``runner.study_identity``); a continuation must match it.
+    identity: Mapped[dict[str, Any] | None]
 
 
 class CandidateRow(Base):
     __tablename__ = "vt_candidates"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: Row identity: ``candidate_key@context`` (the bare candidate key in rows of version 1).
     key: Mapped[str] = mapped_column(String(KEY_LENGTH), unique=True)
     workload: Mapped[str] = mapped_column(String(255), index=True)
     hw_key: Mapped[str] = mapped_column(String(255))
@@ -81,6 +89,10 @@ class CandidateRow(Base):
     compile_ms: Mapped[float | None] = mapped_column(Float)
     sim_ms: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    candidate_key: Mapped[str | None] = mapped_column(String(KEY_LENGTH), index=True)
+    context: Mapped[str | None] = mapped_column(String(32), index=True)
+    model: Mapped[str | None] = mapped_column(String(32), index=True)
+    board: Mapped[str | None] = mapped_column(String(64))
 
 
 class TrialRow(Base):

@@ -17,11 +17,20 @@ from typing import Any
 #: ``no_fit`` (does not fit the board), ``failed`` (compile or simulation crashed),
 #: ``timeout`` (evaluation exceeded ``--timeout``), ``hw_invalid`` (hardware cannot be built).
 STATUSES = ("ok", "invalid", "no_fit", "failed", "timeout", "hw_invalid")
+#: Outcomes that evaluating the same candidate in the same context always gives again: only
+#: these are served from the store. ``failed`` and ``timeout`` may be transient (a crashed
+#: worker, a loaded machine) and are evaluated again by later trials.
+DETERMINISTIC = ("ok", "invalid", "no_fit", "hw_invalid")
+TRANSIENT = ("failed", "timeout")
 
 
 @dataclass(frozen=True)
 class CandidateRecord:
     """One evaluated (workload, hardware, knobs) point; ``key`` is ``Candidate.key``.
+
+    ``context`` is the evaluation context's key (board, constraints, model fingerprint:
+    ``store.identity.EvalContext.key``) and ``model`` its model key; both are empty for rows
+    written before contexts existed (never served). ``board`` names the board measured on.
 
     ``hw``: the ten ``LOG_*`` parameters; ``counters``: the simulator's counters;
     ``bounds``: ``compute_cycles`` and ``memory_cycles`` (physical lower bounds);
@@ -48,6 +57,9 @@ class CandidateRecord:
     compile_ms: float | None = None
     sim_ms: float | None = None
     created_at: datetime | None = None
+    context: str = ""
+    model: str = ""
+    board: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -57,6 +69,11 @@ class CandidateRecord:
     @property
     def feasible(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def reusable(self) -> bool:
+        """True when the outcome is deterministic (may be served instead of re-evaluated)."""
+        return self.status in DETERMINISTIC
 
 
 @dataclass(frozen=True)
@@ -82,7 +99,9 @@ class StudyInfo:
 
     ``space`` is the search space's description (``SearchSpace.describe()``); ``sampler`` is the
     one used last; ``best_cycles`` is the fewest cycles of any feasible trial (None if none).
-    ``optuna_study_name`` names the Optuna study kept in the same database.
+    ``optuna_study_name`` names the Optuna study kept in the same database. ``identity`` is
+    what the study is for (workload, board, hardware, knobs, constraints, model fingerprint);
+    None for studies made before it was recorded.
     """
 
     name: str
@@ -97,3 +116,4 @@ class StudyInfo:
     created_at: datetime | None
     optuna_study_name: str
     best_cycles: int | None = None
+    identity: dict[str, Any] | None = None

@@ -5,8 +5,22 @@ creates the ``vt_*`` tables if needed. It hands out frozen records (``records.py
 session. Database errors are translated in one place, ``Store._session``, into ``StoreError``:
 one line naming the database, shown by the CLI without a traceback.
 
-**Dedupe.** A candidate is stored once per ``key`` (workload | hardware | knobs), shared by
-all studies; ``save`` inserts or updates by key, so saving twice is harmless.
+**Identity.** A record is stored once per (candidate key, evaluation context): the context
+holds the board, the constraints and the model fingerprint (``store.identity``), so a result is
+served only where every input it depends on is the same. Only deterministic outcomes are served
+(``records.DETERMINISTIC``); a ``failed``/``timeout`` record is kept but evaluated again, and a
+transient outcome never overwrites a deterministic one. Rows of older versions (no context)
+stay readable and are never served.
+
+**Schema.** A writer brings any older database up to the models (``migrate``: missing tables,
+nullable columns and indexes are added; nothing is dropped or rewritten), so adding a column is
+one line in ``models.py``. Readers cope with missing columns (their fields read as empty).
+
+**Read-only.** ``Store(url, readonly=True)`` never writes, migrates or creates a file. On SQLite
+it opens the file with ``mode=ro``; when no ``-wal`` file is beside it (no writer has it open)
+it also sets ``immutable=1``, since a WAL database opened otherwise makes ``-wal``/``-shm``
+files (and fails in a read-only folder). A writer that starts during such a read may make that
+read fail (one line); it never corrupts anything.
 
 **Safety.** Every method is one transaction. On SQLite the file runs in WAL mode with
 ``synchronous=NORMAL``: readers never block the writer, a process killed at any point (kill -9
@@ -30,14 +44,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, case, create_engine, event, func, inspect, select
+from sqlalchemy import (
+    Engine,
+    Table,
+    case,
+    create_engine,
+    event,
+    func,
+    inspect,
+    or_,
+    select,
+)
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
+from sqlalchemy.schema import CreateColumn
 
 from vtatune.errors import StoreError
 from vtatune.store.models import TABLES, CandidateRow, StudyRow, TrialRow, utcnow
-from vtatune.store.records import CandidateRecord, StudyInfo, TrialRecord
+from vtatune.store.records import (
+    DETERMINISTIC,
+    TRANSIENT,
+    CandidateRecord,
+    StudyInfo,
+    TrialRecord,
+)
 
 #: File suffixes accepted as a bare SQLite path instead of a URL (``--db results.sqlite``).
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -53,6 +85,14 @@ _UPSERT_DIALECTS = ("sqlite", "postgresql")
 
 #: Keys per ``IN (...)`` query in ``lookup_many`` (below every backend's parameter limit).
 _CHUNK = 500
+
+#: PostgreSQL advisory lock held while a writer migrates the schema (any constant will do).
+_MIGRATION_LOCK = 0x7674_756E
+
+
+def row_key(key: str, context: str) -> str:
+    """The stored row's identity of candidate ``key`` measured in ``context``."""
+    return f"{key}@{context}" if context else key
 
 
 def default_url() -> str:
@@ -92,13 +132,15 @@ def database_exists(url: str | None) -> bool:
 class Store:
     """Candidates, trials and studies in one SQLAlchemy database (see the module docstring)."""
 
-    def __init__(self, url: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, url: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 readonly: bool = False):
         self.url = normalize_url(url)
         self.timeout_s = timeout_s
+        self.readonly = readonly
         self._engine: Engine | None = None
         self._writer: Engine | None = None
         self._pid = 0
-        self._schema_ready = False
+        self._columns: dict[str, set[str]] | None = None
         _LIVE.add(self)
         with self._session():  # open now: a bad URL fails here, as one line
             pass
@@ -122,24 +164,19 @@ class Store:
         if self._engine is None or self._pid != os.getpid():
             if self._engine is not None:
                 self._engine.dispose(close=False)  # forked: leave the parent's connections be
-            self._engine = _create_engine(self.url, self.timeout_s)
+            self._engine = _create_engine(self.url, self.timeout_s, self.readonly)
             self._writer = self._engine.execution_options(vt_write=True)
             self._pid = os.getpid()
         assert self._writer is not None
-        if not self._schema_ready:
+        if self._columns is None:
             with self._engine.connect() as conn:  # a read-only database can still be read
-                names = set(inspect(conn).get_table_names())
-            if any(t.name not in names for t in TABLES):
-                try:
-                    with self._writer.begin() as conn:  # one creator at a time (SQLite)
-                        for table in TABLES:
-                            table.create(conn, checkfirst=True)
-                except sa_exc.DBAPIError:
-                    with self._engine.connect() as conn:  # another process created them first?
-                        names = set(inspect(conn).get_table_names())
-                    if any(t.name not in names for t in TABLES):
-                        raise
-            self._schema_ready = True
+                columns = _existing_columns(conn)
+            if not self.readonly and _missing(columns):
+                with self._writer.begin() as conn:  # one migrator at a time
+                    migrate(conn)
+                with self._engine.connect() as conn:
+                    columns = _existing_columns(conn)
+            self._columns = columns
         return self._engine, self._writer
 
     def _before_fork(self) -> None:
@@ -152,7 +189,9 @@ class Store:
     @contextmanager
     def _session(self, write: bool = False) -> Iterator[Session]:
         """One transaction; the only place database errors become ``StoreError``."""
-        opening = not self._schema_ready
+        if write and self.readonly:
+            raise StoreError(f"database '{self.display_url}' is open read-only")
+        opening = self._columns is None
         connecting = True
         try:
             reader, writer = self._engines()
@@ -201,102 +240,183 @@ class Store:
         self.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"url": self.url, "timeout_s": self.timeout_s}
+        return {"url": self.url, "timeout_s": self.timeout_s, "readonly": self.readonly}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.url, self.timeout_s = state["url"], state["timeout_s"]
+        self.readonly = state.get("readonly", False)
         self._engine = self._writer = None
-        self._pid, self._schema_ready = 0, False
+        self._pid, self._columns = 0, None
 
     def __repr__(self) -> str:
         return f"Store({self.display_url!r})"
 
-    # ---- candidates --------------------------------------------------------------------------
-    def lookup(self, key: str) -> CandidateRecord | None:
-        """The stored candidate with this key, from any study; None if never evaluated."""
-        with self._session() as s:
-            row = s.scalar(select(CandidateRow).where(CandidateRow.key == key))
-            return None if row is None else _candidate(row)
+    # ---- columns that exist (older databases opened read-only may lack some) ----------------
+    def _cols(self, table: Table, prefix: str = "") -> list[Any]:
+        """The columns of ``table`` this database has (labelled ``prefix + name``)."""
+        have = (self._columns or {}).get(table.name, set())
+        return [c.label(prefix + c.name) if prefix else c for c in table.columns
+                if c.name in have]
 
-    def lookup_many(self, keys: Iterable[str]) -> dict[str, CandidateRecord]:
-        """Stored candidates by key; keys never evaluated are absent."""
-        wanted = list(dict.fromkeys(keys))
+    def _has(self, table: Table) -> bool:
+        return bool((self._columns or {}).get(table.name))
+
+    # ---- candidates --------------------------------------------------------------------------
+    def lookup(self, key: str, context: str = "") -> CandidateRecord | None:
+        """The record of candidate ``key`` measured in ``context`` (an ``EvalContext.key``),
+        from any study, if its outcome may be reused (``DETERMINISTIC``); None otherwise."""
+        return self.lookup_many([key], context).get(key)
+
+    def lookup_many(self, keys: Iterable[str], context: str = "") -> dict[str, CandidateRecord]:
+        """``lookup`` for several keys: key -> reusable record; others are absent."""
+        wanted = {row_key(k, context): k for k in dict.fromkeys(keys)}
         out: dict[str, CandidateRecord] = {}
+        table = CandidateRow.__table__
         with self._session() as s:
-            for i in range(0, len(wanted), _CHUNK):
-                chunk = wanted[i:i + _CHUNK]
-                for row in s.scalars(select(CandidateRow).where(CandidateRow.key.in_(chunk))):
-                    out[row.key] = _candidate(row)
+            if not self._has(table):
+                return out
+            ids = list(wanted)
+            for i in range(0, len(ids), _CHUNK):
+                q = (select(*self._cols(table)).where(table.c.key.in_(ids[i:i + _CHUNK]))
+                     .where(table.c.status.in_(DETERMINISTIC)))
+                for m in s.execute(q).mappings():
+                    rec = _candidate(m)
+                    if rec.context == context:
+                        out[wanted[m["key"]]] = rec
         return out
 
     def save(self, record: CandidateRecord) -> None:
-        """Insert the candidate, or update the one with the same key (keeps its created_at)."""
+        """Insert the record, or update the one with the same (key, context); a transient
+        outcome (``failed``/``timeout``) never replaces a deterministic one."""
         self.save_many([record])
 
     def save_many(self, records: Iterable[CandidateRecord]) -> None:
-        """``save`` for several candidates in one transaction."""
+        """``save`` for several records in one transaction."""
         rows = [_candidate_values(r) for r in records]
         if not rows:
             return
+        table = CandidateRow.__table__
         with self._session(write=True) as s:
-            _upsert(s, CandidateRow, rows, ("key",), keep=("id", "key", "created_at"))
+            _upsert(s, CandidateRow, rows, ("key",), keep=("id", "key", "created_at"),
+                    where=lambda ex: or_(*(table.c.status == t for t in TRANSIENT),
+                                         *(ex.status == d for d in DETERMINISTIC)))
 
-    def history(self, workload: str) -> list[CandidateRecord]:
-        """Every stored candidate of a workload signature, from any study, oldest first."""
+    def history(self, workload: str, model: str | None = None) -> list[CandidateRecord]:
+        """Every stored record of a workload signature, from any study, oldest first; with
+        ``model`` (an ``EvalContext.model_key``) only those measured with that board and
+        models (rows of older versions have none and are left out)."""
+        table = CandidateRow.__table__
         with self._session() as s:
-            rows = s.scalars(select(CandidateRow).where(CandidateRow.workload == workload)
-                             .order_by(CandidateRow.id))
-            return [_candidate(r) for r in rows]
+            if not self._has(table):
+                return []
+            q = select(*self._cols(table)).where(table.c.workload == workload)
+            if model is not None:
+                if "model" not in self._columns_of(table):
+                    return []
+                q = q.where(table.c.model == model)
+            return [_candidate(m) for m in s.execute(q.order_by(table.c.id)).mappings()]
+
+    def _columns_of(self, table: Table) -> set[str]:
+        return (self._columns or {}).get(table.name, set())
 
     # ---- studies and trials ------------------------------------------------------------------
     def create_or_load_study(self, name: str, workload: str, space: dict[str, Any],
                              sampler: str, objective: str, board: str, seed: int | None,
-                             optuna_study_name: str | None = None) -> StudyInfo:
-        """Create study ``name``, or continue it if it exists (for the same workload/objective).
+                             optuna_study_name: str | None = None,
+                             identity: dict[str, Any] | None = None) -> StudyInfo:
+        """Create study ``name``, or continue it if it exists and is for the same thing.
+
+        ``identity`` (``runner.study_identity``) says what the study is for: workload, board,
+        objective, hardware, knobs, constraints and model fingerprint. A continuation whose
+        identity differs is refused with ``StoreError`` naming the differences; so is the
+        continuation of a study made before identities were recorded. Without ``identity``
+        only workload and objective are checked. Creating the same study from several
+        processes at once is safe: one creates it, the others continue it.
 
         Reopening records ``sampler`` as the one used last; space, board and seed stay as
         created. ``optuna_study_name`` defaults to ``name``.
         """
+        values = {"name": name, "workload": workload, "space": _jsonable(dict(space)),
+                  "sampler": sampler, "objective": objective, "board": board, "seed": seed,
+                  "optuna_study_name": optuna_study_name or name, "created_at": utcnow(),
+                  "identity": None if identity is None else _jsonable(identity)}
+        table = StudyRow.__table__
         with self._session(write=True) as s:
-            row = s.scalar(select(StudyRow).where(StudyRow.name == name))
+            created = _insert_if_absent(s, table, values, ("name",))
+            row = s.execute(select(*self._cols(table)).where(table.c.name == name)).mappings().one()
+            if not created:
+                self._check_continuation(name, row, workload, objective, identity)
+                if row["sampler"] != sampler:
+                    s.execute(table.update().where(table.c.id == row["id"])
+                              .values(sampler=sampler))
+            stats = _study_stats(s, [row["id"]]).get(row["id"], (0, 0, None))
+            return _study_info({**row, "sampler": sampler}, *stats)
+
+    def check_study(self, name: str, workload: str, objective: str,
+                    identity: dict[str, Any] | None) -> bool:
+        """``StoreError`` if study ``name`` exists for something else (as
+        ``create_or_load_study`` would refuse it); True if it exists, False if not."""
+        table = StudyRow.__table__
+        with self._session() as s:
+            if not self._has(table):
+                return False
+            row = s.execute(select(*self._cols(table)).where(table.c.name == name)
+                            ).mappings().first()
             if row is None:
-                row = StudyRow(name=name, workload=workload, space=dict(space), sampler=sampler,
-                               objective=objective, board=board, seed=seed,
-                               optuna_study_name=optuna_study_name or name)
-                s.add(row)
-                s.flush()
-            else:
-                for what, old, new in (("workload", row.workload, workload),
-                                       ("objective", row.objective, objective)):
-                    if old != new:
-                        raise StoreError(
-                            f"study '{name}' is for {what} {old}, not {new}: choose another "
-                            f"--study name to start a new study ({self.display_url})")
-                row.sampler = sampler
-            return _study_info(row, *_study_stats(s, [row.id]).get(row.id, (0, 0, None)))
+                return False
+            self._check_continuation(name, row, workload, objective, identity)
+            return True
+
+    def _check_continuation(self, name: str, row: Any, workload: str, objective: str,
+                            identity: dict[str, Any] | None) -> None:
+        from vtatune.store.identity import differences
+
+        hint = f"choose another --study name to start a new study ({self.display_url})"
+        for what, old, new in (("workload", row["workload"], workload),
+                               ("objective", row["objective"], objective)):
+            if old != new:
+                raise StoreError(f"study '{name}' is for {what} {old}, not {new}: {hint}")
+        if identity is None:
+            return
+        old_identity = row.get("identity")
+        if not old_identity:
+            raise StoreError(
+                f"study '{name}' was made by an earlier vtatune that did not record its board, "
+                f"hardware and models, so it cannot be continued (its trials stay readable: "
+                f"vtatune show {name}): {hint}")
+        diff = differences(old_identity, _jsonable(identity))
+        if diff:
+            shown = "; ".join(diff[:4]) + ("; ..." if len(diff) > 4 else "")
+            raise StoreError(f"study '{name}' is for {shown}: {hint}")
 
     def study(self, name: str) -> StudyInfo:
         """The study called ``name``; ``StoreError`` listing the known ones otherwise."""
         with self._session() as s:
             row = self._study_row(s, name)
-            return _study_info(row, *_study_stats(s, [row.id]).get(row.id, (0, 0, None)))
+            return _study_info(row, *_study_stats(s, [row["id"]]).get(row["id"], (0, 0, None)))
 
     def studies(self) -> list[StudyInfo]:
         """Every study, oldest first."""
+        table = StudyRow.__table__
         with self._session() as s:
-            rows = list(s.scalars(select(StudyRow).order_by(StudyRow.id)))
+            if not self._has(table):
+                return []
+            rows = list(s.execute(select(*self._cols(table)).order_by(table.c.id)).mappings())
             stats = _study_stats(s, None)
-            return [_study_info(r, *stats.get(r.id, (0, 0, None))) for r in rows]
+            return [_study_info(r, *stats.get(r["id"], (0, 0, None))) for r in rows]
 
     def add_trial(self, study: str, number: int, candidate_key: str, sampler: str,
-                  params: dict[str, Any], cached: bool) -> None:
-        """Record trial ``number`` of ``study``: it evaluated the saved candidate ``candidate_key``.
+                  params: dict[str, Any], cached: bool, context: str = "") -> None:
+        """Record trial ``number`` of ``study``: it evaluated the saved record of
+        ``candidate_key`` in ``context``.
 
         Adding the same (study, number) again replaces it (a retried write is harmless).
         """
+        cands = CandidateRow.__table__
         with self._session(write=True) as s:
-            study_id = self._study_row(s, study).id
-            cand_id = s.scalar(select(CandidateRow.id).where(CandidateRow.key == candidate_key))
+            study_id = self._study_row(s, study)["id"]
+            cand_id = s.scalar(select(cands.c.id).where(
+                cands.c.key == row_key(candidate_key, context)))
             if cand_id is None:
                 raise ValueError(f"candidate {candidate_key!r} is not in the store: save() it "
                                  "before add_trial()")
@@ -308,28 +428,93 @@ class Store:
 
     def next_trial_number(self, study: str) -> int:
         """1 + the highest trial number of ``study`` (0 for a new study): where a rerun resumes."""
+        trials = TrialRow.__table__
         with self._session() as s:
-            study_id = self._study_row(s, study).id
-            top = s.scalar(select(func.max(TrialRow.number)).where(TrialRow.study_id == study_id))
+            study_id = self._study_row(s, study)["id"]
+            top = s.scalar(select(func.max(trials.c.number)).where(trials.c.study_id == study_id))
             return 0 if top is None else int(top) + 1
 
     def trials(self, study: str) -> list[TrialRecord]:
         """Every trial of ``study`` with its candidate, by number."""
+        t, c = TrialRow.__table__, CandidateRow.__table__
         with self._session() as s:
-            study_id = self._study_row(s, study).id
-            rows = s.scalars(select(TrialRow).where(TrialRow.study_id == study_id)
-                             .order_by(TrialRow.number))
-            return [TrialRecord(study=study, number=r.number, candidate=_candidate(r.candidate),
-                                sampler=r.sampler, params=dict(r.params), cached=r.cached,
-                                created_at=_utc(r.created_at)) for r in rows]
+            study_id = self._study_row(s, study)["id"]
+            q = (select(*self._cols(t), *self._cols(c, "c_"))
+                 .select_from(t.join(c, t.c.candidate_id == c.c.id))
+                 .where(t.c.study_id == study_id).order_by(t.c.number))
+            out = []
+            for m in s.execute(q).mappings():
+                cand = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
+                out.append(TrialRecord(study=study, number=m["number"],
+                                       candidate=_candidate(cand), sampler=m["sampler"],
+                                       params=dict(m["params"] or {}), cached=bool(m["cached"]),
+                                       created_at=_utc(m["created_at"])))
+            return out
 
-    def _study_row(self, s: Session, name: str) -> StudyRow:
-        row = s.scalar(select(StudyRow).where(StudyRow.name == name))
+    def _study_row(self, s: Session, name: str) -> Any:
+        table = StudyRow.__table__
+        row = None
+        if self._has(table):
+            row = s.execute(select(*self._cols(table)).where(table.c.name == name)
+                            ).mappings().first()
         if row is None:
-            known = list(s.scalars(select(StudyRow.name).order_by(StudyRow.id)))
+            known = (list(s.scalars(select(table.c.name).order_by(table.c.id)))
+                     if self._has(table) else [])
             listed = ", ".join(known) if known else "none yet"
             raise StoreError(f"no study '{name}' in {self.display_url} (studies: {listed})")
         return row
+
+
+# ---- schema ----------------------------------------------------------------------------------
+
+def _existing_columns(conn: Any) -> dict[str, set[str]]:
+    """Table name -> its column names, for the store's tables present in the database."""
+    insp = inspect(conn)
+    names = set(insp.get_table_names())
+    return {t.name: {c["name"] for c in insp.get_columns(t.name)} for t in TABLES
+            if t.name in names}
+
+
+def _missing(columns: dict[str, set[str]]) -> bool:
+    return any(t.name not in columns or any(c.name not in columns[t.name] for c in t.columns)
+               for t in TABLES)
+
+
+def migrate(conn: Any) -> list[str]:
+    """Bring the database on ``conn`` (inside a write transaction) up to the models: create
+    missing tables, add missing columns and indexes. Never drops or rewrites anything.
+    Returns what it did (``"table.column"`` names), for tests and logs.
+
+    New columns must be nullable or carry a server default (a ``RuntimeError`` says so: that
+    is a bug in the models, not the user's database). Concurrent migrators are serialized by
+    the write lock (SQLite) or an advisory lock (PostgreSQL).
+    """
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+    insp = inspect(conn)
+    names = set(insp.get_table_names())
+    done: list[str] = []
+    for table in TABLES:
+        if table.name not in names:
+            table.create(conn)
+            done.append(table.name)
+            continue
+        have = {c["name"] for c in insp.get_columns(table.name)}
+        for col in table.columns:
+            if col.name in have:
+                continue
+            if not col.nullable and col.server_default is None:
+                raise RuntimeError(f"column {table.name}.{col.name} cannot be added to existing "
+                                   "databases: new columns must be nullable")
+            ddl = CreateColumn(col).compile(dialect=conn.dialect)
+            quoted = conn.dialect.identifier_preparer.quote(table.name)
+            conn.exec_driver_sql(f"ALTER TABLE {quoted} ADD COLUMN {ddl}")
+            done.append(f"{table.name}.{col.name}")
+        indexes = {ix["name"] for ix in insp.get_indexes(table.name)}
+        for ix in table.indexes:
+            if ix.name not in indexes:
+                ix.create(conn)
+    return done
 
 
 # ---- engines ---------------------------------------------------------------------------------
@@ -347,7 +532,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork)
 
 
-def _create_engine(url: str, timeout_s: float) -> Engine:
+def _create_engine(url: str, timeout_s: float, readonly: bool = False) -> Engine:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "postgresql":  # a host that drops packets fails in seconds, not minutes
@@ -356,10 +541,14 @@ def _create_engine(url: str, timeout_s: float) -> Engine:
     if backend != "sqlite":
         return create_engine(parsed, pool_pre_ping=True)
     path = sqlite_path(url)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(parsed, connect_args={"timeout": timeout_s})
     busy_ms = int(timeout_s * 1000)
+    if readonly and path is not None:
+        engine = create_engine("sqlite://", creator=lambda: _connect_readonly(path, timeout_s),
+                               poolclass=NullPool)
+    else:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": timeout_s})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -369,8 +558,9 @@ def _create_engine(url: str, timeout_s: float) -> Engine:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout={busy_ms}")
-        cur.execute("PRAGMA journal_mode=WAL")  # readers and one writer at once; kill-safe
-        cur.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
+        if not readonly:
+            cur.execute("PRAGMA journal_mode=WAL")  # readers and one writer at once; kill-safe
+            cur.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
@@ -382,9 +572,41 @@ def _create_engine(url: str, timeout_s: float) -> Engine:
     return engine
 
 
+def _connect_readonly(path: Path, timeout_s: float) -> Any:
+    """A read-only SQLite connection that creates no file beside the database.
+
+    ``mode=ro`` alone still creates ``-wal``/``-shm`` for a WAL database (and fails where the
+    folder is read-only). When no ``-wal`` file exists no connection has the database open,
+    so it is read as ``immutable`` (no locks, no shared memory, no files); otherwise the
+    existing ``-shm``/``-wal`` are used, and ``immutable`` is the fallback when they cannot be.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    base = f"file:{quote(str(path.resolve()))}?mode=ro"
+    tries = [base] if Path(f"{path}-wal").exists() else []
+    tries.append(base + "&immutable=1")
+    if not path.exists():
+        raise sqlite3.OperationalError(f"unable to open database file: {path}")
+    for i, uri in enumerate(tries):
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if i == len(tries) - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 def _upsert(s: Session, model: type[Any], rows: list[dict[str, Any]], unique: tuple[str, ...],
-            keep: tuple[str, ...]) -> None:
-    """Insert ``rows`` or update the rows they collide with on ``unique`` (``keep`` untouched)."""
+            keep: tuple[str, ...], where: Any = None) -> None:
+    """Insert ``rows`` or update the rows they collide with on ``unique`` (``keep`` untouched).
+
+    ``where(excluded)``: a condition on the stored row and the new values (``excluded``) that
+    must hold for an update; rows failing it are left as they are.
+    """
     table = model.__table__
     dialect = s.get_bind().dialect.name
     if dialect in _UPSERT_DIALECTS:
@@ -394,27 +616,58 @@ def _upsert(s: Session, model: type[Any], rows: list[dict[str, Any]], unique: tu
             from sqlalchemy.dialects.postgresql import insert
         stmt = insert(table)
         cols = [c.name for c in table.columns if c.name not in keep and c.name in rows[0]]
-        stmt = stmt.on_conflict_do_update(index_elements=list(unique),
-                                          set_={c: stmt.excluded[c] for c in cols})
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(unique), set_={c: stmt.excluded[c] for c in cols},
+            where=None if where is None else where(stmt.excluded))
         s.execute(stmt, rows)
         return
     for values in rows:  # other backends: look up, then insert or update
-        cond = [getattr(model, k) == values[k] for k in unique]
-        row = s.scalar(select(model).where(*cond))
-        if row is None:
-            s.add(model(**values))
+        cond = [table.c[k] == values[k] for k in unique]
+        old = s.execute(select(table).where(*cond)).mappings().first()
+        if old is None:
+            s.execute(table.insert().values(**values))
+        elif where is None or _where_holds(old, values, keep):
+            s.execute(table.update().where(*cond).values(
+                **{k: v for k, v in values.items() if k not in keep}))
+
+
+def _where_holds(old: Any, new: dict[str, Any], keep: tuple[str, ...]) -> bool:
+    # the generic fallback knows one condition: the candidates' "never replace a
+    # deterministic outcome with a transient one"
+    return old.get("status") in TRANSIENT or new.get("status") not in TRANSIENT
+
+
+def _insert_if_absent(s: Session, table: Table, values: dict[str, Any],
+                      unique: tuple[str, ...]) -> bool:
+    """Insert ``values`` unless a row with the same ``unique`` columns exists (also when
+    another process inserts it at the same moment); True when this call inserted it."""
+    dialect = s.get_bind().dialect.name
+    if dialect in _UPSERT_DIALECTS:
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
         else:
-            for k, v in values.items():
-                if k not in keep:
-                    setattr(row, k, v)
-    s.flush()
+            from sqlalchemy.dialects.postgresql import insert
+        res = s.execute(insert(table).values(**values)
+                        .on_conflict_do_nothing(index_elements=list(unique)))
+        return bool(res.rowcount)
+    cond = [table.c[k] == values[k] for k in unique]
+    if s.execute(select(table.c.id).where(*cond)).first() is not None:
+        return False
+    try:
+        with s.begin_nested():
+            s.execute(table.insert().values(**values))
+    except sa_exc.IntegrityError:
+        return False
+    return True
 
 
 # ---- rows <-> records ------------------------------------------------------------------------
 
 def _candidate_values(r: CandidateRecord) -> dict[str, Any]:
     return {
-        "key": r.key, "workload": r.workload, "hw_key": r.hw_key,
+        "key": row_key(r.key, r.context), "candidate_key": r.key,
+        "context": r.context or None, "model": r.model or None, "board": r.board or None,
+        "workload": r.workload, "hw_key": r.hw_key,
         "hw": {k: int(v) for k, v in r.hw.items()}, "hw_name": r.hw_name,
         "knobs": {k: int(v) for k, v in r.knobs.items()}, "status": r.status,
         "reason": r.reason, "cycles": None if r.cycles is None else int(r.cycles),
@@ -426,37 +679,45 @@ def _candidate_values(r: CandidateRecord) -> dict[str, Any]:
     }
 
 
-def _candidate(row: CandidateRow) -> CandidateRecord:
+def _candidate(m: Any) -> CandidateRecord:
+    """A record from a row mapping (columns an older database lacks read as empty)."""
+    g = m.get
     return CandidateRecord(
-        key=row.key, workload=row.workload, hw_key=row.hw_key, hw=dict(row.hw),
-        hw_name=row.hw_name, knobs=dict(row.knobs), status=row.status, reason=row.reason or "",
-        cycles=row.cycles, seconds=row.seconds, counters=dict(row.counters or {}),
-        bounds=dict(row.bounds or {}), efficiency=row.efficiency, area_mm2=row.area_mm2,
-        resources=dict(row.resources or {}), compile_ms=row.compile_ms, sim_ms=row.sim_ms,
-        created_at=_utc(row.created_at),
+        key=g("candidate_key") or m["key"], workload=m["workload"], hw_key=m["hw_key"],
+        hw=dict(m["hw"] or {}), hw_name=m["hw_name"], knobs=dict(m["knobs"] or {}),
+        status=m["status"], reason=g("reason") or "", cycles=g("cycles"),
+        seconds=g("seconds"), counters=dict(g("counters") or {}),
+        bounds=dict(g("bounds") or {}), efficiency=g("efficiency"), area_mm2=g("area_mm2"),
+        resources=dict(g("resources") or {}), compile_ms=g("compile_ms"), sim_ms=g("sim_ms"),
+        created_at=_utc(g("created_at")), context=g("context") or "", model=g("model") or "",
+        board=g("board") or "",
     )
 
 
 def _study_stats(s: Session, ids: list[int] | None) -> dict[int, tuple[int, int, int | None]]:
     """study id -> (trials, feasible trials, best feasible cycles)."""
-    ok = CandidateRow.status == "ok"
-    q = (select(TrialRow.study_id, func.count(TrialRow.id),
-                func.sum(case((ok, 1), else_=0)),
-                func.min(case((ok, CandidateRow.cycles), else_=None)))
-         .join(CandidateRow, TrialRow.candidate_id == CandidateRow.id)
-         .group_by(TrialRow.study_id))
+    t, c = TrialRow.__table__, CandidateRow.__table__
+    have = set(inspect(s.connection()).get_table_names()) if ids is None else {t.name, c.name}
+    if t.name not in have or c.name not in have:  # a read-only database with studies only
+        return {}
+    ok = c.c.status == "ok"
+    q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
+                func.min(case((ok, c.c.cycles), else_=None)))
+         .select_from(t.join(c, t.c.candidate_id == c.c.id)).group_by(t.c.study_id))
     if ids is not None:
-        q = q.where(TrialRow.study_id.in_(ids))
+        q = q.where(t.c.study_id.in_(ids))
     return {sid: (int(n), int(f or 0), None if b is None else int(b))
             for sid, n, f, b in s.execute(q)}
 
 
-def _study_info(row: StudyRow, n_trials: int, n_feasible: int, best: int | None) -> StudyInfo:
-    return StudyInfo(name=row.name, workload=row.workload, space=dict(row.space or {}),
-                     sampler=row.sampler, objective=row.objective, board=row.board,
-                     seed=row.seed, n_trials=n_trials, n_feasible=n_feasible,
-                     created_at=_utc(row.created_at), optuna_study_name=row.optuna_study_name,
-                     best_cycles=best)
+def _study_info(row: Any, n_trials: int, n_feasible: int, best: int | None) -> StudyInfo:
+    g = row.get
+    return StudyInfo(name=row["name"], workload=row["workload"], space=dict(g("space") or {}),
+                     sampler=row["sampler"], objective=row["objective"], board=row["board"],
+                     seed=g("seed"), n_trials=n_trials, n_feasible=n_feasible,
+                     created_at=_utc(g("created_at")),
+                     optuna_study_name=g("optuna_study_name") or row["name"],
+                     best_cycles=best, identity=g("identity"))
 
 
 def _utc(dt: datetime | None) -> datetime | None:

@@ -1,0 +1,100 @@
+"""Worker processes that die, idle or busy, never stop a search."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from vtatune.search import space as spaces
+from vtatune.search.workers import WorkerPool
+
+ROOT = Path(__file__).parents[2]
+
+
+def _candidate(layer_space: str = "dense", **kw):
+    sp = spaces.load(layer_space, **kw)
+    cand, why = sp.realize({})
+    assert cand is not None, why
+    return cand
+
+
+def _wait(pool: WorkerPool, until, limit_s: float = 120.0) -> list:
+    out: list = []
+    deadline = time.monotonic() + limit_s
+    while not until(out) and time.monotonic() < deadline:
+        out += pool.poll(0.05)
+    assert until(out), "the pool did not answer in time"
+    return out
+
+
+def test_a_worker_that_died_idle_is_replaced_before_it_gets_work() -> None:
+    cand = _candidate(shape="16,64,64")
+    with WorkerPool(1, "pynq-z1") as pool:
+        _wait(pool, lambda _: pool.workers[0].ready)
+        pool.workers[0].proc.kill()
+        pool.workers[0].proc.join(5)
+        pool.submit(0, cand)  # would raise BrokenPipeError on the dead worker's pipe
+        (task, rec), = _wait(pool, lambda out: out)
+        assert task == 0 and rec.status == "ok"
+        assert pool.restarts == 1
+
+
+def test_a_worker_that_dies_busy_gives_a_failed_record_and_a_replacement() -> None:
+    slow = _candidate("conv2d", layer="C2")  # ~0.5 s: long enough to be killed mid-way
+    quick = _candidate(shape="16,64,64")
+    with WorkerPool(1, "pynq-z1") as pool:
+        pool.submit(7, slow)
+        _wait(pool, lambda _: pool.workers[0].started is not None)
+        pool.workers[0].proc.kill()
+        (task, rec), = _wait(pool, lambda out: out)
+        assert task == 7 and rec.status == "failed" and "crashed the worker" in rec.reason
+        assert rec.key == slow.key
+        pool.submit(8, quick)
+        (task, rec), = _wait(pool, lambda out: out)
+        assert task == 8 and rec.status == "ok"
+
+
+def _workers_of(pid: int) -> list[int]:
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    out = []
+    for c in children:
+        try:
+            cmd = Path(f"/proc/{c}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmd:
+            out.append(int(c))
+    return out
+
+
+def test_killing_workers_during_a_real_search_loses_nothing(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'k.sqlite'}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vtatune", "search", "dense", "--shape", "16,64,64",
+         "--trials", "40", "--sampler", "random", "--seed", "9", "--workers", "2",
+         "--db", db, "--study", "k", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    killed = 0
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and killed < 3 and time.monotonic() < deadline:
+        time.sleep(1.0 if killed == 0 else 0.3)
+        workers = _workers_of(proc.pid)
+        if workers:  # idle or busy, whichever it is at that moment
+            os.kill(workers[killed % len(workers)], signal.SIGKILL)
+            killed += 1
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err[-2000:]
+    assert killed >= 1
+    data = json.loads(out)
+    assert data["trials"] == 40
+    statuses = data["statuses"]
+    assert set(statuses) <= {"ok", "no_fit", "invalid", "hw_invalid", "failed"}

@@ -1,0 +1,114 @@
+"""Identity of stored results: every input a record depends on changes its context key."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtatune.store import identity
+
+CONS = {"fit_board": True, "max_area_mm2": None}
+HW = {"LOG_INP_WIDTH": 3, "LOG_WGT_WIDTH": 3, "LOG_ACC_WIDTH": 5, "LOG_BATCH": 0,
+      "LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_UOP_BUFF_SIZE": 15, "LOG_INP_BUFF_SIZE": 15,
+      "LOG_WGT_BUFF_SIZE": 18, "LOG_ACC_BUFF_SIZE": 17}
+
+
+def test_same_inputs_same_key() -> None:
+    a, b = identity.context("pynq-z1", CONS), identity.context("pynq-z1", dict(CONS))
+    assert a == b and a.key == b.key and len(a.key) == identity.KEY_HEX
+
+
+def test_same_key_in_another_process() -> None:
+    code = ("from vtatune.store import identity; "
+            "print(identity.context('pynq-z1', {'fit_board': True, 'max_area_mm2': None}).key)")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "PYTHONHASHSEED": "123"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.strip()
+    assert out == identity.context("pynq-z1", CONS).key
+
+
+def test_another_board_changes_the_key() -> None:
+    assert identity.context("zcu104", CONS).key != identity.context("pynq-z1", CONS).key
+    assert (identity.context("zcu104", CONS).model_key
+            != identity.context("pynq-z1", CONS).model_key)
+
+
+def test_constraints_change_the_key_but_not_the_model() -> None:
+    base = identity.context("pynq-z1", CONS)
+    for cons in ({"fit_board": False, "max_area_mm2": None},
+                 {"fit_board": True, "max_area_mm2": 30.0},
+                 {**CONS, "stock_vta": True}):
+        other = identity.context("pynq-z1", cons)
+        assert other.key != base.key and other.model_key == base.model_key
+
+
+@pytest.mark.parametrize("module", ["vtatune.simulator.timing", "vtatune.area"])
+def test_a_model_version_bump_changes_the_key(module: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    before = identity.context("pynq-z1", CONS)
+    mod = importlib.import_module(module)
+    monkeypatch.setattr(mod, "MODEL_VERSION", mod.MODEL_VERSION + 1)
+    after = identity.context("pynq-z1", CONS)
+    assert after.key != before.key and after.model_key != before.model_key
+
+
+def test_a_changed_timing_constant_changes_the_key(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from vtatune.paths import project_root
+
+    before = identity.context("pynq-z1", CONS)
+    home = tmp_path / "home"
+    shutil.copytree(project_root() / "hwconfigs", home / "hwconfigs")
+    monkeypatch.setenv("VTATUNE_HOME", str(home))
+    assert identity.context("pynq-z1", CONS).key == before.key  # same contents, same key
+    timing = home / "hwconfigs" / "timing" / "pynq-z1.json"
+    raw = json.loads(timing.read_text())
+    timing.write_text(json.dumps(raw, indent=7))  # formatting alone changes nothing
+    assert identity.context("pynq-z1", CONS).key == before.key
+    raw["params"]["dma_latency_cycles"] += 1
+    timing.write_text(json.dumps(raw))
+    assert identity.context("pynq-z1", CONS).key != before.key
+
+
+@pytest.mark.parametrize("path", ["boards/pynq-z1.json", "area/coefficients.toml"])
+def test_board_file_and_area_coefficients_are_part_of_the_key(
+        path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vtatune.paths import project_root
+
+    before = identity.context("pynq-z1", CONS)
+    home = tmp_path / "home"
+    shutil.copytree(project_root() / "hwconfigs", home / "hwconfigs")
+    monkeypatch.setenv("VTATUNE_HOME", str(home))
+    target = home / "hwconfigs" / path
+    target.write_text(target.read_text() + ("\n# changed\nextra = 1\n" if path.endswith(".toml")
+                                            else " "))
+    if path.endswith(".json"):
+        raw = json.loads(target.read_text())
+        raw["clock_mhz"] = raw["clock_mhz"] + 1
+        target.write_text(json.dumps(raw))
+    assert identity.context("pynq-z1", CONS).key != before.key
+
+
+def test_program_key_leaves_buffer_sizes_out() -> None:
+    knobs = {"tile_h": 7, "tile_co": 2}
+    a = identity.program_key("conv2d:x", HW, knobs)
+    assert a == identity.program_key("conv2d:x", {**HW, "LOG_WGT_BUFF_SIZE": 17}, knobs)
+    assert a != identity.program_key("conv2d:x", {**HW, "LOG_BLOCK_OUT": 5}, knobs)
+    assert a != identity.program_key("conv2d:x", HW, {**knobs, "tile_h": 14})
+    assert a != identity.program_key("conv2d:x", HW, knobs, passes=("my_pass",))
+
+
+def test_differences_name_what_changed() -> None:
+    old = {"board": "pynq-z1", "hardware": "1x16x16", "model": {"timing_model": 1}}
+    new = {"board": "pynq-z1", "hardware": "1x8x8", "model": {"timing_model": 2}}
+    assert identity.differences(old, new) == ["hardware 1x16x16, not 1x8x8",
+                                              "model timing_model 1, not 2"]
+    assert identity.differences(old, old) == []
