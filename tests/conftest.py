@@ -1,11 +1,35 @@
-"""Session fixtures shared by the report, export and CLI tests: small studies, built once."""
+"""Session fixtures: small studies built once (report, export and CLI tests), and a real
+PostgreSQL server started once per test process (store and scale-out tests)."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+_databases = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A throwaway PostgreSQL server (``vtatune.store.pgserver``) for this test process: on
+    127.0.0.1 and a free port, in a temporary folder, as an unprivileged user when we are
+    root. Never skipped: a machine without the server binaries fails here, saying so."""
+    from vtatune.store.pgserver import PgServer
+
+    server = PgServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def pg_url(pg_server: Any) -> str:
+    """A fresh, empty database on the session's server."""
+    return pg_server.create_database(f"t{next(_databases)}")
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,8 @@
-"""Fixtures of the store tests: a fresh database per test on every backend available.
-
-SQLite always runs. PostgreSQL runs when ``VTATUNE_TEST_PG_URL`` names a database the tests
-may wipe (its ``public`` schema is dropped before each test), e.g.
-``VTATUNE_TEST_PG_URL=postgresql+psycopg://vt@127.0.0.1:5432/vtatune_test``.
-"""
+"""Fixtures of the store tests: a fresh database per test on SQLite and on PostgreSQL (a real
+server the test session starts itself: ``pg_server`` in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,8 +10,6 @@ from typing import Any
 import pytest
 
 from vtatune.store import CandidateRecord
-
-PG_URL = os.environ.get("VTATUNE_TEST_PG_URL", "")
 
 HW = {"LOG_INP_WIDTH": 3, "LOG_WGT_WIDTH": 3, "LOG_ACC_WIDTH": 5, "LOG_BATCH": 0,
       "LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_UOP_BUFF_SIZE": 15, "LOG_INP_BUFF_SIZE": 15,
@@ -49,22 +42,11 @@ def make_record() -> Callable[..., CandidateRecord]:
     return record
 
 
-def _pg_url() -> str:
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(PG_URL)
-    with engine.begin() as conn:  # Optuna's tables too
-        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-    engine.dispose()
-    return PG_URL
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
-    not PG_URL, reason="set VTATUNE_TEST_PG_URL to run against PostgreSQL"))])
+@pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh database URL on each backend."""
+    """A fresh database URL on each backend (PostgreSQL: the session's server)."""
     if request.param == "postgresql":
-        return _pg_url()
+        return request.getfixturevalue("pg_url")
     return f"sqlite:///{tmp_path / 'db' / 'vtatune.sqlite'}"
 
 

@@ -148,6 +148,9 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
     store = Store(db, readonly=True)  # result.db hides the password
     data = summarize(store.study(result.study), store.trials(result.study))
     if json_:
+        if result.mirror_error:
+            console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                          f"({result.mirror_error}); the results are stored")
         console.print_json({
             "study": result.study, "db": result.db, "trials": data["trials"],
             "new_trials": result.new_trials, "evaluated": result.evaluated,
@@ -182,6 +185,9 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
         console.line("no feasible trial yet")
     console.line(f"results: {result.db} (vtatune show {result.study}; optuna-dashboard "
                  f"{result.db})")
+    if result.mirror_error:
+        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                      f"({result.mirror_error}); the results are stored")
 
 
 def register(app: typer.Typer) -> None:

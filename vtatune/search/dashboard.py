@@ -1,72 +1,201 @@
-"""Mirror a study's trials into an Optuna study in the same database, for ``optuna-dashboard``.
+"""Mirror a study into an Optuna study in the same database, for ``optuna-dashboard``.
 
-vtatune's store is the source of truth; the Optuna study is a view of it, written by a
-background thread (an Optuna RDB write costs ~15 ms on SQLite, so the search loop does not
-wait for it). A resumed study's mirror skips trials it already holds (``vtatune_trial`` user
-attribute), so the mirror may lag but never duplicates. Losing it loses nothing: the next run
-of the study fills in what is missing.
+vtatune's store is the source of truth; the Optuna study is a view of it that equals it: the
+same trials with the same numbers, parameters as the real hardware and knob values
+(``LOG_BLOCK_OUT = 4``, ``tile_co = 8``: not the samplers' internal log-positions, which go in
+the ``vtatune_params`` user attribute), objective names set (``cycles`` or ``area_mm2``,
+``cycles``). A feasible trial is ``COMPLETE`` with its objective values and the constraint
+``violation`` = 0; an infeasible one has no measured objective, so it is ``FAIL`` (Optuna's
+state for a trial without values) and carries its constraint violation (> 0) in the system
+attribute Optuna's constrained samplers read (``constraints:violation``), with ``status`` and
+``reason`` as user attributes: it is never ``COMPLETE`` with made-up infinite values.
+
+Written by a background thread (an Optuna RDB write costs ~15 ms on SQLite, so the search loop
+never waits for it) from what the store holds, in trial-number order. Of several processes
+running one study only the holder of the study's mirror lease writes (a row in
+``vt_mirror_leases``, renewed on each pass, expiring if its holder dies), so Optuna's own
+numbering, which counts insertions, matches vtatune's. The mirror may lag; it catches up on
+every pass and when each process stops. A failure is reported (``error``), never raised.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+import warnings
 from typing import Any
 
-from vtatune.search.samplers import Observation, Params
 from vtatune.search.space import SearchSpace
 
 #: User attribute holding vtatune's trial number in the mirrored Optuna trial.
 TRIAL_ATTR = "vtatune_trial"
+#: Seconds between mirror passes.
+FLUSH_S = 2.0
+#: How long a mirror lease lasts without renewal (seconds).
+LEASE_S = 30.0
+#: Attempts at opening Optuna's storage (several processes creating its tables race).
+OPEN_ATTEMPTS = 8
+
+
+def metric_names(n_objectives: int) -> list[str]:
+    return ["area_mm2", "cycles"] if n_objectives == 2 else ["cycles"]
+
+
+def knob_bounds(space: SearchSpace) -> dict[str, int]:
+    """The largest value each searched knob takes on any hardware of the space."""
+    import itertools
+
+    from vtatune import schedules
+
+    shape_keys = ("LOG_BATCH", "LOG_BLOCK_IN", "LOG_BLOCK_OUT")
+    combos = itertools.product(*(space.hw_choices.get(k, (None,)) for k in shape_keys))
+    out: dict[str, int] = {}
+    for combo in combos:
+        params = {k: v for k, v in zip(shape_keys, combo, strict=True) if v is not None}
+        try:
+            axes = schedules.knob_space(space.workload, space.hardware(params)).axes
+        except Exception:  # noqa: BLE001 - a shape no hardware can build has no knobs
+            continue
+        for knob in space.knobs:
+            if knob in axes and knob not in space.thread_knobs:
+                out[knob] = max(out.get(knob, 1), max(axes[knob]))
+    return out
+
+
+def optuna_trial(space: SearchSpace, trial: Any, bounds: dict[str, int],
+                 n_objectives: int) -> Any:
+    """The Optuna ``FrozenTrial`` showing a vtatune ``TrialRecord``."""
+    import optuna
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    from vtatune.schedules.knobs import NTHREADS
+    from vtatune.search.evaluate import violation
+    from vtatune.search.runner import objective_values
+
+    c = trial.candidate
+    params: dict[str, Any] = {}
+    dists: dict[str, Any] = {}
+    for key, choices in space.searched_hw.items():
+        if key in c.hw:
+            params[key] = int(c.hw[key])
+            dists[key] = CategoricalDistribution(list(choices))
+    for knob in space.knobs:
+        if knob not in c.knobs:
+            continue
+        value = int(c.knobs[knob])
+        params[knob] = value
+        threads = knob in space.thread_knobs
+        top = max(NTHREADS) if threads else max(bounds.get(knob, 1), value)
+        dists[knob] = IntDistribution(1, max(top, value, 1), log=not threads)
+    attrs = {TRIAL_ATTR: trial.number, "status": c.status, "hw_name": c.hw_name,
+             "cached": trial.cached, "vtatune_params": trial.params}
+    if c.reason:
+        attrs["reason"] = c.reason[:1000]
+    values = objective_values(space, c)
+    if values is not None:
+        return optuna.trial.create_trial(params=params, distributions=dists,
+                                         values=list(values), user_attrs=attrs,
+                                         constraints={"violation": 0.0})
+    return optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL, params=params,
+                                     distributions=dists, user_attrs=attrs,
+                                     constraints={"violation": max(violation(c), 1e-9)})
 
 
 class OptunaMirror:
-    """Writes finished trials to the Optuna study ``name`` at ``url`` from a thread."""
+    """Keeps the Optuna study ``name`` at ``url`` equal to the store's study (a thread)."""
 
     def __init__(self, url: str, name: str, space: SearchSpace, n_objectives: int,
-                 flush_s: float = 2.0):
+                 owner: str = "", flush_s: float = FLUSH_S):
         self.url, self.name, self.space, self.n_objectives = url, name, space, n_objectives
+        self.owner = owner or f"mirror-{id(self)}"
         self.flush_s = flush_s
         self.error: str | None = None
-        self._queue: list[tuple[int, Params, Observation, dict[str, Any]]] = []
-        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="optuna-mirror", daemon=True)
         self._thread.start()
 
-    def record(self, number: int, params: Params, obs: Observation,
-               attrs: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            self._queue.append((number, params, obs, attrs or {}))
-
     def close(self) -> None:
-        """Flush what is queued and stop the thread."""
+        """A last pass (waiting a while for the lease if another process holds it), then stop."""
         self._stop.set()
         self._thread.join()
 
     def _loop(self) -> None:
-        import optuna
+        from vtatune.store import Store
 
-        from vtatune.search.samplers._optuna import distributions, finished_trial
-
+        store = None
         try:
-            optuna.logging.set_verbosity(optuna.logging.WARNING)
-            study = optuna.create_study(storage=self.url, study_name=self.name,
-                                        load_if_exists=True,
-                                        directions=["minimize"] * self.n_objectives)
-            have = {t.user_attrs.get(TRIAL_ATTR) for t in study.get_trials(deepcopy=False)}
-            dists = distributions(self.space)
+            store = Store(self.url)
+            state = _State()
             while True:
                 stopping = self._stop.wait(self.flush_s)
-                with self._lock:
-                    batch, self._queue = self._queue, []
-                todo = [finished_trial(dists, p, o, self.n_objectives,
-                                       {TRIAL_ATTR: n, **a})
-                        for n, p, o, a in batch if n not in have
-                        and all(k in dists for k in p)]
-                if todo:
-                    study.add_trials(todo)
-                    have.update(n for n, *_ in batch)
+                deadline = time.monotonic() + (LEASE_S if stopping else 0.0)
+                while True:
+                    if store.acquire_mirror_lease(self.name, self.owner, LEASE_S):
+                        try:
+                            self._pass(store, state)
+                        finally:
+                            if stopping:
+                                store.release_mirror_lease(self.name, self.owner)
+                        break
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.2)
                 if stopping:
                     return
-        except Exception as exc:  # the dashboard view must never stop a search
+        except Exception as exc:  # noqa: BLE001 - the dashboard view must never stop a search
             self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            if store is not None:
+                store.close()
+
+    def _pass(self, store: Any, state: _State) -> None:
+        """Add the store's finished trials the Optuna study lacks, in number order, up to the
+        first slot still running (so Optuna's numbers stay vtatune's)."""
+        if state.study is None:
+            state.study = self._open()
+            state.bounds = knob_bounds(self.space)
+        storage, study_id = state.study._storage, state.study._study_id
+        n = storage.get_n_trials(study_id)
+        if n != len(state.mirrored):
+            state.mirrored = {t.user_attrs.get(TRIAL_ATTR) for t in
+                              storage.get_all_trials(study_id, deepcopy=False)}
+        done = store.trial_numbers(self.name)
+        todo = sorted(done - state.mirrored)
+        if not todo:
+            return
+        running = store.running_numbers(self.name)
+        ready = [k for k in todo if not any(r < k for r in running)]
+        if not ready:
+            return
+        trials = store.trials(self.name, numbers=ready)
+        state.study.add_trials([optuna_trial(self.space, t, state.bounds, self.n_objectives)
+                                for t in trials])
+        state.mirrored.update(t.number for t in trials)
+
+    def _open(self) -> Any:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        last: Exception | None = None
+        for attempt in range(OPEN_ATTEMPTS):
+            try:
+                study = optuna.create_study(storage=self.url, study_name=self.name,
+                                            load_if_exists=True,
+                                            directions=["minimize"] * self.n_objectives)
+                if study.metric_names != metric_names(self.n_objectives):
+                    with warnings.catch_warnings():  # "experimental" since Optuna 3.2
+                        warnings.simplefilter("ignore")
+                        study.set_metric_names(metric_names(self.n_objectives))
+                return study
+            except Exception as exc:  # noqa: BLE001 - tables or study created concurrently
+                last = exc
+                time.sleep(0.2 * (attempt + 1))
+        assert last is not None
+        raise last
+
+
+class _State:
+    def __init__(self) -> None:
+        self.study: Any = None
+        self.bounds: dict[str, int] = {}
+        self.mirrored: set[Any] = set()

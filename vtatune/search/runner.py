@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vtatune.errors import StoreError
 from vtatune.search.dashboard import OptunaMirror
 from vtatune.search.evaluate import hw_invalid_record, violation
 from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
@@ -38,6 +39,13 @@ from vtatune.store.records import TRANSIENT, CandidateRecord
 
 #: Evaluations of one candidate within a run before a ``failed``/``timeout`` outcome is kept.
 MAX_ATTEMPTS = 2
+#: Seconds between heartbeats of a search process (``vt_owners``).
+HEARTBEAT_S = 5.0
+#: Seconds without a heartbeat after which a process on another host counts as dead and its
+#: running slots are taken over (on the same host a dead process is seen at once).
+GRACE_S = 60.0
+#: Seconds between checks while waiting for other processes' slots to finish.
+WAIT_S = 0.5
 #: Repeated proposals in a row after which a slot gets a random unseen candidate.
 REPEATS_BEFORE_RANDOM = 10
 #: Random draws that must all be seen before the space counts as exhausted.
@@ -89,6 +97,7 @@ class SearchResult:
     elapsed_s: float
     exhausted: bool
     retries: int = 0
+    mirror_error: str | None = None
 
 
 def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
@@ -182,17 +191,21 @@ def check_study(space: SearchSpace, study: str, db: str | None = None) -> None:
 def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
         workers: int = 1, seed: int | None = None, timeout: float = 120.0,
         warm_start: bool = True,
-        on_progress: Callable[[Progress], None] | None = None) -> SearchResult:
-    """Run ``study`` up to ``trials`` trials. Raises ``UserError`` for bad input only.
+        on_progress: Callable[[Progress], None] | None = None,
+        heartbeat_s: float = HEARTBEAT_S, grace_s: float = GRACE_S) -> SearchResult:
+    """Run ``study`` up to ``trials`` trials, together with any other process running it.
+    Raises ``UserError`` for bad input only.
 
     ``warm_start``: samplers that keep no state of their own (xgb) also learn from the stored
     results of the workload in other studies measured on the same board with the same models
-    (judged by this study's constraints: ``judged``).
+    (judged by this study's constraints: ``judged``). ``heartbeat_s``/``grace_s``: how often
+    this process says it is alive, and how long another host's silence means it died.
     """
     from vtatune.search.pareto import pareto_front
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
     from vtatune.store.identity import context
+    from vtatune.store.records import Slot
 
     store = Store(db)
     wl = space.workload
@@ -201,110 +214,199 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     ctx = context(space.board, space.constraints)
     store.create_or_load_study(study, wl.signature, space.describe(), sampler, space.objective,
                                space.board, seed, identity=study_identity(space, ctx))
-    start = store.next_trial_number(study)
-    own = store.trials(study) if start else []
-    # A resumed study replays its own trials into the sampler; the cost-model sampler also
-    # learns from the stored results of the workload on this board and models.
-    for t in own:
-        if set(t.params) == set(space.param_space()):
-            smp.tell(t.params, observation(space, t.candidate))
+    store.adopt_trials(study)
+    own = store.trials(study)
+    # A resumed study replays its trials into the sampler; the cost-model sampler also learns
+    # from the stored results of the workload on this board and models.
     if warm_start and sampler not in OPTUNA_BACKED:
         mine = {t.candidate.key for t in own}
         smp.warm_start(history(space, [r for r in store.history(wl.signature,
                                                                  model=ctx.model_key)
                                        if r.key not in mine]))
-    mirror = OptunaMirror(store.url, study, space, n_obj)
-
-    prog = Progress(total=trials, resumed_from=len(own))  # _account counts the replayed trials
+    prog = Progress(total=trials, resumed_from=len(own))
     points: list[tuple[float, float]] = []
-    for t in own:
-        _account(prog, t.candidate, points, cached=t.cached)
-        mirror.record(t.number, t.params, observation(space, t.candidate))
+    told: set[int] = set()  # trial numbers the sampler has heard of
+    # candidates the study holds (not proposed again); a transient outcome stored by an earlier
+    # run leaves its candidate open to a new trial
+    seen: dict[str, CandidateRecord | None] = {}
+
+    def absorb(found: list[Any], replayed: bool) -> None:
+        """Trials stored by earlier runs (``replayed``) or by other processes: the sampler
+        learns them like its own."""
+        for t in found:
+            if t.number in told:
+                continue
+            told.add(t.number)
+            if set(t.params) == set(space.param_space()):
+                smp.tell(t.params, observation(space, t.candidate))
+            if not (replayed and t.candidate.status in TRANSIENT):
+                seen[t.candidate.key] = t.candidate
+            _account(prog, t.candidate, points, cached=t.cached, own=False)
+
+    absorb(own, replayed=True)
     prog.pareto_size = len(pareto_front(points)) if points else 0
-    replayed = (prog.evaluated, prog.cached)
     prog.started = time.monotonic()
 
-    number = start
-    # task (trial number) -> (key, params, candidate, attempts so far)
-    inflight: dict[int, tuple[str, Params, Candidate, int]] = {}
-    # candidates this study holds: a transient outcome leaves its candidate open to a new trial
-    seen: dict[str, CandidateRecord | None] = {t.candidate.key: t.candidate for t in own
-                                               if t.candidate.status not in TRANSIENT}
+    def refresh() -> None:
+        numbers = store.trial_numbers(study)
+        missing = numbers - told
+        if missing:
+            absorb(store.trials(study, numbers=missing), replayed=False)
+            prog.pareto_size = len(pareto_front(points)) if points else 0
+
+    # slot number -> (slot, candidate, attempts so far)
+    inflight: dict[int, tuple[Slot, Candidate, int]] = {}
+    pending: list[Slot] = []  # slots taken over from dead processes, waiting for a worker
     exhausted = False
     repeats_in_a_row = 0
     rng = random.Random(seed)
+    owner = store.register_owner()
+    beat = _Heartbeat(Store(store.url), owner, heartbeat_s)
+    mirror = OptunaMirror(store.url, study, space, n_obj, owner)
 
-    def finish(n: int, params: Params, rec: CandidateRecord, cached: bool) -> None:
+    def finish(slot: Slot, rec: CandidateRecord, cached: bool) -> None:
         if not cached:
             rec = stamp(rec, ctx)
-            store.save(rec)
-        store.add_trial(study, n, rec.key, sampler, params, cached, context=ctx.key)
-        obs = observation(space, rec)
-        smp.tell(params, obs)
-        mirror.record(n, params, obs, {"status": rec.status, "cached": cached})
-        _account(prog, rec, points, cached)
+        seen[slot.key] = rec
+        if not store.complete(slot, rec, sampler, cached, ctx.key):
+            smp.discard(slot.params)  # another process finished this slot first
+            return
+        told.add(slot.number)
+        smp.tell(slot.params, observation(space, rec))
+        _account(prog, rec, points, cached, own=True)
         if rec.feasible and rec.area_mm2 is not None:
             prog.pareto_size = len(pareto_front(points))
         if on_progress:
             on_progress(prog)
 
+    def begin(slot: Slot, cand: Candidate | None, rec: CandidateRecord | None,
+              pool: Any) -> None:
+        """Serve ``slot`` from the store, or have a worker evaluate it."""
+        known = store.lookup(slot.key, ctx.key)
+        if known is not None or rec is not None:
+            finish(slot, known or rec, cached=known is not None)  # type: ignore[arg-type]
+        else:
+            assert cand is not None
+            inflight[slot.number] = (slot, cand, 1)
+            pool.submit(slot.number, cand)
+
+    def adopt(slot: Slot, pool: Any) -> None:
+        cand, why = space.realize(slot.params)
+        rec = None if cand is not None else hw_invalid_record(
+            wl, space.hardware(slot.params), why)
+        begin(slot, cand, rec, pool)
+
+    last_check = 0.0
+    slots = store.slot_counts(study)[0]
     try:
+        beat.start()
         warmup, _ = space.realize({})  # the base hardware with suggested knobs
         with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
                         timeout, warmup=warmup) as pool:
-            while prog.done < trials:
-                # trials still wanted, counted (not numbered: a killed run leaves gaps)
-                free = min(pool.idle, trials - prog.done - len(inflight))
-                while free > 0 and not exhausted:
-                    if repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
-                        proposals = _random_unseen(space, rng, seen)
-                        exhausted = not proposals
-                        repeats_in_a_row = 0
-                    else:
-                        proposals = smp.ask(free)
-                        exhausted = not proposals
-                    for params in proposals:
-                        cand, why = space.realize(params)
-                        rec = None if cand is not None else hw_invalid_record(
-                            wl, space.hardware(params), why)
-                        key = cand.key if cand is not None else rec.key
-                        if key in seen:  # a repeat: no trial is spent on it
-                            repeats_in_a_row += 1
-                            prog.repeats += 1
-                            smp.discard(params)
-                            continue
-                        repeats_in_a_row = 0
-                        n, number, free = number, number + 1, free - 1
-                        known = store.lookup(key, ctx.key)
-                        seen[key] = known or rec
-                        if known is not None or rec is not None:
-                            finish(n, params, known or rec, cached=known is not None)
+            while True:
+                while pending and pool.idle:
+                    adopt(pending.pop(0), pool)
+                free = pool.idle - len(pending)
+                if free > 0 and slots < trials and not exhausted:
+                    refresh()  # learn what the other processes found before planning
+                    wanted: list[tuple[str, Params, Candidate | None, CandidateRecord | None]] = []
+                    want = min(free, trials - slots)
+                    while len(wanted) < want and not exhausted:
+                        if repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
+                            proposals = _random_unseen(space, rng, seen)
+                            repeats_in_a_row = 0
                         else:
-                            assert cand is not None
-                            inflight[n] = (key, params, cand, 1)
-                            pool.submit(n, cand)
-                if exhausted and pool.busy == 0:
-                    break
-                for task, rec in pool.poll(0.05):
-                    key, params, cand, attempts = inflight.pop(task)
+                            proposals = smp.ask(want - len(wanted))
+                        exhausted = not proposals
+                        for params in proposals:
+                            cand, why = space.realize(params)
+                            rec = None if cand is not None else hw_invalid_record(
+                                wl, space.hardware(params), why)
+                            key = cand.key if cand is not None else rec.key  # type: ignore
+                            if key in seen or any(key == w[0] for w in wanted):
+                                repeats_in_a_row += 1  # a repeat: no trial is spent on it
+                                prog.repeats += 1
+                                smp.discard(params)
+                                continue
+                            repeats_in_a_row = 0
+                            wanted.append((key, params, cand, rec))
+                    granted, refused = store.claim(study, owner,
+                                                   [(k, p) for k, p, _, _ in wanted], trials)
+                    by_key = {s.key: s for s in granted}
+                    for key, params, cand, rec in wanted:
+                        if key in by_key:
+                            begin(by_key[key], cand, rec, pool)
+                            continue
+                        smp.discard(params)
+                        if key in refused:  # another process has it: a repeat for us
+                            seen.setdefault(key, None)
+                            prog.repeats += 1
+                    slots = store.slot_counts(study)[0]
+                for task, rec in pool.poll(0.05 if inflight else 0.0):
+                    slot, cand, attempts = inflight.pop(task)
                     if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
-                        inflight[task] = (key, params, cand, attempts + 1)
+                        inflight[task] = (slot, cand, attempts + 1)
                         prog.retries += 1
                         pool.submit(task, cand)  # the worker that failed is free again
                         continue
-                    seen[key] = rec  # not proposed again in this run (a rerun may retry it)
-                    finish(task, params, rec, cached=False)
+                    finish(slot, rec, cached=False)
+                if inflight or pending:
+                    continue
+                if slots < trials and not exhausted:
+                    continue
+                # nothing of ours in flight and nothing more to claim: wait for the other
+                # processes' slots, taking over those whose process died
+                now = time.monotonic()
+                if now - last_check < WAIT_S:
+                    time.sleep(min(WAIT_S, max(0.0, WAIT_S - (now - last_check))))
+                last_check = time.monotonic()
+                pending += store.take_over(study, owner, grace_s)
+                slots, running = store.slot_counts(study)
+                if not pending and running == 0 and (slots >= trials or exhausted):
+                    break
+        refresh()
     finally:
+        beat.stop()
+        try:
+            store.retire_owner(owner)  # our unfinished slots are free to take over at once
+        except StoreError:
+            pass  # the database is gone: the owner's heartbeat will go stale instead
         smp.close()
         mirror.close()
-    return SearchResult(study=study, db=store.display_url, trials=prog.done,
-                        new_trials=prog.done - len(own),
-                        evaluated=prog.evaluated - replayed[0],
-                        cached=prog.cached - replayed[1], repeats=prog.repeats,
-                        feasible=prog.feasible,
+    mine = prog.evaluated + prog.cached
+    return SearchResult(study=study, db=store.display_url, trials=len(told),
+                        new_trials=mine, evaluated=prog.evaluated, cached=prog.cached,
+                        repeats=prog.repeats, feasible=prog.feasible,
                         best_cycles=prog.best_cycles,
                         elapsed_s=time.monotonic() - prog.started, exhausted=exhausted,
-                        retries=prog.retries)
+                        retries=prog.retries, mirror_error=mirror.error)
+
+
+class _Heartbeat:
+    """A daemon thread marking ``owner`` alive every ``interval_s`` seconds."""
+
+    def __init__(self, store: Any, owner: str, interval_s: float):
+        import threading
+
+        self.store, self.owner, self.interval_s = store, owner, interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.store.heartbeat(self.owner)
+            except Exception:  # noqa: BLE001 - a missed beat only delays others' takeover
+                pass
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+        self.store.close()
 
 
 def _random_unseen(space: SearchSpace, rng: random.Random, seen: dict[str, Any]
@@ -324,12 +426,13 @@ def _random_unseen(space: SearchSpace, rng: random.Random, seen: dict[str, Any]
 
 
 def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, float]],
-             cached: bool) -> None:
+             cached: bool, own: bool = True) -> None:
+    """Count a trial of the study; ``own``: stored by this run (evaluated or served)."""
     prog.done += 1
     prog.statuses[rec.status] += 1
-    if cached:
+    if own and cached:
         prog.cached += 1
-    else:
+    elif own:
         prog.evaluated += 1
     if rec.feasible and rec.cycles is not None:
         prog.feasible += 1

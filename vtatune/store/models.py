@@ -10,6 +10,10 @@ clash. The models have their own ``MetaData``; ``create_all`` never touches Optu
   contexts existed have no ``context`` and are never served again (they stay for history).
 - ``vt_trials``: trial ``number`` of a study, pointing at the candidate it evaluated; unique
   (study_id, number).
+- ``vt_claims``: every trial slot of a study, allocated before evaluation (``running``) and
+  ``done`` with its trial: how several processes share one study without duplicates.
+- ``vt_owners``: the search processes holding slots, with heartbeats; ``vt_mirror_leases``:
+  which process writes a study's Optuna mirror.
 
 **Adding a column** is one line here: it must be nullable (or have a default the database
 applies), and every existing database gets it when a writer opens it (``store.migrate``).
@@ -111,5 +115,55 @@ class TrialRow(Base):
     candidate: Mapped[CandidateRow] = relationship(lazy="joined", innerjoin=True)
 
 
+class ClaimRow(Base):
+    """A trial slot of a study: allocated (``running``) before its candidate is evaluated, so
+    two processes never evaluate one candidate for one study, and ``done`` once its trial is
+    stored. Unique (study, number) and (study, candidate_key); a slot whose outcome was
+    transient frees its candidate (``candidate_key`` becomes ``key#number``)."""
+
+    __tablename__ = "vt_claims"
+    __table_args__ = (
+        UniqueConstraint("study_id", "number", name="uq_vt_claims_study_number"),
+        UniqueConstraint("study_id", "candidate_key", name="uq_vt_claims_study_candidate"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("vt_studies.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    candidate_key: Mapped[str] = mapped_column(String(KEY_LENGTH))
+    params: Mapped[dict[str, Any]]
+    owner: Mapped[str] = mapped_column(String(255), index=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class OwnerRow(Base):
+    """A search process working on a study; alive while its heartbeat is fresh (or, seen from
+    the same host, while its process exists)."""
+
+    __tablename__ = "vt_owners"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(255), unique=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(BigInteger)
+    proc_start: Mapped[int | None] = mapped_column(BigInteger)
+    #: Seconds since the epoch on the database server's clock (one clock for every host).
+    heartbeat: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MirrorLeaseRow(Base):
+    """Which process writes a study's Optuna mirror, until when (database clock, seconds)."""
+
+    __tablename__ = "vt_mirror_leases"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study: Mapped[str] = mapped_column(String(255), unique=True)
+    owner: Mapped[str] = mapped_column(String(255))
+    expires: Mapped[float] = mapped_column(Float)
+
+
 #: Every table of the store, in creation order.
-TABLES = [StudyRow.__table__, CandidateRow.__table__, TrialRow.__table__]
+TABLES = [StudyRow.__table__, CandidateRow.__table__, TrialRow.__table__, ClaimRow.__table__,
+          OwnerRow.__table__, MirrorLeaseRow.__table__]

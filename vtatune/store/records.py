@@ -117,3 +117,15 @@ class StudyInfo:
     optuna_study_name: str
     best_cycles: int | None = None
     identity: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Trial ``number`` of ``study``, allocated to ``owner`` (a search process) for candidate
+    ``key`` proposed with sampler ``params``; its trial is stored by ``Store.complete``."""
+
+    study: str
+    number: int
+    key: str
+    params: dict[str, Any]
+    owner: str

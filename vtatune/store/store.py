@@ -62,11 +62,21 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateColumn
 
 from vtatune.errors import StoreError
-from vtatune.store.models import TABLES, CandidateRow, StudyRow, TrialRow, utcnow
+from vtatune.store.models import (
+    TABLES,
+    CandidateRow,
+    ClaimRow,
+    MirrorLeaseRow,
+    OwnerRow,
+    StudyRow,
+    TrialRow,
+    utcnow,
+)
 from vtatune.store.records import (
     DETERMINISTIC,
     TRANSIENT,
     CandidateRecord,
+    Slot,
     StudyInfo,
     TrialRecord,
 )
@@ -85,6 +95,9 @@ _UPSERT_DIALECTS = ("sqlite", "postgresql")
 
 #: Keys per ``IN (...)`` query in ``lookup_many`` (below every backend's parameter limit).
 _CHUNK = 500
+
+#: States of a trial slot (``vt_claims``): being evaluated, or stored as a trial.
+RUNNING, DONE = "running", "done"
 
 #: PostgreSQL advisory lock held while a writer migrates the schema (any constant will do).
 _MIGRATION_LOCK = 0x7674_756E
@@ -434,22 +447,262 @@ class Store:
             top = s.scalar(select(func.max(trials.c.number)).where(trials.c.study_id == study_id))
             return 0 if top is None else int(top) + 1
 
-    def trials(self, study: str) -> list[TrialRecord]:
-        """Every trial of ``study`` with its candidate, by number."""
+    def trials(self, study: str, numbers: Iterable[int] | None = None) -> list[TrialRecord]:
+        """Every trial of ``study`` (or those numbered ``numbers``) with its candidate, by
+        number."""
         t, c = TrialRow.__table__, CandidateRow.__table__
         with self._session() as s:
             study_id = self._study_row(s, study)["id"]
             q = (select(*self._cols(t), *self._cols(c, "c_"))
                  .select_from(t.join(c, t.c.candidate_id == c.c.id))
                  .where(t.c.study_id == study_id).order_by(t.c.number))
+            if numbers is not None:
+                wanted = sorted(set(numbers))
+                if not wanted:
+                    return []
+                if len(wanted) <= _CHUNK:
+                    q = q.where(t.c.number.in_(wanted))
+                else:
+                    q = q.where(t.c.number >= wanted[0], t.c.number <= wanted[-1])
             out = []
+            keep = None if numbers is None else set(numbers)
             for m in s.execute(q).mappings():
+                if keep is not None and m["number"] not in keep:
+                    continue
                 cand = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
                 out.append(TrialRecord(study=study, number=m["number"],
                                        candidate=_candidate(cand), sampler=m["sampler"],
                                        params=dict(m["params"] or {}), cached=bool(m["cached"]),
                                        created_at=_utc(m["created_at"])))
             return out
+
+    def trial_numbers(self, study: str) -> set[int]:
+        """The numbers of ``study``'s stored trials."""
+        t = TrialRow.__table__
+        with self._session() as s:
+            sid = self._study_row(s, study)["id"]
+            return set(s.scalars(select(t.c.number).where(t.c.study_id == sid)))
+
+    def running_numbers(self, study: str) -> set[int]:
+        """Numbers of ``study``'s slots still being evaluated."""
+        cl = ClaimRow.__table__
+        with self._session() as s:
+            sid = self._study_row(s, study)["id"]
+            if not self._has(cl):
+                return set()
+            return set(s.scalars(select(cl.c.number).where(cl.c.study_id == sid,
+                                                           cl.c.state == RUNNING)))
+
+    def acquire_mirror_lease(self, study: str, owner: str, ttl_s: float) -> bool:
+        """Make ``owner`` the one writer of ``study``'s Optuna mirror for ``ttl_s`` seconds
+        (database clock) unless another owner holds an unexpired lease; True if it holds it."""
+        table = MirrorLeaseRow.__table__
+        with self._session(write=True) as s:
+            now = _db_now(s)
+            _insert_if_absent(s, table, {"study": study, "owner": owner,
+                                         "expires": now + ttl_s}, ("study",))
+            res = s.execute(table.update().where(
+                table.c.study == study,
+                or_(table.c.owner == owner, table.c.expires < now)).values(
+                owner=owner, expires=now + ttl_s))
+            return bool(res.rowcount)
+
+    def release_mirror_lease(self, study: str, owner: str) -> None:
+        table = MirrorLeaseRow.__table__
+        with self._session(write=True) as s:
+            s.execute(table.delete().where(table.c.study == study, table.c.owner == owner))
+
+    # ---- several processes on one study ------------------------------------------------------
+    def register_owner(self) -> str:
+        """A new owner id for this process (trial slots it claims carry it); its heartbeat
+        starts now. Call ``heartbeat`` more often than the grace period others allow."""
+        from vtatune.store import liveness
+
+        owner = liveness.new_owner_id()
+        table = OwnerRow.__table__
+        with self._session(write=True) as s:
+            s.execute(table.insert().values(
+                owner=owner, host=liveness.host_token(), pid=os.getpid(),
+                proc_start=liveness.proc_start(os.getpid()), heartbeat=_db_now(s),
+                created_at=utcnow()))
+        return owner
+
+    def heartbeat(self, owner: str) -> None:
+        """Mark ``owner`` alive now (database clock)."""
+        table = OwnerRow.__table__
+        with self._session(write=True) as s:
+            s.execute(table.update().where(table.c.owner == owner).values(heartbeat=_db_now(s)))
+
+    def retire_owner(self, owner: str) -> None:
+        """``owner`` stops: its row goes (slots it still holds are taken over at once)."""
+        table = OwnerRow.__table__
+        with self._session(write=True) as s:
+            s.execute(table.delete().where(table.c.owner == owner))
+
+    def adopt_trials(self, study: str) -> int:
+        """Give every stored trial of ``study`` a ``done`` slot (studies stored before slots
+        existed); returns how many were added."""
+        t, c, cl = TrialRow.__table__, CandidateRow.__table__, ClaimRow.__table__
+        with self._session(write=True) as s:
+            sid = self._study_row(s, study)["id"]
+            have = set(s.scalars(select(cl.c.number).where(cl.c.study_id == sid)))
+            rows = s.execute(select(t.c.number, t.c.params, c.c.key, c.c.status,
+                                    *([c.c.candidate_key] if "candidate_key"
+                                      in self._columns_of(c) else []))
+                             .select_from(t.join(c, t.c.candidate_id == c.c.id))
+                             .where(t.c.study_id == sid).order_by(t.c.number)).mappings()
+            added = 0
+            for m in rows:
+                if m["number"] in have:
+                    continue
+                key = m.get("candidate_key") or m["key"]
+                if m["status"] in TRANSIENT:
+                    key = f"{key}#{m['number']}"
+                added += _insert_if_absent(s, cl, {
+                    "study_id": sid, "number": m["number"], "candidate_key": key,
+                    "params": m["params"] or {}, "owner": "", "state": DONE,
+                    "created_at": utcnow()}, ("study_id", "number"), any_conflict=True)
+            return added
+
+    def claim(self, study: str, owner: str, wanted: list[tuple[str, dict[str, Any]]],
+              limit: int) -> tuple[list[Slot], set[str]]:
+        """Allocate trial slots of ``study`` to ``owner`` for candidate keys ``wanted`` (with
+        their sampler params), atomically: numbers follow the highest slot, the study never
+        gets more than ``limit`` slots, a key with a slot in the study is never given another.
+
+        Returns (granted slots, keys refused because the study already has them).
+        """
+        cl = ClaimRow.__table__
+        granted: list[Slot] = []
+        taken: set[str] = set()
+        if not wanted:
+            return granted, taken
+        with self._session(write=True) as s:
+            sid = self._lock_study(s, study)
+            count, top = s.execute(select(func.count(cl.c.id), func.max(cl.c.number))
+                                   .where(cl.c.study_id == sid)).one()
+            keys = [k for k, _ in wanted]
+            taken = set(s.scalars(select(cl.c.candidate_key).where(
+                cl.c.study_id == sid, cl.c.candidate_key.in_(keys))))
+            number = -1 if top is None else int(top)
+            for key, params in wanted:
+                if count >= limit:
+                    break
+                if key in taken:
+                    continue
+                number += 1
+                count += 1
+                s.execute(cl.insert().values(study_id=sid, number=number, candidate_key=key,
+                                             params=_jsonable(params), owner=owner,
+                                             state=RUNNING, created_at=utcnow()))
+                taken.add(key)
+                granted.append(Slot(study, number, key, dict(params), owner))
+        refused = {k for k, _ in wanted} & taken - {g.key for g in granted}
+        return granted, refused
+
+    def complete(self, slot: Slot, record: CandidateRecord | None, sampler: str,
+                 cached: bool, context: str) -> bool:
+        """Store ``slot``'s trial in one transaction: the record (unless served from the store:
+        ``cached``), the trial, the slot ``done``. False (nothing written) when the slot was
+        already completed by another owner (it took the slot over); a transient outcome frees
+        the candidate for a later trial."""
+        cl, c = ClaimRow.__table__, CandidateRow.__table__
+        assert record is not None
+        with self._session(write=True) as s:
+            sid = self._lock_study(s, slot.study)
+            state = s.scalar(select(cl.c.state).where(cl.c.study_id == sid,
+                                                      cl.c.number == slot.number))
+            if state == DONE:
+                return False
+            if not cached:
+                values = _candidate_values(record)
+                _upsert(s, CandidateRow, [values], ("key",), keep=("id", "key", "created_at"),
+                        where=lambda ex: or_(*(c.c.status == x for x in TRANSIENT),
+                                             *(ex.status == d for d in DETERMINISTIC)))
+            cand_id = s.scalar(select(c.c.id).where(c.c.key == row_key(record.key, context)))
+            if cand_id is None:
+                raise ValueError(f"candidate {record.key!r} is not in the store")
+            _upsert(s, TrialRow, [{
+                "study_id": sid, "number": slot.number, "candidate_id": cand_id,
+                "sampler": sampler, "params": _jsonable(slot.params), "cached": bool(cached),
+                "created_at": utcnow()}], ("study_id", "number"),
+                keep=("id", "study_id", "number"))
+            key = (f"{slot.key}#{slot.number}" if record.status in TRANSIENT and not cached
+                   else slot.key)
+            if state is None:  # the slot was never claimed (a single-process caller)
+                _insert_if_absent(s, cl, {"study_id": sid, "number": slot.number,
+                                          "candidate_key": key, "params": _jsonable(slot.params),
+                                          "owner": slot.owner, "state": DONE,
+                                          "created_at": utcnow()}, ("study_id", "number"),
+                                  any_conflict=True)
+            else:
+                s.execute(cl.update().where(cl.c.study_id == sid, cl.c.number == slot.number)
+                          .values(state=DONE, candidate_key=key))
+            return True
+
+    def take_over(self, study: str, owner: str, grace_s: float) -> list[Slot]:
+        """Running slots of ``study`` whose owner is dead, now ``owner``'s to finish.
+
+        An owner is dead when its heartbeat is older than ``grace_s`` (database clock), when
+        its row is gone, or — seen from its own host — when its process no longer exists.
+        """
+        from vtatune.store import liveness
+
+        cl, ow = ClaimRow.__table__, OwnerRow.__table__
+        out: list[Slot] = []
+        with self._session(write=True) as s:
+            sid = self._lock_study(s, study)
+            running = list(s.execute(select(cl.c.number, cl.c.candidate_key, cl.c.params,
+                                            cl.c.owner).where(cl.c.study_id == sid,
+                                                              cl.c.state == RUNNING,
+                                                              cl.c.owner != owner)).mappings())
+            if not running:
+                return out
+            now = _db_now(s)
+            owners = {m["owner"]: m for m in s.execute(select(ow).where(
+                ow.c.owner.in_({r["owner"] for r in running}))).mappings()}
+            dead = {o for o in {r["owner"] for r in running}
+                    if not liveness.alive(owners.get(o), now, grace_s)}
+            for r in running:
+                if r["owner"] not in dead:
+                    continue
+                res = s.execute(cl.update().where(
+                    cl.c.study_id == sid, cl.c.number == r["number"],
+                    cl.c.owner == r["owner"], cl.c.state == RUNNING).values(owner=owner))
+                if res.rowcount:
+                    out.append(Slot(study, r["number"], r["candidate_key"],
+                                    dict(r["params"] or {}), owner))
+            if dead:
+                s.execute(ow.delete().where(ow.c.owner.in_(dead)))
+        return out
+
+    def slot_counts(self, study: str) -> tuple[int, int]:
+        """(slots, running slots) of ``study``: how many trials it has or will have."""
+        cl = ClaimRow.__table__
+        with self._session() as s:
+            sid = self._study_row(s, study)["id"]
+            if not self._has(cl):
+                return 0, 0
+            n, running = s.execute(select(func.count(cl.c.id),
+                                          func.sum(case((cl.c.state == RUNNING, 1), else_=0)))
+                                   .where(cl.c.study_id == sid)).one()
+            return int(n), int(running or 0)
+
+    def trial_count(self, study: str) -> int:
+        """How many trials ``study`` holds."""
+        t = TrialRow.__table__
+        with self._session() as s:
+            sid = self._study_row(s, study)["id"]
+            return int(s.scalar(select(func.count(t.c.id)).where(t.c.study_id == sid)) or 0)
+
+    def _lock_study(self, s: Session, study: str) -> int:
+        """The study's id, its row locked for this transaction (PostgreSQL; SQLite's write
+        transaction already excludes every other writer)."""
+        table = StudyRow.__table__
+        sid = s.scalar(select(table.c.id).where(table.c.name == study).with_for_update())
+        if sid is None:
+            self._study_row(s, study)  # raises, naming the known studies
+        return int(sid)
 
     def _study_row(self, s: Session, name: str) -> Any:
         table = StudyRow.__table__
@@ -638,18 +891,21 @@ def _where_holds(old: Any, new: dict[str, Any], keep: tuple[str, ...]) -> bool:
 
 
 def _insert_if_absent(s: Session, table: Table, values: dict[str, Any],
-                      unique: tuple[str, ...]) -> bool:
+                      unique: tuple[str, ...], any_conflict: bool = False) -> bool:
     """Insert ``values`` unless a row with the same ``unique`` columns exists (also when
-    another process inserts it at the same moment); True when this call inserted it."""
+    another process inserts it at the same moment); True when this call inserted it.
+    ``any_conflict``: also skip it when it collides on any other unique constraint."""
     dialect = s.get_bind().dialect.name
     if dialect in _UPSERT_DIALECTS:
         if dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
         else:
             from sqlalchemy.dialects.postgresql import insert
-        res = s.execute(insert(table).values(**values)
-                        .on_conflict_do_nothing(index_elements=list(unique)))
-        return bool(res.rowcount)
+        stmt = insert(table).values(**values)
+        stmt = (stmt.on_conflict_do_nothing() if any_conflict
+                else stmt.on_conflict_do_nothing(index_elements=list(unique)))
+        # rowcount is not reliable here (PostgreSQL drivers report -1 with RETURNING)
+        return s.execute(stmt.returning(table.c.id)).first() is not None
     cond = [table.c[k] == values[k] for k in unique]
     if s.execute(select(table.c.id).where(*cond)).first() is not None:
         return False
@@ -659,6 +915,15 @@ def _insert_if_absent(s: Session, table: Table, values: dict[str, Any],
     except sa_exc.IntegrityError:
         return False
     return True
+
+
+def _db_now(s: Session) -> float:
+    """Seconds since the epoch on the database server's clock (one clock for every host)."""
+    if s.get_bind().dialect.name == "postgresql":
+        return float(s.scalar(select(func.extract("epoch", func.clock_timestamp()))))
+    if s.get_bind().dialect.name == "sqlite":
+        return float(s.scalar(select((func.julianday("now") - 2440587.5) * 86400.0)))
+    return datetime.now(UTC).timestamp()
 
 
 # ---- rows <-> records ------------------------------------------------------------------------
@@ -722,8 +987,10 @@ def _study_info(row: Any, n_trials: int, n_feasible: int, best: int | None) -> S
 
 def _utc(dt: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes; the store writes UTC."""
-    if dt is None or dt.tzinfo is not None:
+    if dt is None:
         return dt
+    if dt.tzinfo is not None:  # PostgreSQL's session zone (e.g. Etc/UTC): the same instant
+        return dt.astimezone(UTC)
     return dt.replace(tzinfo=UTC)
 
 
