@@ -137,7 +137,7 @@ def run(quick: bool = False) -> str:
     from vtatune.search.bench import bench_search
     from vtatune.store.bench import bench_store
 
-    rows += bench_simulator() + bench_area() + bench_store() + bench_search(quick)
+    rows += bench_simulator() + bench_area() + bench_store(quick) + bench_search(quick)
     if not quick:  # minutes each, and the first needs the package index
         rows += bench_tests() + bench_setup()
     lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "
