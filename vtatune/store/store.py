@@ -421,7 +421,7 @@ class Store:
     def add_trial(self, study: str, number: int, candidate_key: str, sampler: str,
                   params: dict[str, Any], cached: bool, context: str = "") -> None:
         """Record trial ``number`` of ``study``: it evaluated the saved record of
-        ``candidate_key`` in ``context``.
+        ``candidate_key`` in ``context`` (without a context: the candidate's latest record).
 
         Adding the same (study, number) again replaces it (a retried write is harmless).
         """
@@ -430,6 +430,9 @@ class Store:
             study_id = self._study_row(s, study)["id"]
             cand_id = s.scalar(select(cands.c.id).where(
                 cands.c.key == row_key(candidate_key, context)))
+            if cand_id is None and not context:  # no context named: its latest record
+                cand_id = s.scalar(select(cands.c.id).where(
+                    cands.c.candidate_key == candidate_key).order_by(cands.c.id.desc()).limit(1))
             if cand_id is None:
                 raise ValueError(f"candidate {candidate_key!r} is not in the store: save() it "
                                  "before add_trial()")
