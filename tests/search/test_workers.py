@@ -32,6 +32,22 @@ def _wait(pool: WorkerPool, until, limit_s: float = 120.0) -> list:
     return out
 
 
+def test_the_timeout_starts_when_the_worker_starts_the_evaluation() -> None:
+    # start-up (TVM import, warm-up compile) takes S seconds and an evaluation of this layer a
+    # hundredth of it, whatever the machine's load: with a timeout of S/2 a task submitted at
+    # once times out only if start-up counts against it
+    slow = _candidate("conv2d", layer="C2")
+    quick = _candidate(shape="16,64,64", hw="default", objective="latency")
+    t = time.monotonic()
+    with WorkerPool(1, "pynq-z1", warmup=slow) as pool:
+        _wait(pool, lambda _: pool.workers[0].ready)
+    startup = time.monotonic() - t
+    with WorkerPool(1, "pynq-z1", timeout=startup / 2, warmup=slow) as pool:
+        pool.submit(0, quick)
+        (task, rec), = _wait(pool, lambda out: out)
+        assert rec.status == "ok", (startup, rec.reason)
+
+
 def test_a_worker_that_died_idle_is_replaced_before_it_gets_work() -> None:
     cand = _candidate(shape="16,64,64")
     with WorkerPool(1, "pynq-z1") as pool:
