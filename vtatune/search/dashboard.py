@@ -69,8 +69,7 @@ def optuna_trial(space: SearchSpace, trial: Any, bounds: dict[str, int],
     from optuna.distributions import CategoricalDistribution, IntDistribution
 
     from vtatune.schedules.knobs import NTHREADS
-    from vtatune.search.evaluate import violation
-    from vtatune.search.runner import objective_values
+    from vtatune.search.evaluate import objective_values, violation
 
     c = trial.candidate
     params: dict[str, Any] = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
-from vtatune.search.space import Candidate
+from vtatune.search.space import Candidate, SearchSpace
 from vtatune.store.records import CandidateRecord
 from vtatune.workloads.base import Workload
 
@@ -90,6 +90,15 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
         counters=counters, bounds={"compute_cycles": b.compute_cycles,
                                    "memory_cycles": b.memory_cycles},
         efficiency=b.efficiency(timing.cycles), sim_ms=sim_ms, **base)
+
+
+def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
+    """The objectives a feasible record scores in `space` (None when infeasible)."""
+    if not rec.feasible or rec.cycles is None:
+        return None
+    if space.objective == "area-latency":
+        return (float(rec.area_mm2 or 0.0), float(rec.cycles))
+    return (float(rec.cycles),)
 
 
 def violation(rec: CandidateRecord) -> float:

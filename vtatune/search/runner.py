@@ -31,7 +31,7 @@ from typing import Any
 
 from vtatune.errors import StoreError
 from vtatune.search.dashboard import OptunaMirror
-from vtatune.search.evaluate import hw_invalid_record, violation
+from vtatune.search.evaluate import hw_invalid_record, objective_values, violation
 from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
 from vtatune.search.space import Candidate, SearchSpace
 from vtatune.store.identity import EvalContext
@@ -98,14 +98,6 @@ class SearchResult:
     exhausted: bool
     retries: int = 0
     mirror_error: str | None = None
-
-
-def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
-    if not rec.feasible or rec.cycles is None:
-        return None
-    if space.objective == "area-latency":
-        return (float(rec.area_mm2 or 0.0), float(rec.cycles))
-    return (float(rec.cycles),)
 
 
 def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
