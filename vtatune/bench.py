@@ -121,7 +121,7 @@ def bench_tests() -> list[tuple[str, str]]:
     if not (root / "tests").is_dir():
         return []
     t = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p",
+    res = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p",
                           "no:cacheprovider"], cwd=root, capture_output=True, text=True)
     wall = time.perf_counter() - t
     summary = next((ln for ln in reversed(res.stdout.splitlines()) if " in " in ln), "")

@@ -1,21 +1,42 @@
-"""All terminal output of the CLI goes through here (rich on stderr/stdout)."""
+"""All terminal output of the CLI goes through here (rich on stderr/stdout).
+
+Two audiences. A person at a terminal gets a live progress display and boxed tables that fit
+the window (long text folds between words, numbers never split). A log (a file, a pipe, CI,
+nohup) gets plain lines: progress at a steady pace from the first second, no cursor movement,
+and tables as aligned text that is never wrapped. ``NO_COLOR`` turns colour off (rich reads
+it); nothing here relies on colour. Numbers are formatted by ``vtatune.formats``.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+
+from vtatune import formats
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+#: A log gets a progress line at most this often (seconds) while trials finish ...
+LOG_EVERY_S = 5.0
+#: ... and a "still working" line after this long without one.
+HEARTBEAT_S = 10.0
 
 
 def error(message: str) -> None:
     """One line on stderr, prefixed ``vtatune: error:``."""
     err.print(f"vtatune: error: {message}", markup=False)
+
+
+def note(message: str) -> None:
+    """One line on stderr (progress and status, so stdout keeps only results)."""
+    err.print(message, markup=False)
 
 
 def print_json(obj: Any) -> None:
@@ -36,24 +57,225 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
-def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
-    """A plain table on stdout; numeric columns right-aligned."""
-    t = Table(title=title, title_justify="left", show_lines=False)
-    for i, col in enumerate(columns):
-        numeric = bool(rows) and all(isinstance(r[i], int | float) for r in rows)
-        t.add_column(col, justify="right" if numeric else "left", overflow="fold")
-    for r in rows:
-        t.add_row(*[_fmt(v) for v in r])
+# ---- tables ----------------------------------------------------------------------------------
+
+def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
+          right: Sequence[bool] | None = None, wrap: Sequence[bool] | None = None) -> None:
+    """A table on stdout. Cells may be raw values (formatted here) or ready strings; columns
+    are right-aligned when ``right`` says so (default: every cell a number or missing).
+
+    At a terminal: a rich table that fits the window: numbers never wrap, text columns
+    marked in ``wrap`` (default: the last text column) fold between words, the others stay
+    whole. Otherwise: plain aligned text, never wrapped, so logs keep one line per row.
+    """
+    cells = [[_fmt(v) for v in r] for r in rows]
+    if right is None:
+        right = [bool(rows) and all(_numeric(r[k]) for r in rows) for k in range(len(columns))]
+    if not out.is_terminal:
+        if title:
+            out.print(title, markup=False)
+        for text in aligned(columns, cells, right):
+            out.print(text, markup=False)
+        return
+    from rich import box
+    from rich.table import Table
+
+    if wrap is None:
+        text_cols = [k for k, r in enumerate(right) if not r]
+        wrap = [bool(text_cols) and k == text_cols[-1] for k in range(len(columns))]
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, r, w in zip(columns, right, wrap, strict=True):
+        if w:
+            t.add_column(col, justify="right" if r else "left", overflow="fold")
+        else:
+            t.add_column(col, justify="right" if r else "left", no_wrap=True)
+    for r in cells:
+        t.add_row(*r)
     out.print(t)
 
 
+def aligned(columns: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]
+            ) -> list[str]:
+    """Plain text columns, two spaces apart, right-aligned where ``right``; never cut."""
+    widths = [max([len(c)] + [len(r[k]) for r in cells]) for k, c in enumerate(columns)]
+    lines = []
+    for line in [list(columns), *cells]:
+        parts = [v.rjust(w) if r else v.ljust(w)
+                 for v, w, r in zip(line, widths, right, strict=True)]
+        lines.append("  ".join(parts).rstrip())
+    return lines
+
+
+def _numeric(v: Any) -> bool:
+    if v is None or v == formats.MISSING:
+        return True
+    if isinstance(v, str):
+        return _looks_numeric(v)
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _looks_numeric(s: str) -> bool:
+    t = s.replace(",", "").rstrip("%").strip()
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return True
+
+
 def _fmt(v: Any) -> str:
+    if v is None:
+        return formats.MISSING
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
-    if isinstance(v, int) and not isinstance(v, bool):
+    if isinstance(v, int):
         return f"{v:,}"
     return str(v)
 
 
+def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Designs of a study (``search.summary`` rows) as ``search`` and ``show`` print them:
+    trial, cycles, ms, mm², efficiency, hardware, knobs — in ``formats``' units."""
+    columns = ["trial", "cycles", "ms", "mm²", "eff.", "hardware", "knobs"]
+    cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]),
+              formats.ms(None if r["seconds"] is None else 1e3 * r["seconds"]),
+              formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
+              str(r["hw_name"]), formats.knobs(r["knobs"])] for r in rows]
+    table(title, columns, cells, right=[True] * 5 + [False, False])
+    if any(_generated_name(r["hw_name"]) for r in rows):
+        line(formats.HW_NAME_LEGEND)
+
+
+def _generated_name(name: Any) -> bool:
+    return isinstance(name, str) and "-i" in name and name.split("-", 1)[0].count("x") == 2
+
+
 def line(text: str = "") -> None:
-    out.print(text, markup=False)
+    """A line on stdout: at a terminal wrapped between words, in a log never wrapped."""
+    out.print(text, markup=False, soft_wrap=not out.is_terminal)
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+class Progress:
+    """Progress of a long job on stderr: ``update(done, stats)`` after each step.
+
+    At a terminal, a live bar with the stats on a line of their own (cut to the window, never
+    wrapped). In a log: the ``header`` at once, then a plain line every ``LOG_EVERY_S`` while
+    steps finish, a heartbeat after ``HEARTBEAT_S`` of silence (so a log never looks stuck:
+    workers starting and the first compiles take a while), and a last line at the end.
+    ``quiet`` prints nothing (``--json``).
+    """
+
+    def __init__(self, title: str, total: int, header: str = "", quiet: bool = False,
+                 waiting: str = "working") -> None:
+        self.title, self.total, self.header, self.quiet = title, total, header, quiet
+        self.waiting = waiting
+        self.done, self.stats = 0, ""
+        self._live = not quiet and err.is_terminal
+        self._t0 = time.monotonic()
+        self._last = self._t0
+        self._printed_done = -1
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Any = None
+
+    # context manager: start and stop the display
+    def __enter__(self) -> Progress:
+        if self.quiet:
+            return self
+        if self._live:
+            self._bar = _live_bar(self.title, self.total)
+            self._bar.__enter__()
+        else:
+            if self.header:
+                note(self.header)
+            self._thread = threading.Thread(target=self._heartbeat, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        elif not self.quiet and exc[0] is None and self._printed_done != self.done:
+            self._log_line()
+
+    def update(self, done: int, stats: str) -> None:
+        with self._lock:
+            self.done, self.stats = done, stats
+            if self._bar is not None:
+                self._bar.update(done, stats)
+            elif not self.quiet:
+                now = time.monotonic()
+                if now - self._last >= LOG_EVERY_S or done >= self.total:
+                    self._log_line(now)
+
+    def _log_line(self, now: float | None = None) -> None:
+        now = now or time.monotonic()
+        self._last = now
+        self._printed_done = self.done
+        width = len(str(self.total))
+        stats = f"  {self.stats}" if self.stats else ""
+        note(f"[{self.done:>{width}}/{self.total}] {_clock(now - self._t0)}{stats}")
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                now = time.monotonic()
+                if now - self._last >= HEARTBEAT_S:
+                    self._last = now
+                    width = len(str(self.total))
+                    note(f"[{self.done:>{width}}/{self.total}] {_clock(now - self._t0)}  "
+                         f"{self.waiting if self.done == 0 else 'waiting for results'}")
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _live_bar(title: str, total: int) -> Any:
+    """A rich progress bar whose stats sit on their own line (so they never cut the bar)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+    from rich.text import Text
+
+    class _Bar(RichProgress):
+        stats = ""
+
+        def get_renderables(self) -> Any:
+            yield self.make_tasks_table(self.tasks)
+            if self.stats:  # on a line of its own, folded between words, never cut
+                yield Text(self.stats)
+
+    bar = _Bar(TextColumn("[bold]{task.description}", markup=True), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False)
+    task = bar.add_task(_escape(title), total=total)
+
+    class _Handle:
+        def __enter__(self) -> _Handle:
+            bar.__enter__()
+            return self
+
+        def __exit__(self, *exc: Any) -> None:
+            bar.__exit__(*exc)
+
+        def update(self, done: int, stats: str) -> None:
+            bar.stats = stats
+            bar.update(task, completed=done)
+
+    return _Handle()
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

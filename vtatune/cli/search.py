@@ -53,7 +53,7 @@ def search(
     """
     from vtatune.errors import UserError
     from vtatune.search import space as spaces
-    from vtatune.search.samplers import names
+    from vtatune.search.samplers import names, require
     from vtatune.workloads import registry
 
     if workload is not None:
@@ -62,6 +62,7 @@ def search(
         raise UserError(f"--trials must be at least 1, got {trials}")
     if sampler not in names():
         raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
+    require(sampler)  # gp without torch: one line, before anything is printed or stored
     if timeout <= 0:
         raise UserError(f"--timeout must be positive, got {timeout:g}")
     if workers < 0:
@@ -115,21 +116,27 @@ def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = Tru
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
          seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from vtatune import formats
+    from vtatune.hardware import boards
     from vtatune.search import runner
+    from vtatune.store import normalize_url
 
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[stats]}"), TimeElapsedColumn()]
-    with Progress(*columns, console=console.err, disable=quiet, transient=False) as bar:
-        task = bar.add_task(name, total=trials, stats="starting workers")
+    clock = boards.load(sp.board).clock_mhz
+    header = (f"search {name}: up to {trials} trials, sampler {sampler}, {sp.objective}, "
+              f"{sp.board}, {workers} worker{'s' if workers != 1 else ''}; "
+              f"db {_hide_password(normalize_url(db))}")
+    with console.Progress(name, trials, header=header, quiet=quiet,
+                          waiting=f"starting {workers} worker"
+                                  f"{'s' if workers != 1 else ''} (TVM loads, first compiles)"
+                          ) as bar:
 
         def on_progress(p: runner.Progress) -> None:
-            best = f"{p.best_cycles:,}" if p.best_cycles is not None else "-"
+            best = "-" if p.best_cycles is None else (
+                f"{formats.cycles(p.best_cycles)} cycles "
+                f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
-            bar.update(task, completed=p.done, stats=(
-                f"{p.rate:.1f}/s, best {best} cycles{front}, infeasible "
-                f"{100 * p.infeasible_share:.0f}%, from store {p.cached}"))
+            bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
+                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}")
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
@@ -141,7 +148,18 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             raise typer.Exit(130) from None
 
 
+def _hide_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # a URL SQLAlchemy cannot parse: show none of it
+        return "(database)"
+
+
 def _report(result: Any, json_: bool, db: str | None) -> None:
+    from vtatune import formats
     from vtatune.search.summary import summarize
     from vtatune.store import Store
 
@@ -168,7 +186,8 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
                  f"{result.evaluated} evaluated, {result.cached} from the store; "
                  f"{result.repeats} repeated proposals skipped) in "
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
-                 + (f"; best {data['best_cycles']:,} cycles" if data["best_cycles"] else ""))
+                 + (f"; best {formats.cycles(data['best_cycles'])} cycles"
+                    if data["best_cycles"] else ""))
     if result.exhausted:
         console.line("stopped early: the sampler proposed no new candidate in its last "
                      "proposals (the space is exhausted or the search has converged)")
@@ -176,11 +195,7 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
     title = "Pareto front (area vs cycles)" if data["objective"] == "area-latency" \
         else "fastest trials"
     if rows:
-        console.table(title, ["trial", "cycles", "ms", "area mm2", "eff", "hardware", "knobs"],
-                      [[r["trial"], r["cycles"], round(1e3 * (r["seconds"] or 0), 3),
-                        round(r["area_mm2"] or 0, 2), f"{100 * (r['efficiency'] or 0):.0f}%",
-                        r["hw_name"], ",".join(f"{k}={v}" for k, v in r["knobs"].items())]
-                       for r in rows])
+        console.designs(title, rows)
     else:
         console.line("no feasible trial yet")
     console.line(f"results: {result.db} (vtatune show {result.study}; optuna-dashboard "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption
-from vtatune.cli.studies import aligned
 from vtatune.search.summary import summarize
 
 
@@ -28,25 +28,16 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
     infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     console.line(f"{data['trials']} trials, {data['feasible']} feasible"
                  + (f" (infeasible: {infeasible})" if infeasible else "")
-                 + (f", best {data['best_cycles']:,} cycles" if data["best_cycles"] else ""))
+                 + (f", best {formats.cycles(data['best_cycles'])} cycles"
+                    if data["best_cycles"] else ""))
     if not data["feasible"]:
         console.line("no feasible trial yet")
         return
     if info.objective == "area-latency":
-        rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs cycles ({len(rows)} points):")
+        console.designs(f"Pareto front, area vs cycles ({len(data['pareto'])} points):",
+                        data["pareto"])
     else:
-        rows = data["top"]
-        console.line(f"top {len(rows)} by cycles:")
-    for text in aligned(["trial", "cycles", "seconds", "area_mm2", "efficiency", "hardware",
-                         "knobs"],
-                        [[r["trial"], r["cycles"], r["seconds"], r["area_mm2"], r["efficiency"],
-                          r["hw_name"], _knobs(r["knobs"])] for r in rows]):
-        console.line(text)
-
-
-def _knobs(knobs: dict[str, int]) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(knobs.items()))
+        console.designs(f"top {len(data['top'])} by cycles:", data["top"])
 
 
 def register(app: typer.Typer) -> None:

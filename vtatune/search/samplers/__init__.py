@@ -11,7 +11,7 @@ from typing import Any
 from vtatune.search.samplers._base import Observation, Params, Sampler
 
 __all__ = ["NAMES", "OPTUNA_BACKED", "Observation", "Params", "Sampler", "make", "names",
-           "register"]
+           "register", "require"]
 
 #: Sampler names accepted by ``--sampler``, each with its module and class (imported lazily).
 _REGISTRY = {
@@ -44,6 +44,16 @@ def names() -> tuple[str, ...]:
 def make(name: str, space: Any, n_objectives: int, seed: int | None = None, **kw: Any
          ) -> Sampler:
     """The sampler called ``name``; ``UserError`` naming the known ones otherwise."""
+    return _class(name)(space, n_objectives, seed, **kw)
+
+
+def require(name: str) -> None:
+    """``UserError`` unless sampler ``name`` exists and its libraries are installed (gp needs
+    the opt-in torch extra); imports neither the sampler's libraries nor TVM."""
+    _class(name).check_available()
+
+
+def _class(name: str) -> type[Sampler]:
     import importlib
 
     from vtatune.errors import UserError
@@ -51,4 +61,4 @@ def make(name: str, space: Any, n_objectives: int, seed: int | None = None, **kw
     if name not in _REGISTRY:
         raise UserError(f"unknown sampler {name!r} (known: {', '.join(names())})")
     module, cls = _REGISTRY[name]
-    return getattr(importlib.import_module(module), cls)(space, n_objectives, seed, **kw)
+    return getattr(importlib.import_module(module), cls)

@@ -48,6 +48,12 @@ class Sampler(ABC):
     #: Name used by ``--sampler``.
     name: str = ""
 
+    @classmethod
+    def check_available(cls) -> None:
+        """``UserError`` (one line saying how to install it) when a library this sampler
+        needs is not installed; checked before a search prints or stores anything."""
+        return None  # the default samplers need only the default install
+
     def __init__(self, space: SearchSpace, n_objectives: int, seed: int | None = None):
         self.space = space
         self.n_objectives = n_objectives

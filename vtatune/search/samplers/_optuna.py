@@ -146,16 +146,20 @@ class GPSampler(OptunaSampler):
 
     name = "gp"
 
+    @classmethod
+    def check_available(cls) -> None:
+        import importlib.util
+
+        from vtatune.errors import UserError
+
+        for module in ("torch", "scipy"):
+            if importlib.util.find_spec(module) is None:
+                raise UserError(GP_MISSING.format(missing=module))
+
     def _make_sampler(self) -> Any:
         import optuna
 
-        try:
-            import scipy  # noqa: F401
-            import torch  # noqa: F401
-        except ImportError as exc:
-            from vtatune.errors import UserError
-
-            raise UserError(GP_MISSING.format(missing=exc.name or "torch")) from None
+        self.check_available()
         return optuna.samplers.GPSampler(seed=self.seed, n_startup_trials=10)
 
 

@@ -1,0 +1,121 @@
+"""Terminal output: plain progress lines and unwrapped tables in logs, tables that fit a
+terminal, NO_COLOR."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from vtatune.cli import console
+
+ROOT = Path(__file__).resolve().parents[2]
+LONG_KNOBS = ", ".join(f"knob_{i}={i * 7}" for i in range(12))
+
+
+def _capture(monkeypatch: pytest.MonkeyPatch, *, terminal: bool, width: int = 80
+             ) -> tuple[io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(console, "out", Console(file=out, force_terminal=terminal, width=width,
+                                                highlight=False, soft_wrap=True,
+                                                color_system=None))
+    monkeypatch.setattr(console, "err", Console(file=err, force_terminal=terminal,
+                                                width=width, highlight=False, soft_wrap=True,
+                                                color_system=None))
+    return out, err
+
+
+ROWS = [[1, 2190767, "21.908", "1x8x8-i8w32a16u8", LONG_KNOBS],
+        [195, 1041834, "10.418", "1x16x8-i16w32a64u8", LONG_KNOBS]]
+COLS = ["trial", "cycles", "ms", "hardware", "knobs"]
+
+
+def test_table_in_a_log_is_one_line_per_row(monkeypatch) -> None:
+    out, _ = _capture(monkeypatch, terminal=False)
+    console.table("front", COLS, ROWS)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "front" and lines[1].split() == COLS
+    assert len(lines) == 2 + len(ROWS)  # never wrapped, whatever the width
+    assert lines[2].split()[:4] == ["1", "2,190,767", "21.908", "1x8x8-i8w32a16u8"]
+    assert lines[2].endswith(LONG_KNOBS) and "│" not in out.getvalue()
+
+
+def test_table_at_a_terminal_fits_and_never_splits_a_number_or_a_knob(monkeypatch) -> None:
+    out, _ = _capture(monkeypatch, terminal=True, width=80)
+    console.table("front", COLS, ROWS)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for token in ("2,190,767", "1,041,834", "21.908", "1x16x8-i16w32a64u8"):
+        assert token in text
+    words = set(text.split())
+    for i in range(12):  # knobs fold between knobs, never inside one
+        assert f"knob_{i}={i * 7}," in words or f"knob_{i}={i * 7}" in words
+
+
+def test_designs_use_the_shared_formats(monkeypatch) -> None:
+    out, _ = _capture(monkeypatch, terminal=False)
+    console.designs("Pareto front", [{"trial": 3, "cycles": 544328, "seconds": 0.00544328,
+                                      "area_mm2": 37.4159, "efficiency": 0.8414,
+                                      "hw_name": "1x16x8-i8w32a64u8",
+                                      "knobs": {"tile_w": 14, "tile_h": 7}}])
+    lines = out.getvalue().splitlines()
+    assert lines[2].split() == ["3", "544,328", "5.443", "37.42", "84.1%",
+                                "1x16x8-i8w32a64u8", "tile_h=7,", "tile_w=14"]
+    assert lines[3].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT")
+
+
+def test_progress_in_a_log_prints_plain_lines_at_a_steady_pace(monkeypatch) -> None:
+    _, err = _capture(monkeypatch, terminal=False)
+    monkeypatch.setattr(console, "LOG_EVERY_S", 0.2)
+    monkeypatch.setattr(console, "HEARTBEAT_S", 0.3)
+    with console.Progress("study", 5, header="search study: 5 trials", waiting="starting") as p:
+        time.sleep(1.5)  # nothing finishes for a while: heartbeats say so
+        for k in range(1, 6):
+            p.update(k, f"best {k}")
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "search study: 5 trials"  # at once, before any result
+    assert any(ln.startswith("[0/5]") and ln.endswith("starting") for ln in lines[1:])
+    assert lines[-1].startswith("[5/5]") and lines[-1].endswith("best 5")
+    assert "\r" not in err.getvalue() and "\x1b" not in err.getvalue()  # no cursor tricks
+    # updates closer together than LOG_EVERY_S are folded into the next line
+    assert sum(ln.startswith("[") and "best" in ln for ln in lines) < 5
+
+
+def test_progress_quiet_prints_nothing(monkeypatch) -> None:
+    _, err = _capture(monkeypatch, terminal=False)
+    with console.Progress("study", 3, header="x", quiet=True) as p:
+        p.update(3, "done")
+    assert err.getvalue() == ""
+
+
+def test_search_in_a_log_starts_talking_at_once(tmp_path) -> None:
+    """A real search with stderr to a file: the header comes before any trial is done."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    db = tmp_path / "log.sqlite"
+    log = tmp_path / "err.log"
+    with log.open("w") as f:
+        res = subprocess.run([sys.executable, "-m", "vtatune", "search", "dense", "--shape",
+                              "16,64,64", "--hw", "default", "--trials", "3", "--workers",
+                              "1", "--sampler", "random", "--db", str(db)], stderr=f,
+                             stdout=subprocess.PIPE, text=True, env=env, timeout=600)
+    assert res.returncode == 0
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("search dense-dense_m16_k64_n64-sched-random: up to 3 trials")
+    assert lines[-1].startswith("[3/3]")
+    assert "\x1b" not in log.read_text() and "\x1b" not in res.stdout
+    assert "fastest trials" in res.stdout
+
+
+def test_no_color_is_honoured() -> None:
+    code = ("from vtatune.cli import console; "
+            "print(console.out.no_color, console.err.no_color)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    assert out.split() == ["True", "True"]

@@ -1,0 +1,86 @@
+"""How numbers read everywhere a person sees them: the terminal (``search``, ``show``,
+``studies``), report pages and figure labels. One function per quantity, so ``search`` and
+``show`` and the reports never disagree (machine outputs — JSON, CSV — keep raw numbers).
+
+- cycles and counts: thousands separators (``544,328``);
+- latency: milliseconds with three decimals (``5.443``) — the board clock makes a cycle 10 ns
+  at 100 MHz, so three decimals resolve 100 cycles;
+- area: mm² with two decimals (``37.42``);
+- efficiency and utilization: percent with one decimal (``84.1%``);
+- buffer sizes: KiB as whole numbers (``32``).
+
+Missing values (an infeasible design has no latency) are ``-``.
+"""
+
+from __future__ import annotations
+
+import math
+
+MISSING = "-"
+
+#: Decimals of each fixed-point quantity.
+MS_DECIMALS = 3
+AREA_DECIMALS = 2
+PERCENT_DECIMALS = 1
+
+
+def _missing(v: float | None) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def cycles(v: float | None) -> str:
+    """``544,328``."""
+    return MISSING if _missing(v) else f"{round(v):,}"
+
+
+def count(v: float | None) -> str:
+    """A count of things (LUTs, FFs, trials): ``38,574``; half blocks keep their ``.5``."""
+    if _missing(v):
+        return MISSING
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:,.1f}"
+
+
+def ms(v: float | None) -> str:
+    """Milliseconds, fixed decimals: ``5.443``."""
+    return MISSING if _missing(v) else f"{v:,.{MS_DECIMALS}f}"
+
+
+def ms_of_cycles(n: float | None, clock_mhz: float) -> str:
+    """``cycles`` at ``clock_mhz`` in milliseconds."""
+    return MISSING if _missing(n) else ms(n / (clock_mhz * 1e3))
+
+
+def area(v: float | None) -> str:
+    """mm², two decimals: ``37.42``."""
+    return MISSING if _missing(v) else f"{v:,.{AREA_DECIMALS}f}"
+
+
+def percent(fraction: float | None) -> str:
+    """A fraction (0..1) as percent, one decimal: ``84.1%``."""
+    return MISSING if _missing(fraction) else f"{100 * fraction:.{PERCENT_DECIMALS}f}%"
+
+
+def kib(nbytes: float | None) -> str:
+    """Bytes as KiB: ``32`` (fractions only when there are any: ``0.5``)."""
+    if _missing(nbytes):
+        return MISSING
+    k = nbytes / 1024
+    return f"{k:,.0f}" if k.is_integer() else f"{k:,.3g}"
+
+
+def seconds(v: float | None) -> str:
+    """Wall time: ``12.3 s``."""
+    return MISSING if _missing(v) else f"{v:.1f} s"
+
+
+def knobs(values: dict[str, int]) -> str:
+    """``tile_ci=1, tile_co=8, ...`` — sorted, comma and space, so text wraps between knobs."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
+
+
+#: What a generated hardware name such as ``1x16x8-i8w32a64u8`` means.
+HW_NAME_LEGEND = ("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>a<acc>u<uop>, the "
+                  "GEMM shape and the input/weight/accumulator/micro-op buffer sizes in KiB "
+                  "(e.g. 1x16x8-i8w32a64u8)")
