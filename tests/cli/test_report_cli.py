@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from vtatune.cli.main import main
@@ -43,11 +44,17 @@ def test_compare_hypervolumes_match_a_direct_computation(capsys, studies, tmp_pa
     store = Store(studies.db)
     pts = {n: [(t.candidate.area_mm2, t.candidate.cycles) for t in store.trials(n)
                if t.candidate.feasible] for n in (studies.random, studies.tpe, studies.nofit)}
-    every = [p for ps in pts.values() for p in ps]
-    ref = (1.1 * max(a for a, _ in every), 1.1 * max(c for _, c in every))
-    assert d["ref_point"] == pytest.approx(list(ref))
+    # the shared box: log area and log cycles from the ideal point of the union of the
+    # fronts (0) to their nadir (1); reference point at 1.1 on both axes
+    fronts = [p for ps in pts.values() for p in ps
+              if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in ps)]
+    lo = np.log(np.array(fronts, dtype=float)).min(axis=0)
+    span = np.ptp(np.log(np.array(fronts, dtype=float)), axis=0)
+    span = np.where(span > 0, span, np.log(1.1))
+    assert d["ref_point"] == pytest.approx(list(np.exp(lo + 1.1 * span)))
     for s in d["studies"]:
-        direct = hypervolume_2d(pts[s["study"]], ref) / (ref[0] * ref[1])
+        u = [tuple((np.log(p) - lo) / span) for p in pts[s["study"]]]
+        direct = hypervolume_2d(u, (1.1, 1.1)) / 1.21
         assert s["hypervolume"] == pytest.approx(direct)
     assert [s["front_size"] for s in d["studies"]][2] == 0
     assert {"compare.png", "compare.svg", "compare.csv", "index.html"} == set(d["files"])

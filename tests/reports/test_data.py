@@ -46,18 +46,44 @@ def test_front_is_the_brute_force_non_dominated_set(studies, which) -> None:
         assert p.latency_ms == pytest.approx(p.cycles / (data.clock_mhz * 1e3))
 
 
-def test_knee_is_farthest_from_the_extremes_line_in_normalized_log_space() -> None:
+def _knee_direct(front) -> int:
+    """Independent: numpy distances to the ideal point in log space, each axis divided by
+    its span (at least log 2); the first minimum in area order."""
+    order = sorted(front, key=lambda p: (p.area_mm2, p.cycles))
+    la = np.log([p.area_mm2 for p in order])
+    lc = np.log([p.cycles for p in order])
+    x = (la - la.min()) / max(np.ptp(la), np.log(2))
+    y = (lc - lc.min()) / max(np.ptp(lc), np.log(2))
+    return order[int(np.argmin(np.hypot(x, y)))].trial
+
+
+def test_knee_is_closest_to_the_ideal_point_in_log_space() -> None:
     front = [_point(0, 1.0, 1000), _point(1, 2.0, 100), _point(2, 4.0, 50),
              _point(3, 10.0, 10)]
-    x = np.log([1.0, 2.0, 4.0, 10.0])
-    y = np.log([1000, 100, 50, 10])
-    x, y = (x - x.min()) / np.ptp(x), (y - y.min()) / np.ptp(y)
-    a, b = np.array([x[0], y[0]]), np.array([x[-1], y[-1]])
-    u = b - a
-    d = [abs(u[0] * (yi - a[1]) - u[1] * (xi - a[0])) / np.linalg.norm(u)
-         for xi, yi in zip(x, y, strict=True)]
-    assert rd.knee(front).trial == int(np.argmax(d)) == 1
+    assert rd.knee(front).trial == _knee_direct(front) == 1
     assert rd.knee(list(reversed(front))).trial == 1  # order of the input does not matter
+
+
+def test_knee_of_a_straight_log_log_front_is_its_middle() -> None:
+    # twice the area for half the cycles: every point on the extremes' line (the old
+    # farthest-from-the-line rule saw distances of 0 everywhere and circled the slowest end)
+    front = [_point(i, 10.0 * 2 ** i, 2 ** (20 - i)) for i in range(7)]
+    assert rd.knee(front).trial == _knee_direct(front) == 3
+    # the same with float noise around the line: still near the middle, never an end
+    rng = np.random.default_rng(0)
+    noisy = [_point(i, 10.0 * 2 ** i * (1 + 1e-3 * rng.standard_normal()), 2 ** (20 - i))
+             for i in range(7)]
+    assert rd.knee(noisy).trial in (2, 3, 4)
+
+
+def test_knee_when_one_objective_hardly_varies() -> None:
+    # areas within 0.2%, cycles tenfold: the fastest design costs next to nothing more
+    front = [_point(0, 37.40, 10_000_000), _point(1, 37.42, 3_000_000),
+             _point(2, 37.45, 1_000_000)]
+    assert rd.knee(front).trial == _knee_direct(front) == 2
+    # a concave front (every middle point worse than the line): an end, the smaller on a tie
+    concave = [_point(0, 1.0, 1000), _point(1, 8.0, 900), _point(2, 10.0, 100)]
+    assert rd.knee(concave).trial == _knee_direct(concave)
 
 
 def test_knee_of_small_and_empty_fronts() -> None:
@@ -66,20 +92,109 @@ def test_knee_of_small_and_empty_fronts() -> None:
     assert rd.knee([_point(1, 5.0, 10), _point(2, 2.0, 40)]).trial == 2  # tie: smaller design
 
 
+def test_knee_on_random_fronts_matches_numpy() -> None:
+    from vtatune.search.pareto import pareto_front
+
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        n = int(rng.integers(1, 30))
+        raw = [(float(a), int(c)) for a, c in zip(rng.uniform(5, 50, n),
+                                                    rng.integers(10_000, 10_000_000, n),
+                                                    strict=True)]
+        front = [_point(i, *raw[i]) for i in pareto_front(raw)]
+        assert rd.knee(front).trial == _knee_direct(front)
+
+
 def test_knee_of_a_study_front_is_on_it(studies) -> None:
     info, trials = _load(studies, studies.tpe)
     data = rd.report_data(info, trials)
     assert data.knee in data.front
 
 
-def test_hypervolume_matches_a_direct_computation(studies) -> None:
-    info, trials = _load(studies, studies.tpe)
+def _log_box_hv(points, fronts, margin=0.1) -> float:
+    """Independent: numpy log-normalization by the fronts' ideal and nadir, then the union of
+    the dominated boxes on a compressed grid."""
+    f = np.log(np.array(fronts, dtype=float))
+    lo, span = f.min(axis=0), np.ptp(f, axis=0)
+    span = np.where(span > 0, span, np.log(1 + margin))
+    if not points:
+        return 0.0
+    u = (np.log(np.array(points, dtype=float)) - lo) / span
+    r = 1 + margin
+    return brute_hypervolume([tuple(x) for x in u], (r, r)) / (r * r)
+
+
+def brute_hypervolume(points, ref) -> float:
+    """Union of the boxes [x, rx] x [y, ry] over a compressed grid."""
+    inside = [p for p in points if p[0] < ref[0] and p[1] < ref[1]]
+    xs = sorted({p[0] for p in inside} | {ref[0]})
+    ys = sorted({p[1] for p in inside} | {ref[1]})
+    return sum((x1 - x0) * (y1 - y0)
+               for x0, x1 in zip(xs, xs[1:], strict=False)
+               for y0, y1 in zip(ys, ys[1:], strict=False)
+               if any(p[0] <= x0 and p[1] <= y0 for p in inside))
+
+
+@pytest.mark.parametrize("which", ["random", "tpe"])
+def test_hypervolume_matches_a_direct_computation(studies, which) -> None:
+    info, trials = _load(studies, getattr(studies, which))
     data = rd.report_data(info, trials)
-    feas = [p for p in data.points if p.feasible]
-    ref = (1.1 * max(p.area_mm2 for p in feas), 1.1 * max(p.cycles for p in feas))
-    assert data.ref_point == pytest.approx(ref)
-    direct = hypervolume_2d([(p.area_mm2, p.cycles) for p in feas], ref) / (ref[0] * ref[1])
-    assert data.hypervolume == pytest.approx(direct) and 0 < direct < 1
+    front = [(p.area_mm2, p.cycles) for p in data.front]
+    feas = [(p.area_mm2, p.cycles) for p in data.points if p.feasible]
+    # the reference point: 10% of the fronts' log span beyond their nadir, on both axes (a
+    # front that does not spread along an axis gets a span of log 1.1 there)
+    ref = []
+    for axis in (np.log([a for a, _ in front]), np.log([c for _, c in front])):
+        span = np.ptp(axis) if np.ptp(axis) > 0 else math.log(1.1)
+        ref.append(math.exp(axis.min() + 1.1 * span))
+    assert data.ref_point == pytest.approx(tuple(ref))
+    direct = _log_box_hv(feas, front)
+    assert data.hypervolume == pytest.approx(direct) and 0 < direct <= 1
+    if len(front) == 1:  # one design dominates every other: it holds its whole box
+        assert direct == pytest.approx(1.0)
+
+
+def test_hypervolume_discriminates_fronts_apart_in_latency() -> None:
+    """The issue's case: a dense front against a sparse one 12% slower, plus far slower
+    feasible designs. Measured against the worst feasible design in linear units the two got
+    0.602 and 0.598; in the log box spanned by the fronts the gap is the latency ratio's."""
+    dense = [_point(i, 10 * 1.1 ** i, int(4e6 / 1.25 ** i)) for i in range(23)]
+    sparse = [_point(100 + i, 10 * 1.1 ** (3 * i), int(1.12 * 4e6 / 1.25 ** (3 * i)))
+              for i in range(8)]
+    slow = [_point(200 + i, 30.0 + i, int(9e7)) for i in range(5)]  # feasible, far off
+    box = rd.hv_box([*dense, *sparse])
+    hv_dense = rd.hypervolume([*dense, *slow], box)
+    hv_sparse = rd.hypervolume([*sparse, *slow], box)
+    assert hv_dense - hv_sparse > 0.03
+    # the old measure (linear, reference 1.1 x the worst feasible point) hardly separated them
+    worst = (1.1 * 34.0, 1.1 * 9e7)
+    old = [hypervolume_2d([(p.area_mm2, p.cycles) for p in pts], worst) / (worst[0] * worst[1])
+           for pts in (dense, sparse)]
+    assert old[0] - old[1] < 0.01 < hv_dense - hv_sparse
+    # independent computation of the same numbers
+    fronts = [(p.area_mm2, p.cycles) for p in [*dense, *sparse]]
+    assert hv_dense == pytest.approx(_log_box_hv([(p.area_mm2, p.cycles) for p in dense],
+                                                 fronts))
+
+
+def test_hypervolume_box_properties() -> None:
+    a = [_point(0, 1.0, 1000), _point(1, 2.0, 300), _point(2, 8.0, 100)]
+    b = [_point(3, 1.5, 1200), _point(4, 9.0, 400)]  # dominated by a everywhere
+    box = rd.hv_box([*a, *b])
+    assert 0 < rd.hypervolume(b, box) < rd.hypervolume(a, box) < 1
+    assert rd.hypervolume([*a, *b], box) == pytest.approx(rd.hypervolume(a, box))
+    # units do not matter: mm² -> µm² and cycles -> ns change nothing
+    scaled = [_point(p.trial, p.area_mm2 * 1e6, p.cycles * 10) for p in a]
+    assert rd.hypervolume(scaled, rd.hv_box(scaled)) == pytest.approx(
+        rd.hypervolume(a, rd.hv_box(a)))
+    # degenerate fronts: one point, two equal areas, all on one line: defined, in 0..1
+    one = [_point(0, 3.0, 500)]
+    assert rd.hypervolume(one, rd.hv_box(one)) == pytest.approx(1.0)  # at the ideal point
+    same_area = [_point(0, 3.0, 500), _point(1, 3.0, 400)]
+    assert 0 < rd.hypervolume(same_area, rd.hv_box(same_area)) <= 1
+    line = [_point(i, 2.0 ** i, 2 ** (10 - i)) for i in range(6)]
+    assert 0 < rd.hypervolume(line, rd.hv_box(line)) < 1
+    assert rd.hv_box([]) is None and rd.hypervolume(a, None) == 0.0
 
 
 def test_convergence_series(studies) -> None:
@@ -94,11 +209,10 @@ def test_convergence_series(studies) -> None:
     assert all(a <= b + 1e-15 for a, b in zip(hv, hv[1:], strict=False))
     assert conv.hypervolume[-1] == pytest.approx(data.hypervolume)
     mid = len(trials) // 2
-    ref = data.ref_point
+    front = [(p.area_mm2, p.cycles) for p in data.front]
     pts = [(t.candidate.area_mm2, t.candidate.cycles) for t in trials[:mid]
            if t.candidate.feasible]
-    assert conv.hypervolume[mid - 1] == pytest.approx(
-        hypervolume_2d(pts, ref) / (ref[0] * ref[1]))
+    assert conv.hypervolume[mid - 1] == pytest.approx(_log_box_hv(pts, front))
 
 
 def test_eta_squared() -> None:
@@ -167,12 +281,11 @@ def test_a_study_without_feasible_trials_has_an_empty_front(studies) -> None:
 def test_compare_hypervolumes_share_one_reference(studies) -> None:
     loaded = [_load(studies, n) for n in (studies.random, studies.tpe, studies.nofit)]
     data = rd.compare_data(loaded)
-    feas = [(t.candidate.area_mm2, t.candidate.cycles) for _, ts in loaded for t in ts
-            if t.candidate.feasible]
-    ref = (1.1 * max(a for a, _ in feas), 1.1 * max(c for _, c in feas))
-    assert data.ref_point == pytest.approx(ref)
+    # the box is spanned by the union of the studies' fronts
+    fronts = [(p.area_mm2, p.cycles) for s in data.series for p in s.front]
+    assert data.hv_box == rd.hv_box([p for s in data.series for p in s.front])
     for (_, ts), s in zip(loaded, data.series, strict=True):
         pts = [(t.candidate.area_mm2, t.candidate.cycles) for t in ts if t.candidate.feasible]
-        assert s.hypervolume == pytest.approx(hypervolume_2d(pts, ref) / (ref[0] * ref[1]))
+        assert s.hypervolume == pytest.approx(_log_box_hv(pts, fronts))
         assert s.convergence.hypervolume[-1] == pytest.approx(s.hypervolume)
     assert data.series[2].front == () and data.series[2].hypervolume == 0.0

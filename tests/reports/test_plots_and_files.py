@@ -47,7 +47,33 @@ def test_other_figures(tpe_data) -> None:
     assert "Best latency" in conv and "Hypervolume" in conv and "trials done" in conv
     params = plots.params_figure(tpe_data)
     assert "Importance" in _texts(params)
-    assert sum(ax.get_visible() for ax in params.axes) == len(tpe_data.params) + 1
+    hardware = [r for r in tpe_data.params if r.kind == "hardware"]
+    assert hardware
+    # importance, latency per value of every parameter, area per value of every hardware one
+    assert len(params.axes) == 1 + len(tpe_data.params) + len(hardware)
+    ylabels = [ax.get_ylabel() for ax in params.axes]
+    assert ylabels.count("latency (ms)") == len(tpe_data.params)
+    assert ylabels.count("area (mm²)") == len(hardware)
+    titles = [ax.get_title("left") for ax in params.axes]
+    for r in hardware:
+        assert any(t.startswith(f"{r.label} — area") for t in titles), r.label
+
+
+def test_every_view_labels_the_default_design(tpe_data) -> None:
+    import dataclasses
+
+    ref = dataclasses.replace(tpe_data.reference, cycles=None, latency_ms=None, trial=None)
+    data = dataclasses.replace(tpe_data, reference=ref)
+    fig = plots.pareto_figure(data)
+    views = [ax for ax in fig.axes if ax.get_xlabel().startswith("latency")]
+    assert len(views) == 3
+    for ax in views:  # the dotted line of the study that never ran it: labelled in each view
+        assert any("VTA default 1x16x16" in t.get_text() and "not run" in t.get_text()
+                   for t in ax.texts)
+    # strip labels stay two short lines (status, count): the count above the view sits inside
+    for ax in fig.axes:
+        for label in ax.get_xticklabels():
+            assert label.get_text().count("\n") <= 1
 
 
 def test_figures_of_an_empty_front(studies) -> None:

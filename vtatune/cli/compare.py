@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
+from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption
 from vtatune.cli.report import OutOption, default_out, open_study, point_json, write_files
-from vtatune.cli.studies import aligned
 
 StudiesArg = Annotated[list[str], typer.Argument(
     help="Study names (same workload and board), e.g. one per sampler.")]
@@ -60,15 +60,16 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
             "elapsed_s": elapsed})
         return
     ref = data.ref_point
-    console.line(f"{data.workload} on {data.board}; hypervolume = share of the reference box "
-                 f"{ref[0]:.4g} mm2 x {ref[1]:,.0f} cycles" if ref else data.workload)
-    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible,
-             "-" if s.best_cycles is None else s.best_cycles,
-             "-" if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3),
-             len(s.front) if s.front else "empty", s.hypervolume] for s in data.series]
-    for text in aligned(["study", "sampler", "trials", "feasible", "best cycles", "best ms",
-                         "front", "hypervolume"], rows):
-        console.line(text)
+    console.line(f"{data.workload} on {data.board}; hypervolume: share of one box in log area "
+                 f"and log cycles, from the fronts' ideal point to 10% beyond their nadir "
+                 f"(reference point {formats.area(ref[0])} mm², {formats.cycles(ref[1])} "
+                 f"cycles)" if ref else data.workload)
+    rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
+             formats.cycles(s.best_cycles), formats.ms_of_cycles(s.best_cycles, data.clock_mhz),
+             str(len(s.front)) if s.front else "empty", f"{s.hypervolume:.3f}"]
+            for s in data.series]
+    console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", "best ms",
+                         "front", "hypervolume"], rows, right=[False, False] + [True] * 6)
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
 

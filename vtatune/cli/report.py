@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption
 
@@ -46,12 +47,13 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     console.line(f"study {data.study}: {data.workload} on {data.board}, {data.n_trials} trials, "
                  f"{data.n_feasible} feasible; front {len(data.front)} point"
                  f"{'' if len(data.front) == 1 else 's'}, hypervolume "
-                 f"{data.hypervolume:.4f}")
+                 f"{data.hypervolume:.3f}")
     for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
                      ("knee", data.knee)):
         if p is not None:
-            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, {p.cycles:,} cycles "
-                         f"({p.latency_ms:.4g} ms), {p.area_mm2:.3g} mm2")
+            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
+                         f"{formats.cycles(p.cycles)} cycles ({formats.ms(p.latency_ms)} ms), "
+                         f"{formats.area(p.area_mm2)} mm²")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 

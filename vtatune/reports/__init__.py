@@ -8,6 +8,7 @@ from vtatune.reports.data import (
     CompareData,
     Convergence,
     DesignPoint,
+    HvBox,
     ParamRelation,
     Reference,
     ReportData,
@@ -17,20 +18,20 @@ from vtatune.reports.data import (
     convergence,
     eta_squared,
     front_points,
+    hv_box,
     hypervolume,
     knee,
     param_relations,
-    reference_point,
     report_data,
     require_feasible,
     unique_points,
 )
 from vtatune.reports.write import write_comparison, write_report
 
-__all__ = ["CompareData", "Convergence", "DesignPoint", "ParamRelation", "Reference",
-           "ReportData", "StudySeries", "ValueStats", "compare_data", "convergence",
-           "eta_squared", "front_points", "hypervolume", "knee", "param_relations",
-           "reference_point", "report_data", "require_feasible", "safe_name",
+__all__ = ["CompareData", "Convergence", "DesignPoint", "HvBox", "ParamRelation",
+           "Reference", "ReportData", "StudySeries", "ValueStats", "compare_data",
+           "convergence", "eta_squared", "front_points", "hv_box", "hypervolume", "knee",
+           "param_relations", "report_data", "require_feasible", "safe_name",
            "unique_points", "write_comparison", "write_report"]
 
 

@@ -5,9 +5,10 @@ Units: ``cycles`` accelerator clock cycles; ``latency_ms`` milliseconds at the b
 and block-RAM units (LUT or ALM; BRAM36 or M10K). Both objectives are minimized.
 
 The front is ``vtatune show``'s (``search.summary.summarize``): feasible trials only, one point per
-candidate, non-dominated in (area_mm2, cycles). The hypervolume of a set of points is the
-area it dominates inside a fixed reference box, given as a fraction of that box's area
-``ref_area * ref_cycles`` (so 0..1, comparable between studies sharing the reference).
+candidate, non-dominated in (area_mm2, cycles). Hypervolumes are measured in an ``HvBox``:
+log area and log cycles, scaled so the ideal point of the fronts is 0 and their nadir is 1,
+with the reference point ``HV_MARGIN`` beyond the nadir; a hypervolume is the dominated share
+of that box (0..1, comparable between studies that share the box).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 from vtatune.search.pareto import hypervolume_2d
 from vtatune.store.records import StudyInfo, TrialRecord
 
-#: Reference point of the hypervolume: this much beyond the worst feasible area and cycles.
+#: The hypervolume's reference point lies this far beyond the fronts' nadir, in the box's
+#: normalized log units (the nadir is 1).
 HV_MARGIN = 0.10
 
 #: Hardware parameters whose values are sizes in bytes (shown in KiB).
@@ -74,6 +76,61 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class HvBox:
+    """Where hypervolumes are measured, shared by the studies being compared.
+
+    Both objectives in log scale (12% fewer cycles is the same gain at any latency; areas and
+    latencies span orders of magnitude), each scaled so the ``ideal`` point (least area and
+    fewest cycles over the fronts) is 0 and the ``nadir`` of the fronts (the largest area and
+    most cycles among front points) is 1. The reference point is ``1 + margin`` on both axes;
+    a hypervolume is the dominated share of the box ``[0, 1 + margin]^2``. Taking the nadir of
+    the fronts — not of every feasible design, whose slowest ones lie far beyond any front —
+    keeps the box on the region where fronts differ. An axis along which the fronts do not
+    spread (one area only) gets a unit of ``log(1 + margin)``.
+    """
+
+    ideal: tuple[float, float]  # (area_mm2, cycles)
+    nadir: tuple[float, float]
+    margin: float = HV_MARGIN
+
+    def _spans(self) -> tuple[float, float]:
+        return (_log_span(self.ideal[0], self.nadir[0], self.margin),
+                _log_span(self.ideal[1], self.nadir[1], self.margin))
+
+    def normalize(self, area_mm2: float, cycles: float) -> tuple[float, float]:
+        """(area, cycles) in box units: 0 at the ideal point, 1 at the nadir."""
+        sa, sc = self._spans()
+        return (math.log(area_mm2 / self.ideal[0]) / sa, math.log(cycles / self.ideal[1]) / sc)
+
+    @property
+    def ref_point(self) -> tuple[float, float]:
+        """The reference point in (area_mm2, cycles)."""
+        sa, sc = self._spans()
+        r = 1.0 + self.margin
+        return (self.ideal[0] * math.exp(r * sa), self.ideal[1] * math.exp(r * sc))
+
+    def hypervolume(self, points: Iterable[tuple[float, float]]) -> float:
+        """Dominated share of the box by (area_mm2, cycles) ``points`` (0..1)."""
+        r = 1.0 + self.margin
+        xy = [self.normalize(a, c) for a, c in points]
+        return hypervolume_2d(xy, (r, r)) / (r * r)
+
+
+def _log_span(lo: float, hi: float, margin: float) -> float:
+    return math.log(hi / lo) if hi > lo else math.log(1.0 + margin)
+
+
+def hv_box(fronts: Iterable[DesignPoint], margin: float = HV_MARGIN) -> HvBox | None:
+    """The box spanned by the points of one or several fronts; None without a point."""
+    pts = [(p.area_mm2, float(p.cycles)) for p in fronts
+           if p.feasible and p.area_mm2 is not None and p.area_mm2 > 0 and p.cycles]
+    if not pts:
+        return None
+    return HvBox(ideal=(min(a for a, _ in pts), min(c for _, c in pts)),
+                 nadir=(max(a for a, _ in pts), max(c for _, c in pts)), margin=margin)
+
+
+@dataclass(frozen=True)
 class Convergence:
     """Per trial done (``trials`` = 1..N): the fewest cycles so far (None before the first
     feasible trial) and the hypervolume fraction of everything feasible so far."""
@@ -87,30 +144,40 @@ class Convergence:
 @dataclass(frozen=True)
 class ValueStats:
     """One value of a parameter: how many trials had it, how many were feasible, and the
-    latencies (ms) of the feasible ones."""
+    latencies (ms) and areas (mm²) of the feasible ones."""
 
     value: int
     label: str
     n_trials: int
     n_feasible: int
     latencies_ms: tuple[float, ...]
+    areas_mm2: tuple[float, ...] = ()
 
     @property
     def median_ms(self) -> float | None:
-        xs = sorted(self.latencies_ms)
-        if not xs:
-            return None
-        mid = len(xs) // 2
-        return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+        return _median(self.latencies_ms)
+
+    @property
+    def median_mm2(self) -> float | None:
+        return _median(self.areas_mm2)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    xs = sorted(values)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
 @dataclass(frozen=True)
 class ParamRelation:
-    """How one hardware parameter or schedule knob relates to latency.
+    """How one hardware parameter or schedule knob relates to latency and area.
 
     ``importance`` is the correlation ratio eta^2 of log10(latency) over the parameter's
     values among feasible trials: the share of the variance the values explain (0..1; None
-    with fewer than two feasible trials or no spread).
+    with fewer than two feasible trials or no spread). ``area_importance`` is the same for
+    log10(area) — hardware parameters only, since knobs do not change the hardware.
     """
 
     name: str
@@ -118,6 +185,7 @@ class ParamRelation:
     kind: str  # "hardware" | "knob"
     values: tuple[ValueStats, ...]
     importance: float | None
+    area_importance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -139,11 +207,16 @@ class ReportData:
     fastest: DesignPoint | None
     smallest: DesignPoint | None
     reference: Reference
-    ref_point: tuple[float, float] | None  # (area_mm2, cycles) of the hypervolume box
+    hv_box: HvBox | None  # where the hypervolume is measured (None: no feasible trial)
     hypervolume: float
     convergence: Convergence
     params: tuple[ParamRelation, ...]
     board_capacity: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ref_point(self) -> tuple[float, float] | None:
+        """The hypervolume's reference point (area_mm2, cycles)."""
+        return None if self.hv_box is None else self.hv_box.ref_point
 
 
 # ---- records -> points -----------------------------------------------------------------------
@@ -189,71 +262,52 @@ def front_points(info: StudyInfo, trials: Sequence[TrialRecord]) -> list[DesignP
 # ---- front analysis --------------------------------------------------------------------------
 
 def knee(front: Sequence[DesignPoint]) -> DesignPoint | None:
-    """The front's knee: the point farthest from the straight line between the front's two
-    extremes (smallest and fastest), measured in normalized log space — log(area) and
-    log(cycles) each scaled to [0, 1] over the front — on the side of the ideal point.
+    """The front's knee: the point closest to the ideal point (least area, fewest cycles of
+    the front) in log area and log cycles, each divided by the front's log span along it —
+    but by at least ``log(KNEE_MIN_RATIO)``, so an objective that hardly varies along the
+    front (areas within a few percent) does not weigh as much as one that varies tenfold.
 
-    Ties, and fronts of one or two points (all at distance 0), go to the smaller design.
-    None for an empty front.
+    Unlike the farthest point from the line between the extremes, this is defined for every
+    front shape: on a straight front in log-log space — VTA's usual trade-off, twice the GEMM
+    area for half the cycles — every point is on that line, and the knee is the middle one,
+    not an extreme. Ties go to the smaller design; None for an empty front.
     """
-    pts = [p for p in front if p.area_mm2 is not None and p.cycles is not None]
+    pts = [p for p in front if p.area_mm2 is not None and p.area_mm2 > 0 and p.cycles]
     if not pts:
         return None
     pts.sort(key=lambda p: (p.area_mm2, p.cycles, p.trial))
-    xs = _unit_log([p.area_mm2 for p in pts])
-    ys = _unit_log([float(p.cycles) for p in pts])
-    # extremes: (xs[0], ys[0]) the smallest design, (xs[-1], ys[-1]) the fastest
-    best, best_d = pts[0], -math.inf
+    xs = _scaled_log([p.area_mm2 for p in pts])
+    ys = _scaled_log([float(p.cycles) for p in pts])
+    best, best_d = pts[0], math.inf
     for p, x, y in zip(pts, xs, ys, strict=True):
-        d = _line_distance((xs[0], ys[0]), (xs[-1], ys[-1]), (x, y))
-        if d > best_d + 1e-12:
+        d = math.hypot(x, y)
+        if d < best_d - 1e-12:
             best, best_d = p, d
     return best
 
 
-def _unit_log(values: Sequence[float]) -> list[float]:
+#: ``knee`` scales each objective's log span to at least this ratio.
+KNEE_MIN_RATIO = 2.0
+
+
+def _scaled_log(values: Sequence[float]) -> list[float]:
     logs = [math.log(v) for v in values]
-    lo, hi = min(logs), max(logs)
-    return [0.0 if hi == lo else (v - lo) / (hi - lo) for v in logs]
+    lo = min(logs)
+    span = max(max(logs) - lo, math.log(KNEE_MIN_RATIO))
+    return [(v - lo) / span for v in logs]
 
 
-def _line_distance(a: tuple[float, float], b: tuple[float, float], p: tuple[float, float]
-                   ) -> float:
-    """Signed distance of ``p`` from the line a->b; positive towards the origin (the ideal)."""
-    (ax, ay), (bx, by), (px, py) = a, b, p
-    dx, dy = bx - ax, by - ay
-    norm = math.hypot(dx, dy)
-    if norm == 0.0:
+def hypervolume(points: Iterable[DesignPoint], box: HvBox | None) -> float:
+    """Dominated share of ``box`` by the feasible ``points`` (0..1; 0 without a box)."""
+    if box is None:
         return 0.0
-    cross = dx * (py - ay) - dy * (px - ax)  # > 0 when p is left of a->b
-    origin_side = dx * (0.0 - ay) - dy * (0.0 - ax)
-    sign = 1.0 if origin_side >= 0 else -1.0
-    return sign * cross / norm
+    return box.hypervolume([(p.area_mm2, float(p.cycles)) for p in points
+                            if p.feasible and p.area_mm2 is not None])
 
 
-def reference_point(points: Iterable[DesignPoint], margin: float = HV_MARGIN
-                    ) -> tuple[float, float] | None:
-    """(area_mm2, cycles) ``margin`` beyond the worst feasible point of ``points``; None if
-    none is feasible. Share one between studies to compare their hypervolumes."""
-    feas = [p for p in points if p.feasible and p.area_mm2 is not None]
-    if not feas:
-        return None
-    return (max(p.area_mm2 for p in feas) * (1 + margin),
-            max(float(p.cycles) for p in feas) * (1 + margin))
-
-
-def hypervolume(points: Iterable[DesignPoint], ref: tuple[float, float] | None) -> float:
-    """Hypervolume fraction of the feasible ``points`` inside the box [0, ref] (0..1)."""
-    if ref is None:
-        return 0.0
-    xy = [(p.area_mm2, float(p.cycles)) for p in points
-          if p.feasible and p.area_mm2 is not None]
-    return hypervolume_2d(xy, ref) / (ref[0] * ref[1])
-
-
-def convergence(trials: Sequence[TrialRecord], ref: tuple[float, float] | None,
+def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
                 clock_mhz: float) -> Convergence:
-    """Best cycles and hypervolume fraction after each trial (in trial-number order)."""
+    """Best cycles and hypervolume (in ``box``) after each trial (in trial-number order)."""
     from vtatune.search.pareto import pareto_front
 
     best: int | None = None
@@ -265,10 +319,10 @@ def convergence(trials: Sequence[TrialRecord], ref: tuple[float, float] | None,
         c = t.candidate
         if c.feasible and c.cycles is not None:
             best = c.cycles if best is None else min(best, c.cycles)
-            if c.area_mm2 is not None and ref is not None:
+            if c.area_mm2 is not None and box is not None:
                 cand = [*front, (c.area_mm2, float(c.cycles))]
                 front = [cand[i] for i in pareto_front(cand)]
-                hv = hypervolume_2d(front, ref) / (ref[0] * ref[1])
+                hv = box.hypervolume(front)
         bests.append(best)
         hvs.append(hv)
     return Convergence(trials=tuple(range(1, len(bests) + 1)), best_cycles=tuple(bests),
@@ -302,12 +356,16 @@ def param_relations(points: Sequence[DesignPoint], hardware: Sequence[str],
                 ValueStats(value=v, label=_value_label(name, v), n_trials=len(g),
                            n_feasible=sum(p.feasible for p in g),
                            latencies_ms=tuple(p.latency_ms for p in g
-                                              if p.feasible and p.latency_ms is not None))
+                                              if p.feasible and p.latency_ms is not None),
+                           areas_mm2=tuple(p.area_mm2 for p in g if p.feasible
+                                           and p.area_mm2 is not None and p.area_mm2 > 0))
                 for v, g in sorted(groups.items()))
+            area_imp = None if kind != "hardware" else eta_squared(
+                [[math.log10(x) for x in s.areas_mm2] for s in stats])
             out.append(ParamRelation(name=name, label=_param_label(name), kind=kind,
                                      values=stats, importance=eta_squared(
                                          [[math.log10(x) for x in s.latencies_ms]
-                                          for s in stats])))
+                                          for s in stats]), area_importance=area_imp))
     order = {id(r): i for i, r in enumerate(out)}
     return sorted(out, key=lambda r: (r.importance is None, -(r.importance or 0.0),
                                       order[id(r)]))
@@ -387,7 +445,7 @@ def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
     points = unique_points(trials)
     front = front_points(info, trials)
     feas = [p for p in points if p.feasible]
-    ref = reference_point(points)
+    box = hv_box(front)
     space = info.space or {}
     hardware = [k for k, v in (space.get("hardware") or {}).items() if len(v) > 1]
     knobs = list(space.get("knobs") or [])
@@ -399,9 +457,9 @@ def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
         points=tuple(points), front=tuple(front), knee=knee(front),
         fastest=min(feas, key=lambda p: (p.cycles, p.area_mm2 or 0.0, p.trial), default=None),
         smallest=front[0] if front else None,
-        reference=reference_design(board, points), ref_point=ref,
-        hypervolume=hypervolume(front, ref),
-        convergence=convergence(trials, ref, board.clock_mhz),
+        reference=reference_design(board, points), hv_box=box,
+        hypervolume=hypervolume(front, box),
+        convergence=convergence(trials, box, board.clock_mhz),
         params=tuple(param_relations(points, hardware, knobs)),
         board_capacity={k: float(v) for k, v in board.resources.items()})
 
@@ -430,33 +488,38 @@ class CompareData:
     workload: str
     board: str
     clock_mhz: float
-    ref_point: tuple[float, float] | None
+    hv_box: HvBox | None
     series: tuple[StudySeries, ...]
+
+    @property
+    def ref_point(self) -> tuple[float, float] | None:
+        """The shared reference point (area_mm2, cycles)."""
+        return None if self.hv_box is None else self.hv_box.ref_point
 
 
 def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> CompareData:
-    """Fronts, hypervolumes and convergence of ``studies`` against one reference point (the
-    worst feasible area and cycles over all of them, plus ``HV_MARGIN``).
+    """Fronts, hypervolumes and convergence of ``studies`` in one ``HvBox``, spanned by the
+    points of all their fronts (so the box is where the fronts differ).
 
     The studies must share workload and board (the CLI checks this and says which differ).
     """
     from vtatune.hardware import boards
 
     board = boards.load(studies[0][0].board)
-    every = [(info, trials, unique_points(trials)) for info, trials in studies]
-    ref = reference_point([p for _, _, pts in every for p in pts])
+    every = [(info, trials, unique_points(trials), front_points(info, trials))
+             for info, trials in studies]
+    box = hv_box([p for *_, front in every for p in front])
     series = []
-    for info, trials, pts in every:
-        front = front_points(info, trials)
+    for info, trials, pts, front in every:
         feas = [p.cycles for p in pts if p.feasible and p.cycles is not None]
         series.append(StudySeries(
             study=info.name, sampler=info.sampler, n_trials=len(trials),
             n_feasible=sum(t.candidate.feasible for t in trials),
             best_cycles=min(feas, default=None), front=tuple(front), points=tuple(pts),
-            hypervolume=hypervolume(front, ref),
-            convergence=convergence(trials, ref, board.clock_mhz)))
+            hypervolume=hypervolume(front, box),
+            convergence=convergence(trials, box, board.clock_mhz)))
     return CompareData(workload=studies[0][0].workload, board=board.name,
-                       clock_mhz=board.clock_mhz, ref_point=ref, series=tuple(series))
+                       clock_mhz=board.clock_mhz, hv_box=box, series=tuple(series))
 
 
 def _num(v: Any) -> float | None:

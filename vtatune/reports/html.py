@@ -6,9 +6,10 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
-from vtatune.reports.data import CompareData, DesignPoint, ReportData
+from vtatune import formats
+from vtatune.reports.data import CompareData, ReportData
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
@@ -17,8 +18,10 @@ h1{font-size:1.4em;margin-bottom:.2em}h2{font-size:1.1em;margin-top:1.6em}
 .meta{color:#555;margin:.2em 0}
 img{max-width:100%;border:1px solid #ddd;margin:6px 0}
 table{border-collapse:collapse;font-size:.85em}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;white-space:nowrap}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
 td.t,th.t{text-align:left}
+td.w{white-space:normal;min-width:13em;max-width:24em}
+.note{color:#555;font-size:.85em;max-width:75em}
 th{background:#f1f1f1;cursor:pointer;user-select:none}
 th:after{content:" \\2195";color:#aaa}
 tr.knee td{background:#fff3c4;font-weight:600}
@@ -58,26 +61,46 @@ def image(png: bytes, alt: str) -> str:
     return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-_TEXT = ' class="t"'
+class Cell(NamedTuple):
+    """A table cell shown as ``text`` and sorted by ``raw``."""
+
+    text: str
+    raw: Any
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-          row_classes: Sequence[str] | None = None, text_cols: Sequence[int] = ()) -> str:
-    """A sortable table; each cell shows a formatted value and sorts by its raw one."""
-    head = "".join(f'<th class="t">{escape(c)}</th>' if i in text_cols else
-                   f"<th>{escape(c)}</th>" for i, c in enumerate(columns))
+          row_classes: Sequence[str] | None = None, text_cols: Sequence[int] = (),
+          wrap_cols: Sequence[int] = (), titles: Sequence[str] | None = None) -> str:
+    """A sortable table; each cell shows a formatted value (a ``Cell``'s text, or the value
+    formatted here) and sorts by its raw one. ``text_cols`` are left-aligned, ``wrap_cols``
+    may wrap between words; ``titles`` are the headers' tooltips."""
+    head = "".join(
+        f'<th{_cls(i, text_cols, ())}{_title(titles, i)}>{escape(c)}</th>'
+        for i, c in enumerate(columns))
     lines = []
     for k, r in enumerate(rows):
         cls = f' class="{row_classes[k]}"' if row_classes and row_classes[k] else ""
         cells = "".join(
-            f'<td{_TEXT if i in text_cols else ""} data-v="{escape(_raw(v))}">'
-            f"{escape(_fmt(v))}</td>" for i, v in enumerate(r))
+            f'<td{_cls(i, text_cols, wrap_cols)} data-v="{escape(_raw(v))}">'
+            f"{escape(v.text if isinstance(v, Cell) else _fmt(v))}</td>"
+            for i, v in enumerate(r))
         lines.append(f"<tr{cls}>{cells}</tr>")
     return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>\n'
             + "\n".join(lines) + "\n</tbody></table>")
 
 
+def _cls(i: int, text_cols: Sequence[int], wrap_cols: Sequence[int]) -> str:
+    names = [n for n, cols in (("t", text_cols), ("w", wrap_cols)) if i in cols]
+    return f' class="{" ".join(names)}"' if names else ""
+
+
+def _title(titles: Sequence[str] | None, i: int) -> str:
+    return f' title="{escape(titles[i])}"' if titles and titles[i] else ""
+
+
 def _raw(v: Any) -> str:
+    if isinstance(v, Cell):
+        v = v.raw
     return "" if v is None else str(v)
 
 
@@ -93,42 +116,51 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _knobs(p: DesignPoint) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(p.knobs.items()))
-
-
 def front_table(data: ReportData) -> str:
-    """The front: hardware, knobs, cycles, ms, area, resources, efficiency vs the bound."""
+    """The front: hardware, knobs, cycles, ms, area, resources, efficiency vs the bound —
+    compact enough for a 1400-pixel window (knobs wrap between knobs)."""
     logic = data.front[0].logic_kind.upper() if data.front else "LUT"
     bram = data.front[0].bram_kind.upper() if data.front else "BRAM36"
-    cols = ["trial", "hardware", "knobs", "cycles", "latency (ms)", "area (mm²)", logic, "FF",
-            bram, "DSP", "fits", "bound (cycles)", "efficiency (%)"]
-    rows = [[p.trial, p.hw_name, _knobs(p), p.cycles, p.latency_ms, p.area_mm2, p.lut, p.ff,
-             p.bram, p.dsp, p.fits, p.bound_cycles,
-             None if p.efficiency is None else 100 * p.efficiency] for p in data.front]
+    cols = ["trial", "hardware", "knobs", "cycles", "ms", "mm²", logic, "FF", bram, "DSP",
+            "fits", "bound", "eff."]
+    titles = ["trial number", "hardware (" + formats.HW_NAME_LEGEND + ")", "schedule knobs",
+              "accelerator cycles", f"latency in ms at {data.clock_mhz:g} MHz",
+              "area in mm²", f"{logic} used", "flip-flops used", f"{bram} blocks used",
+              "DSP blocks used", f"fits {data.board}",
+              "the larger physical lower bound (compute or memory roofline), cycles",
+              "efficiency: bound / cycles"]
+    rows = [[p.trial, p.hw_name, formats.knobs(p.knobs),
+             Cell(formats.cycles(p.cycles), p.cycles), Cell(formats.ms(p.latency_ms),
+                                                          p.latency_ms),
+             Cell(formats.area(p.area_mm2), p.area_mm2), Cell(formats.count(p.lut), p.lut),
+             Cell(formats.count(p.ff), p.ff), Cell(formats.count(p.bram), p.bram),
+             Cell(formats.count(p.dsp), p.dsp), p.fits,
+             Cell(formats.cycles(p.bound_cycles), p.bound_cycles),
+             Cell(formats.percent(p.efficiency), p.efficiency)] for p in data.front]
     knee = data.knee.trial if data.knee else None
     return table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
-                 text_cols=(1, 2))
+                 text_cols=(1, 2), wrap_cols=(2,), titles=titles)
 
 
 def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
     """``index.html`` of one study's report; ``images`` maps figure names to PNG bytes."""
     statuses = ", ".join(f"{k} {v}" for k, v in data.statuses.items())
     ref = data.reference
-    ref_line = (f"{ref.hw_name}: {ref.area_mm2:.3g} mm², best measured "
-                f"{ref.latency_ms:.4g} ms (trial {ref.trial})" if ref.latency_ms is not None
-                else f"{ref.hw_name}: {ref.area_mm2:.3g} mm² (not run in this study)")
+    ref_line = (f"{ref.hw_name}: {formats.area(ref.area_mm2)} mm², best measured "
+                f"{formats.ms(ref.latency_ms)} ms (trial {ref.trial})"
+                if ref.latency_ms is not None
+                else f"{ref.hw_name}: {formats.area(ref.area_mm2)} mm² (not run in this study)")
     picks = []
     for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
                      ("knee", data.knee)):
         if p is not None:
             picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
-                         f"{p.cycles:,} cycles = {p.latency_ms:.4g} ms, "
-                         f"{p.area_mm2:.3g} mm² — <code>vtatune export "
+                         f"{formats.cycles(p.cycles)} cycles = {formats.ms(p.latency_ms)} ms, "
+                         f"{formats.area(p.area_mm2)} mm² — <code>vtatune export "
                          f"{escape(data.study)} --pick {label}</code></li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.4f} of the box ({data.ref_point[0]:.4g} mm² × "
-          f"{data.ref_point[1]:,.0f} cycles)")
+          f"{data.hypervolume:.3f} (reference point {formats.area(data.ref_point[0])} mm², "
+          f"{formats.cycles(data.ref_point[1])} cycles)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",
         f'<p class="meta">{escape(data.workload)} on {escape(data.board)} at '
@@ -144,9 +176,12 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
         f"<h2>Front table ({len(data.front)} points; knee highlighted; click a column to "
         "sort)</h2>",
         front_table(data) if data.front else "<p>empty front</p>",
-        "<p class=\"meta\">efficiency = the larger physical lower bound (compute or memory "
-        "roofline) / cycles. Files: pareto.png, pareto.svg, convergence.png, params.png, "
-        "front.csv, trials.csv.</p>",
+        f'<p class="note">{escape(formats.HW_NAME_LEGEND)}; shipped configs keep their '
+        "file names (<code>default</code> is VTA's 1x16x16 Pynq design). bound = the larger "
+        "physical lower bound (compute or memory roofline) in cycles; eff. = bound / cycles. "
+        "Knee: the front point closest to the ideal point (least area, least latency) in log "
+        "area and log latency. " + _HV_NOTE + " Files: pareto.png, pareto.svg, "
+        "convergence.png, params.png, front.csv, trials.csv.</p>",
         "<h2>Convergence</h2>",
         image(images["convergence"], "convergence") if "convergence" in images else "",
         "<h2>Parameters and latency</h2>",
@@ -155,18 +190,26 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
     return page(f"vtatune report: {data.study}", "\n".join(body))
 
 
+_HV_NOTE = ("Hypervolume: the share of a box, in log area and log cycles, running from the "
+            "ideal point of the front(s) to 10% beyond their nadir, that the front dominates "
+            "(0..1).")
+
+
 def compare_page(data: CompareData, png: bytes) -> str:
     """``index.html`` of a comparison: the figure and one sortable row per study."""
     cols = ["study", "sampler", "trials", "feasible", "best cycles", "best (ms)", "front size",
             "hypervolume"]
-    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible, s.best_cycles,
-             None if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3),
-             len(s.front), s.hypervolume] for s in data.series]
+    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible,
+             Cell(formats.cycles(s.best_cycles), s.best_cycles),
+             Cell(formats.ms_of_cycles(s.best_cycles, data.clock_mhz),
+                  None if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3)),
+             len(s.front), Cell(f"{s.hypervolume:.3f}", s.hypervolume)] for s in data.series]
     ref = ("–" if data.ref_point is None else
-           f"{data.ref_point[0]:.4g} mm² × {data.ref_point[1]:,.0f} cycles")
+           f"{formats.area(data.ref_point[0])} mm², {formats.cycles(data.ref_point[1])} cycles")
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">{escape(data.workload)} on {escape(data.board)} at '
-            f"{data.clock_mhz:g} MHz · hypervolume as a fraction of the shared reference box "
-            f"{escape(ref)}</p>",
-            image(png, "comparison"), table(cols, rows, text_cols=(0, 1))]
+            f"{data.clock_mhz:g} MHz · hypervolumes in one shared box (reference point "
+            f"{escape(ref)})</p>",
+            image(png, "comparison"), table(cols, rows, text_cols=(0, 1)),
+            f'<p class="note">{_HV_NOTE}</p>']
     return page("vtatune compare", "\n".join(body))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from vtatune import formats
 from vtatune.reports.data import CompareData, DesignPoint, ReportData
 
 if TYPE_CHECKING:
@@ -101,6 +102,9 @@ def pareto_figure(data: ReportData) -> Figure:
         _infeasible_strip(strip, data.points, attr, ax.get_ylim())
         if attr != "area_mm2":
             _thousands(ax)
+    fig.supxlabel(f"{formats.HW_NAME_LEGEND}.\nKnee: the front point closest to the ideal "
+                  "point (least area, least latency) in log area and log latency.", x=0.005,
+                  ha="left", fontsize=7, color="dimgray")
     cap = data.board_capacity
     for ax, kind in ((lut, kinds[0]), (bram, kinds[1])):
         if kind in cap:
@@ -108,6 +112,10 @@ def pareto_figure(data: ReportData) -> Figure:
             ax.annotate(f"{data.board}: {cap[kind]:,.0f} {kind.upper()}", (0.01, cap[kind]),
                         xycoords=("axes fraction", "data"), va="bottom", fontsize=8)
     return fig
+
+
+def _ref_value(attr: str, v: float) -> str:
+    return f"{formats.area(v)} mm²" if attr == "area_mm2" else formats.count(v)
 
 
 def _kinds(points: Sequence[DesignPoint]) -> tuple[str, str]:
@@ -144,10 +152,16 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
     if ref.latency_ms is not None:
         ax.scatter([ref.latency_ms], [ref_y], marker="*", s=220, color="black", zorder=5,
                    label=f"VTA {ref.hw_name} (trial {ref.trial})")
+        ax.annotate(f"VTA {ref.hw_name}", (ref.latency_ms, ref_y), xytext=(9, -3),
+                    textcoords="offset points", fontsize=7, va="top")
         all_x.append(ref.latency_ms)
     else:
         ax.axhline(ref_y, color="black", lw=1, ls=":", zorder=1,
                    label=f"VTA {ref.hw_name} (area only; not in the study)")
+        # every view labels its own line (only the main view has a legend)
+        ax.annotate(f"VTA {ref.hw_name}: {_ref_value(attr, ref_y)} (not run in this study)",
+                    (0.99, ref_y), xycoords=("axes fraction", "data"), ha="right",
+                    va="bottom", fontsize=7)
     # the feasible designs and the reference set the scale; taller infeasible ones are
     # clipped to the top of their strip
     kind = {"lut": feas[0].logic_kind, "bram": feas[0].bram_kind}.get(attr, "")
@@ -162,8 +176,8 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
         ax.scatter([k.latency_ms], [getattr(k, attr)], s=140, facecolor="none",
                    edgecolor="black", lw=1.5, zorder=6,
                    label=f"knee: trial {k.trial}" if main else None)
-        text = (f"knee: trial {k.trial}\n{k.hw_name}\n{k.latency_ms:.3g} ms, "
-                f"{k.area_mm2:.3g} mm²") if main else "knee"
+        text = (f"knee: trial {k.trial}\n{k.hw_name}\n{formats.ms(k.latency_ms)} ms, "
+                f"{formats.area(k.area_mm2)} mm²") if main else "knee"
         ax.annotate(text, (k.latency_ms, getattr(k, attr)), xytext=(18, 22),
                     textcoords="offset points", fontsize=8,
                     arrowprops={"arrowstyle": "->", "lw": 0.8},
@@ -195,7 +209,12 @@ def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
         if above:
             ax.scatter(i + rng.uniform(-0.25, 0.25, above), [top * 0.985] * above, s=18,
                        marker="^", alpha=0.3, lw=0, color=color, clip_on=False)
-        labels.append(f"{st}\n{len(ys)}" + (f"\n({above} above)" if above else ""))
+            # the count sits inside the strip, under its triangles (a tick label would be
+            # wider than the strip)
+            ax.annotate(f"{above}▲", (i, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(0, -13), textcoords="offset points", ha="center", va="top",
+                        fontsize=7, color="dimgray")
+        labels.append(f"{st}\n{len(ys)}")
     unplaced = sum(1 for p in points if not p.feasible and getattr(p, attr) is None)
     ax.set_xticks(range(len(statuses)))
     ax.set_xticklabels(labels, fontsize=7)
@@ -206,6 +225,8 @@ def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
     ax.set_ylim(*ylim)
     # impossible hardware has no area model either: counted, not drawn
     extra = f"\n+{unplaced} without\n{_UNITS.get(attr, attr)}" if unplaced else ""
+    if any(getattr(p, attr) > top for p in bad):
+        extra += "\n▲ above"
     ax.set_title("infeasible\n(no latency)" + extra, fontsize=7)
     ax.tick_params(axis="y", labelleft=False)
     ax.grid(True, axis="y", alpha=0.25)
@@ -227,7 +248,7 @@ def convergence_figure(data: ReportData) -> Figure:
     ys = [b for b in conv.best_latency_ms if b is not None]
     if xs:
         lat.step([*xs, conv.trials[-1]], [*ys, ys[-1]], where="post", color=FRONT_COLOR,
-                 lw=1.8, label=f"best so far ({ys[-1]:.3g} ms)")
+                 lw=1.8, label=f"best so far ({formats.ms(ys[-1])} ms)")
         _log_if_spread(lat, "y", [p.latency_ms for p in feas])
     else:
         lat.text(0.5, 0.5, "no feasible trial yet", transform=lat.transAxes, ha="center")
@@ -238,14 +259,15 @@ def convergence_figure(data: ReportData) -> Figure:
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
             label=f"final {data.hypervolume:.3f}")
-    hv.set_title("Hypervolume of the front (area × cycles)", loc="left", fontsize=11)
+    hv.set_title("Hypervolume of the front (log area × log cycles)", loc="left", fontsize=11)
     hv.set_xlabel("trials done")
     ref = data.ref_point
-    hv.set_ylabel("fraction of the reference box")
+    hv.set_ylabel("share of the box dominated")
     if ref is not None:
-        hv.text(0.98, 0.04, f"reference: {ref[0]:.3g} mm², {ref[1]:,.0f} cycles",
+        hv.text(0.98, 0.04, f"box: the final front's ideal point to 10% beyond its nadir\n"
+                f"reference point {formats.area(ref[0])} mm², {formats.cycles(ref[1])} cycles",
                 transform=hv.transAxes, ha="right", fontsize=8, color="dimgray")
-    hv.set_ylim(0, max(1e-3, max(conv.hypervolume, default=0.0)) * 1.1)
+    hv.set_ylim(0, 1.05)  # a share of the box: the whole 0..1 scale
     hv.grid(True, alpha=0.25)
     hv.legend(fontsize=8, loc="upper left")
     return fig
@@ -254,62 +276,100 @@ def convergence_figure(data: ReportData) -> Figure:
 # ---- params.png ------------------------------------------------------------------------------
 
 def params_figure(data: ReportData) -> Figure:
-    """Importance (eta^2) of every parameter, then latency per value of each, most important
-    first: feasible trials as dots, the median as a bar, trials and feasible share below."""
+    """What each parameter does to latency and to area. First the importance of every
+    parameter (eta^2 of log latency, and of log area for hardware parameters); then latency
+    per value of each parameter and knob, most important first; then area per value of each
+    hardware parameter (knobs do not change the hardware). Feasible trials as dots, the
+    median as a bar, feasible / all trials under each value."""
     import numpy as np
 
     rels = list(data.params)
-    n = len(rels) + 1
-    cols = min(4, n)
-    rows = -(-n // cols)
-    fig = _figure(3.6 * cols, 3.1 * rows)
-    axes = np.atleast_1d(fig.subplots(rows, cols)).ravel()
-    fig.suptitle(f"{data.study}: latency (ms at {data.clock_mhz:g} MHz) by hardware parameter "
-                 "and schedule knob — dots: feasible trials, bar: median, below each value: "
-                 "feasible / all trials", fontsize=11)
-    imp = axes[0]
-    named = [r for r in rels if r.importance is not None][::-1]
-    imp.barh([r.label for r in named], [r.importance for r in named],
-             color=["tab:blue" if r.kind == "hardware" else "tab:orange" for r in named])
-    imp.set_xlim(0, 1)
-    n_feas = sum(p.feasible for p in data.points)
-    imp.set_title(f"Importance: η² of log latency ({n_feas} feasible)", loc="left",
-                  fontsize=10)
-    imp.set_xlabel("share of variance explained (blue: hardware, orange: knob)", fontsize=7)
-    imp.tick_params(labelsize=8)
-    if not named:
-        imp.text(0.5, 0.5, "too few feasible trials", ha="center", transform=imp.transAxes)
+    hw_rels = sorted((r for r in rels if r.kind == "hardware"),
+                     key=lambda r: -(r.area_importance or 0.0))
+    cols = 4
+    lat_rows = -(-(len(rels) + 1) // cols)
+    area_rows = -(-len(hw_rels) // cols)
+    fig = _figure(3.6 * cols, 3.1 * (lat_rows + area_rows))
+    grid = fig.add_gridspec(lat_rows + area_rows, cols)
+    fig.suptitle(f"{data.study}: latency (ms at {data.clock_mhz:g} MHz) and area (mm²) by "
+                 "hardware parameter and schedule knob — dots: feasible trials, bar: median, "
+                 "below each value: feasible / all trials", fontsize=11)
+    _importance_panel(fig.add_subplot(grid[0, 0]), data, rels)
     rng = np.random.default_rng(0)
-    every = [x for r in rels for v in r.values for x in v.latencies_ms]
-    for ax, rel in zip(axes[1:], rels, strict=False):
-        lat_all: list[float] = []
-        for i, v in enumerate(rel.values):
-            ys = list(v.latencies_ms)
-            lat_all += ys
-            ax.scatter(i + rng.uniform(-0.18, 0.18, len(ys)), ys, s=9, alpha=0.55, lw=0,
-                       color="tab:blue" if rel.kind == "hardware" else "tab:orange")
-            if v.median_ms is not None:
-                ax.hlines(v.median_ms, i - 0.3, i + 0.3, color="black", lw=1.6)
-        ax.set_xticks(range(len(rel.values)))
-        ax.set_xticklabels([f"{v.label}\n{v.n_feasible}/{v.n_trials}" for v in rel.values],
-                           fontsize=7)
-        imp_txt = "" if rel.importance is None else f"  η²={rel.importance:.2f}"
-        ax.set_title(f"{rel.label}{imp_txt}", loc="left", fontsize=10)
-        ax.set_ylabel("latency (ms)", fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.grid(True, axis="y", which="both", alpha=0.25)
-        ax.set_xlim(-0.6, len(rel.values) - 0.4)
-        _log_if_spread(ax, "y", every)  # one latency scale for every panel
-        if every:
-            lo, hi = min(every), max(every)
-            pad = (hi / lo) ** 0.06 if ax.get_yscale() == "log" else None
-            ax.set_ylim(*((lo / pad, hi * pad) if pad else (0, hi * 1.08)))
-        if not lat_all:
-            ax.text(0.5, 0.5, "no feasible trial", ha="center", transform=ax.transAxes,
-                    fontsize=8, color="dimgray")
-    for ax in axes[n:]:
-        ax.set_visible(False)
+    latencies = [x for r in rels for v in r.values for x in v.latencies_ms]
+    areas = [x for r in hw_rels for v in r.values for x in v.areas_mm2]
+    for k, rel in enumerate(rels, start=1):
+        ax = fig.add_subplot(grid[k // cols, k % cols])
+        _value_panel(ax, rel, [v.latencies_ms for v in rel.values],
+                     [v.median_ms for v in rel.values], latencies, "latency (ms)",
+                     rel.importance, rng)
+    for k, rel in enumerate(hw_rels):
+        ax = fig.add_subplot(grid[lat_rows + k // cols, k % cols])
+        _value_panel(ax, rel, [v.areas_mm2 for v in rel.values],
+                     [v.median_mm2 for v in rel.values], areas, "area (mm²)",
+                     rel.area_importance, rng, what="area")
     return fig
+
+
+def _importance_panel(ax: Axes, data: ReportData, rels: Sequence[Any]) -> None:
+    import numpy as np
+
+    named = [r for r in rels if r.importance is not None or r.area_importance is not None]
+    named = named[::-1]  # most important on top
+    y = np.arange(len(named))
+    ax.barh(y + 0.2, [r.importance or 0.0 for r in named], height=0.4,
+            color=[FEASIBLE_COLOR if r.kind == "hardware" else "tab:orange" for r in named],
+            label="latency")
+    ax.barh(y - 0.2, [r.area_importance or 0.0 for r in named], height=0.4,
+            color="tab:green", label="area (hardware only)")
+    ax.set_yticks(y)
+    ax.set_yticklabels([r.label for r in named])
+    ax.set_xlim(0, 1)
+    n_feas = sum(p.feasible for p in data.points)
+    ax.set_title(f"Importance: η² of log latency / area ({n_feas} feasible)", loc="left",
+                 fontsize=10)
+    ax.set_xlabel("share of variance explained (latency: blue hardware, orange knob)",
+                  fontsize=7)
+    ax.tick_params(labelsize=8)
+    if named:
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.text(0.5, 0.5, "too few feasible trials", ha="center", transform=ax.transAxes)
+
+
+def _value_panel(ax: Axes, rel: Any, groups: Sequence[Sequence[float]],
+                 medians: Sequence[float | None], every: Sequence[float], ylabel: str,
+                 importance: float | None, rng: Any, what: str = "latency") -> None:
+    """Dots per value of ``rel`` with the median as a bar, on one scale shared by all the
+    panels of the same quantity (``every``)."""
+    color = ("tab:green" if what == "area" else
+             FEASIBLE_COLOR if rel.kind == "hardware" else "tab:orange")
+    for i, (ys, med) in enumerate(zip(groups, medians, strict=True)):
+        ax.scatter(i + rng.uniform(-0.18, 0.18, len(ys)), list(ys), s=9, alpha=0.55, lw=0,
+                   color=color)
+        if med is not None:
+            ax.hlines(med, i - 0.3, i + 0.3, color="black", lw=1.6)
+    ax.set_xticks(range(len(rel.values)))
+    ax.set_xticklabels([f"{v.label}\n{v.n_feasible}/{v.n_trials}" for v in rel.values],
+                       fontsize=7)
+    imp_txt = "" if importance is None else f"  η²={importance:.2f}"
+    ax.set_title(f"{rel.label}{' — area' if what == 'area' else ''}{imp_txt}", loc="left",
+                 fontsize=10)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(True, axis="y", which="both", alpha=0.25)
+    ax.set_xlim(-0.6, len(rel.values) - 0.4)
+    _log_if_spread(ax, "y", every)
+    if every:
+        lo, hi = min(every), max(every)
+        if ax.get_yscale() == "log":
+            pad = (hi / lo) ** 0.06
+            ax.set_ylim(lo / pad, hi * pad)
+        else:
+            ax.set_ylim(0, hi * 1.08)
+    if not any(groups):
+        ax.text(0.5, 0.5, "no feasible trial", ha="center", transform=ax.transAxes,
+                fontsize=8, color="dimgray")
 
 
 # ---- compare.png -----------------------------------------------------------------------------
@@ -348,7 +408,7 @@ def compare_figure(data: CompareData) -> Figure:
         if pts:
             lat.step([p[0] for p in pts] + [conv.trials[-1]],
                      [p[1] for p in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
-                     label=f"{s.study} ({pts[-1][1]:.3g} ms)")
+                     label=f"{s.study} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
                 label=f"{s.study} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", all_x)
@@ -361,20 +421,23 @@ def compare_figure(data: CompareData) -> Figure:
     lat.set_xlabel("trials done")
     lat.set_ylabel("latency (ms)")
     _log_axis(lat, "y")
-    hv.set_title("Hypervolume (shared reference)", loc="left", fontsize=11)
+    hv.set_title("Hypervolume (one box for all)", loc="left", fontsize=11)
     hv.set_xlabel("trials done")
-    hv.set_ylabel("fraction of the reference box")
-    top = max((max(s.convergence.hypervolume, default=0.0) for s in data.series), default=0.0)
-    hv.set_ylim(0, max(top, 1e-3) * 1.1)
+    hv.set_ylabel("share of the box dominated")
+    # the whole 0..1 scale (a share of one box), with room above for the box note
+    hv.set_ylim(0, 1.2)
+    hv.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     if data.ref_point is not None:
-        hv.text(0.98, 0.04, f"reference: {data.ref_point[0]:.3g} mm², "
-                f"{data.ref_point[1]:,.0f} cycles", transform=hv.transAxes, ha="right",
-                fontsize=8, color="dimgray")
+        hv.text(0.02, 0.98, "box: log area × log cycles, the fronts' ideal point to 10% "
+                f"beyond their nadir\nreference point {formats.area(data.ref_point[0])} mm², "
+                f"{formats.cycles(data.ref_point[1])} cycles", transform=hv.transAxes,
+                ha="left", va="top", fontsize=8, color="dimgray")
     for ax in (fr, lat, hv):
         ax.grid(True, which="both", alpha=0.25)
-    for ax in (lat, hv):
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+    if lat.get_legend_handles_labels()[0]:
+        lat.legend(fontsize=8)
+    if hv.get_legend_handles_labels()[0]:
+        hv.legend(fontsize=8, loc="lower right")
     return fig
 
 
