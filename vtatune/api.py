@@ -146,11 +146,14 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     from vtatune.errors import UserError
     from vtatune.search import runner
     from vtatune.search import space as spaces
-    from vtatune.search.samplers import NAMES
+    from vtatune.search.samplers import names, require
+    from vtatune.workloads import registry
 
+    registry.get(workload)  # an unknown operator: UserError naming the known ones
     sampler = sampler or DEFAULT_SAMPLER
-    if sampler not in NAMES:
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(NAMES)})")
+    if sampler not in names():
+        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
+    require(sampler)
     if trials < 1:
         raise UserError(f"trials must be at least 1, got {trials}")
     if hw is not None and objective is None:
