@@ -100,3 +100,48 @@ def test_hw_shows_derived_sizes(capsys) -> None:
     assert rc == 0 and d["inp_depth"] == 2048 and d["gemm_insn_bits"] == 128
     rc, out, _ = _run(capsys, "hw", "--list")
     assert rc == 0 and "1x32x32" in out
+
+
+def test_compile_emit_writes_a_bundle_that_verifies(capsys, tmp_path) -> None:
+    from vtatune.compiler import compile_candidate
+    from vtatune.export import verify_bundle
+    from vtatune.hardware import boards, config
+    from vtatune.program.program import Program
+    from vtatune.runtime.build import build_program
+    from vtatune.simulator import simulate
+    from vtatune.workloads import parse
+
+    out = tmp_path / "emit"
+    rc, stdout, err = _run(capsys, "compile", "dense", "--shape", "16,64,64", "--hw", "1x8x8",
+                           "--board", "ultra96", "--emit", str(out), "--json")
+    assert rc == 0, err
+    d = json.loads(stdout)
+    files = {"vta_config.json", "schedule.json", "program.bin", "resources.json",
+             "manifest.json"}
+    assert set(d["emitted"]["files"]) == files == {p.name for p in out.iterdir()}
+    vta = json.loads((out / "vta_config.json").read_text())
+    hw = config.load("1x8x8")
+    assert vta["TARGET"] == boards.load("ultra96").vta_target
+    assert vta["LOG_BLOCK_IN"] == hw.log_block_in == 3
+    # the program is the candidate's, independently rebuilt and timed here
+    wl = parse("dense", None, "16,64,64")
+    res = compile_candidate(wl, hw, d["knobs"])
+    program = build_program(res, wl, hw)
+    assert (out / "program.bin").read_bytes() == program.to_bytes()
+    assert Program.from_bytes(hw, (out / "program.bin").read_bytes()).insns == program.insns
+    cycles = simulate(program, boards.load("ultra96")).cycles
+    assert d["emitted"]["cycles"] == cycles
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"]["command"] == "compile" and manifest["board"] == "ultra96"
+    report = verify_bundle(out)  # the same checks as `vtatune verify-export`
+    assert report.ok, [c for c in report.checks if c.status == "fail"]
+
+
+def test_compile_emit_of_an_invalid_candidate_writes_nothing(capsys, tmp_path) -> None:
+    out = tmp_path / "emit"
+    rc, _, err = _run(capsys, "compile", "conv2d", "--layer", "C9", "--knobs",
+                      "tile_h=7,tile_w=7,tile_co=32,tile_ci=16,h_nthread=1,oc_nthread=1",
+                      "--emit", str(out))
+    assert rc == 1 and not out.exists() and "nothing written" in err
+    rc, _, err = _run(capsys, "compile", "--emit", str(out), "--board", "nope")
+    assert rc == 2 and err.startswith("vtatune: error:") and len(err.splitlines()) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -28,6 +29,13 @@ def compile_cmd(
     print_: Annotated[str | None, typer.Option(
         "--print", help="Also print the IR: 'tir' (VTA-level) or 'scheduled' (before lowering).",
     )] = None,
+    emit: Annotated[Path | None, typer.Option(
+        "--emit", help="Write the candidate's program.bin, vta_config.json, schedule.json, "
+        "resources.json and manifest.json into this folder (a bundle verify-export checks).",
+    )] = None,
+    board: Annotated[str, typer.Option(
+        "--board", help="With --emit: the board the program is timed on and fitted to, whose "
+        "VTA target goes into vta_config.json.")] = "pynq-z1",
     json_: JsonOption = False,
 ) -> None:
     """Compile WORKLOAD on a VTA config through the schedule template and VTA passes.
@@ -39,21 +47,55 @@ def compile_cmd(
     if print_ is not None and print_ not in PRINT_CHOICES:
         raise UserError(f"--print takes one of {', '.join(PRINT_CHOICES)}, got {print_!r}")
     wl, cfg, k = resolve_candidate(workload, layer, shape, hw, knobs)
+    target_board = _board(board) if emit is not None else None
 
     from vtatune.compiler import compile_candidate
 
     res = compile_candidate(wl, cfg, k)
+    emitted = _emit(wl, cfg, res, target_board, emit, hw) if emit is not None and res.ok \
+        else None
     if json_:
         console.print_json({**res.as_dict(), "hw_name": cfg.name, "layer": wl.name or None,
-                            "macs": wl.macs})
+                            "macs": wl.macs, "emitted": emitted})
     else:
         _report(wl, cfg, res)
+        if emitted is not None:
+            console.line(f"wrote {emitted['out']}/ ({', '.join(emitted['files'])}): "
+                         f"{emitted['cycles']:,} cycles on {emitted['board']}; check it with: "
+                         f"vtatune verify-export {emitted['out']}")
+    if emit is not None and not res.ok:
+        console.note(f"nothing written to {emit}: the candidate is {res.status}")
     if print_ == "tir" and res.module is not None:
         console.line(res.module.script())
     elif print_ == "scheduled":
         console.line(scheduled_script(wl, cfg, k))
     if not res.ok:
         raise typer.Exit(1)
+
+
+def _board(name: str) -> Any:
+    from vtatune.hardware import boards
+
+    return boards.load(name)
+
+
+def _emit(wl: Any, cfg: Any, res: Any, board: Any, out: Path, hw_arg: str) -> dict[str, Any]:
+    """Build, time and write the candidate as a bundle (export's writers); its manifest's
+    source names this command instead of a study."""
+    from vtatune.errors import UserError
+    from vtatune.export.bundle import build, hw_of, write_design
+
+    hw = hw_of(cfg.log_params(), board, cfg.name)  # the board's VTA target in vta_config
+    built = build(wl, hw, res.knobs, board)
+    source = {"command": "compile", "workload": wl.signature, "hw": hw_arg,
+              "knobs": dict(sorted(res.knobs.items()))}
+    try:
+        files, area_mm2 = write_design(out, built, board, source, cfg.name or cfg.shape_label)
+    except OSError as exc:
+        raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    return {"out": str(out), "board": board.name, "cycles": built.timing.cycles,
+            "seconds": built.timing.seconds, "area_mm2": area_mm2,
+            "files": {k: str(v) for k, v in files.items()}}
 
 
 def resolve_candidate(workload: str, layer: str | None, shape: str | None, hw: str,

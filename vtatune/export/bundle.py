@@ -144,7 +144,6 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
                  db: str = "") -> BundleResult:
     """Rebuild the picked trial and write the bundle into ``out`` (created; the bundle's files
     are replaced, other files left alone)."""
-    from vtatune.area import estimate, fit
     from vtatune.hardware import boards
     from vtatune.workloads import from_signature
 
@@ -154,11 +153,27 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
     wl = from_signature(rec.workload)
     hw = hw_of(rec.hw, board, rec.hw_name)
     built = build(wl, hw, rec.knobs, board)
-    area = estimate(hw, board)
-    fitted = fit(area, board)
+    source = {"study": info.name, "trial": trial.number, "pick": pick, "db": db,
+              "candidate_key": rec.key, "sampler": trial.sampler,
+              "objective": info.objective, "stored_cycles": rec.cycles}
+    files, area_mm2 = write_design(out, built, board, source, rec.hw_name)
+    return BundleResult(folder=out, study=info.name, trial=trial.number, pick=pick,
+                        hw_name=rec.hw_name, knobs=dict(rec.knobs),
+                        cycles=built.timing.cycles, stored_cycles=int(rec.cycles or 0),
+                        seconds=built.timing.seconds, area_mm2=area_mm2, files=files)
 
+
+def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
+                 hw_name: str) -> tuple[dict[str, Path], float]:
+    """Write a built design's bundle (``BUNDLE_FILES`` and the manifest, whose ``source``
+    says where the design came from) into ``out`` (created); returns the files and the
+    design's area in mm². Used by ``export`` (a stored trial) and ``compile --emit``."""
+    from vtatune.area import estimate, fit
+
+    area = estimate(built.hw, board)
+    fitted = fit(area, board)
     contents: dict[str, bytes] = {
-        VTA_CONFIG: _json(hw.to_vta_json()),
+        VTA_CONFIG: _json(built.hw.to_vta_json()),
         SCHEDULE: _json(schedule_json(built, board)),
         PROGRAM: built.program_bytes,
         RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
@@ -167,10 +182,8 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
         "format": BUNDLE_FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "versions": versions(),
-        "source": {"study": info.name, "trial": trial.number, "pick": pick, "db": db,
-                   "candidate_key": rec.key, "sampler": trial.sampler,
-                   "objective": info.objective, "stored_cycles": rec.cycles},
-        "workload": wl.signature, "board": board.name, "hw_name": rec.hw_name,
+        "source": source,
+        "workload": built.workload.signature, "board": board.name, "hw_name": hw_name,
         "cycles": built.timing.cycles,
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
@@ -180,10 +193,7 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
     for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
         (out / name).write_bytes(data)
         files[name] = out / name
-    return BundleResult(folder=out, study=info.name, trial=trial.number, pick=pick,
-                        hw_name=rec.hw_name, knobs=dict(rec.knobs),
-                        cycles=built.timing.cycles, stored_cycles=int(rec.cycles or 0),
-                        seconds=built.timing.seconds, area_mm2=area.area_mm2, files=files)
+    return files, area.area_mm2
 
 
 def schedule_json(built: Built, board: Board) -> dict[str, Any]:
