@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "vtatune", "hwconfigs", "spaces")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "vtatune", "hwconfigs",
+           "spaces", "examples")
 
 pytestmark = pytest.mark.skipif(not (ROOT / "setup.py").is_file(),
                                 reason="needs the project's sources (a checkout or an sdist)")

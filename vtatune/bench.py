@@ -130,6 +130,33 @@ def bench_tests() -> list[tuple[str, str]]:
              f"{wall:.0f} s ({counts or 'no summary'})")]
 
 
+def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
+    """Wall time of ``report``, ``export --pick knee`` and ``verify-export`` on a conv2d
+    study of 500 trials (100 quick), each its own process as a user runs it."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    n = 100 if quick else 500
+    cli = [sys.executable, "-m", "vtatune"]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"sqlite:///{tmp}/reports.sqlite"
+        out = subprocess.run([*cli, "search", "conv2d", "--trials", str(n), "--seed", "0",
+                              "--db", db, "--json"], capture_output=True, text=True, check=True)
+        study = json.loads(out.stdout)["study"]
+        walls = []
+        for args in (["report", study, "--out", f"{tmp}/report"],
+                     ["export", study, "--pick", "knee", "--out", f"{tmp}/bundle"],
+                     ["verify-export", f"{tmp}/bundle"]):
+            t = time.perf_counter()
+            subprocess.run([*cli, *args, "--db", db] if args[0] != "verify-export"
+                           else [*cli, *args], capture_output=True, check=True)
+            walls.append(time.perf_counter() - t)
+    return [(f"`report` / `export --pick knee` / `verify-export` of a {n}-trial conv2d study "
+             "(wall, one process each)", " / ".join(f"{w:.1f} s" for w in walls))]
+
+
 def run(quick: bool = False) -> str:
     rows = bench_compile(quick)
     from vtatune.area.bench import bench_area
@@ -138,6 +165,7 @@ def run(quick: bool = False) -> str:
     from vtatune.store.bench import bench_store
 
     rows += bench_simulator() + bench_area() + bench_store(quick) + bench_search(quick)
+    rows += bench_reports(quick)
     if not quick:  # minutes each, and the first needs the package index
         rows += bench_tests() + bench_setup()
     lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "
