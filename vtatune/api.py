@@ -160,7 +160,8 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
         objective = "latency"
     sp = spaces.load(space or _default_space(workload, hw), layer=layer, shape=shape,
                      workload=workload, hw=hw, board=board, objective=objective)
-    name = study or _study_name(sp, sampler, hw)
+    name = study or _study_name(sp, sampler, hw, default_space=space is None)
+    runner.check_study(sp, name, db)  # a study made for something else: one line
     res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
                      workers=workers or os.cpu_count() or 1, seed=seed, timeout=timeout,
                      warm_start=warm_start)
