@@ -93,7 +93,9 @@ def test_search_from_python(tmp_path) -> None:
     res = vt.search("dense", shape="16,64,64", hw="default", trials=3, sampler="random",
                     seed=0, db=db, workers=1)
     assert isinstance(res, vt.SearchSummary)
-    assert res.study == "dense-dense_m16_k64_n64-sched-random" and res.trials == 3
+    # the CLI's default name: the fixed hardware is part of it
+    assert res.study == "dense-dense_m16_k64_n64-sched-1x16x16-i32w256a128u32-random"
+    assert res.trials == 3
     df = vt.trials(res.study, db)
     assert len(df) == 3 and df["feasible"].sum() == res.feasible
     assert (df["block_in"] == 16).all() and (df["inp_kib"] == 32).all()  # the default config
