@@ -106,7 +106,8 @@ def test_search_in_a_log_starts_talking_at_once(tmp_path) -> None:
                              stdout=subprocess.PIPE, text=True, env=env, timeout=600)
     assert res.returncode == 0
     lines = log.read_text().splitlines()
-    assert lines[0].startswith("search dense-dense_m16_k64_n64-sched-random: up to 3 trials")
+    assert lines[0].startswith("search dense-dense_m16_k64_n64-sched-1x16x16-i32w256a128u32-random:"
+                               " up to 3 trials")
     assert lines[-1].startswith("[3/3]")
     assert "\x1b" not in log.read_text() and "\x1b" not in res.stdout
     assert "fastest trials" in res.stdout
