@@ -22,10 +22,23 @@ class ConfigError(UserError):
     ``problems`` lists every problem found, so the user can fix them all at once.
     """
 
+    #: Problems and characters per problem the message shows (``problems`` keeps them all):
+    #: a file with 10,000 bad values must not make a 10,000-part line.
+    SHOWN_PROBLEMS, PROBLEM_CHARS = 10, 300
+
     def __init__(self, source: str, problems: list[str]):
         self.source = source
         self.problems = list(problems)
-        super().__init__(f"{source}: " + "; ".join(self.problems))
+        shown = [p if len(p) <= self.PROBLEM_CHARS else p[:self.PROBLEM_CHARS] + "..."
+                 for p in self.problems[:self.SHOWN_PROBLEMS]]
+        more = len(self.problems) - len(shown)
+        super().__init__(f"{source}: " + "; ".join(shown)
+                         + (f"; and {more:,} more problems" if more > 0 else ""))
+
+
+class InputError(ConfigError):
+    """A file that cannot be read safely: not a regular file, too large, not UTF-8, nested
+    too deeply, a number out of range, an npz member of the wrong shape (see ``readers``)."""
 
 
 class WorkloadError(UserError):

@@ -61,7 +61,7 @@ def test_compile_other_hardware(capsys) -> None:
     (["compile", "--knobs", "tile_h=5"], "tile_h=5 is not in the space"),
     (["compile", "--knobs", "tile_h=x"], "must be an integer"),
     (["compile", "--hw", "hwconfigs/malformed/too_deep.json"], "GEMM instruction needs 139"),
-    (["compile", "--hw", "missing.json"], "cannot read file"),
+    (["compile", "--hw", "missing.json"], "no such file"),
     (["compile", "gemm"], "unknown workload 'gemm'"),
     (["compile", "--shape", "1,2,3"], "takes 9 comma-separated integers"),
     (["compile", "--print", "asm"], "--print takes one of"),

@@ -47,7 +47,7 @@ def test_schedule_only_search_with_fixed_hardware(capsys, tmp_path) -> None:
     (["search", "--sampler", "anneal"], "unknown sampler 'anneal'"),
     (["search", "--board", "vcu9000"], "unknown board 'vcu9000'"),
     (["search", "gemm"], "unknown workload 'gemm'"),
-    (["search", "--space", "missing.toml"], "cannot read file"),
+    (["search", "--space", "missing.toml"], "no such file"),
     (["search", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "database"),
     (["search", "--timeout", "-1"], "--timeout must be positive"),
     (["show", "nope", "--db", "sqlite:////tmp/vtatune-no-such.sqlite"], "no study 'nope'"),

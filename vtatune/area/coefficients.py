@@ -8,7 +8,6 @@ path, so the model pays for it once per process.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -440,20 +439,16 @@ def default_path() -> Path:
 
 def from_text(text: str, source: str = "area coefficients") -> Coefficients:
     """Parse and validate coefficient TOML text (no caching; for tests and tools)."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, [f"not valid TOML ({exc})"]) from None
-    return _build(validate(raw, source), source)
+    from vtatune.readers import parse_toml
+
+    return _build(validate(parse_toml(text, source), source), source)
 
 
 @lru_cache(maxsize=8)
 def _load_cached(path: str) -> Coefficients:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(path, [f"cannot read file ({exc.strerror or exc})"]) from None
-    return from_text(text, path)
+    from vtatune.readers import read_text
+
+    return from_text(read_text(path, "area coefficients"), path)
 
 
 def load(path: str | Path | None = None) -> Coefficients:

@@ -19,7 +19,6 @@ A missing folder, manifest or listed file, or a manifest that is not a bundle's,
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,30 +68,65 @@ class VerifyReport:
         return tuple(c for c in self.checks if c.status == FAIL)
 
 
+#: Largest program.bin read (bytes): a fine-grained schedule's program is a few MiB.
+MAX_PROGRAM_BYTES = 256 << 20
+
+
 def read_manifest(folder: Path) -> dict[str, Any]:
     """The bundle's manifest; ``UserError`` when ``folder`` is not a complete bundle."""
-    if not folder.is_dir():
-        raise UserError(f"{folder}: no such bundle folder")
+    from vtatune.escaping import shown
+    from vtatune.readers import read_json
+
+    if not _is_dir(folder):
+        raise UserError(f"{shown(str(folder))}: no such bundle folder")
     path = folder / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UserError(f"{folder} is not a bundle: no {MANIFEST}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: unreadable manifest ({exc})") from None
+    if not _exists(path):
+        raise UserError(f"{shown(str(folder))} is not a bundle: no {MANIFEST}")
+    manifest = read_json(path, "bundle manifest")
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
-        raise UserError(f"{path}: not a vtatune bundle manifest (format {fmt!r}, expected "
-                        f"{BUNDLE_FORMAT!r})")
+        raise UserError(f"{shown(str(path))}: not a vtatune bundle manifest (format "
+                        f"{shown(fmt, 40)}, expected {BUNDLE_FORMAT!r})")
     files = manifest.get("files")
     if not isinstance(files, dict) or set(files) != set(BUNDLE_FILES) or not all(
             isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values()):
-        raise UserError(f"{path}: the manifest must list sha256 checksums of "
+        raise UserError(f"{shown(str(path))}: the manifest must list sha256 checksums of "
                         f"{', '.join(BUNDLE_FILES)}")
-    missing = [n for n in BUNDLE_FILES if not (folder / n).is_file()]
+    board = manifest.get("board", "")
+    if not isinstance(board, str):
+        raise UserError(f"{shown(str(path))}: the manifest's board must be a name")
+    missing = [n for n in BUNDLE_FILES if not _exists(folder / n)]
     if missing:
-        raise UserError(f"bundle {folder} is incomplete: missing {', '.join(missing)}")
+        raise UserError(f"bundle {shown(str(folder))} is incomplete: missing "
+                        f"{', '.join(missing)}")
     return manifest
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The bundle's files that are regular files of bounded size, and why the others are
+    not (the checksums check fails on them; checks that need them are skipped)."""
+    from vtatune.errors import InputError
+    from vtatune.readers import MAX_CONFIG_BYTES, read_bytes
+
+    raw, unreadable = {}, {}
+    for n in BUNDLE_FILES:
+        try:
+            raw[n] = read_bytes(folder / n, "", MAX_PROGRAM_BYTES if n == PROGRAM
+                                else MAX_CONFIG_BYTES)
+        except InputError as exc:
+            unreadable[n] = "; ".join(exc.problems)
+    return raw, unreadable
 
 
 def verify_bundle(folder: Path, board: str | None = None, functional: bool = True,
@@ -104,8 +138,13 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
     from vtatune.hardware import boards
 
     manifest = read_manifest(folder)
-    exported = str(manifest.get("board", ""))
-    brd = boards.load(board or exported)
+    exported = manifest.get("board", "")
+    if exported not in boards.names():  # the bundle names a board; it never points at a file
+        from vtatune.escaping import shown
+
+        raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
+                        f" (known: {', '.join(boards.names())})")
+    brd = boards.load(board if board is not None else exported)
     checks: list[Check] = []
     state: dict[str, Any] = {}
 
@@ -130,17 +169,18 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
         except VtatuneError as exc:  # a rejected config, program or candidate: a failed check
             record(name, FAIL, f"{type(exc).__name__}: {exc}")
 
-    raw = {n: (folder / n).read_bytes() for n in BUNDLE_FILES}
+    raw, unreadable = _read_files(folder)
+    state.update(raw)
     record("versions", INFO, _versions_line(manifest.get("versions", {})))
-    run("checksums", (), lambda: _checksums(raw, manifest))
-    run("vta_config", (), lambda: _vta_config(folder, state))
-    run("schedule", ("hw",), lambda: _schedule(raw[SCHEDULE], state))
-    run(PROGRAM, ("hw",), lambda: _program(raw[PROGRAM], state))
+    run("checksums", (), lambda: _checksums(raw, unreadable, manifest))
+    run("vta_config", (VTA_CONFIG,), lambda: _vta_config(folder, state))
+    run("schedule", ("hw", SCHEDULE), lambda: _schedule(raw[SCHEDULE], state))
+    run(PROGRAM, ("hw", PROGRAM), lambda: _program(raw[PROGRAM], state))
     run("rebuild", ("hw", "workload", "program"), lambda: _rebuild(raw[PROGRAM], brd, state))
     run("cycles", ("program", "workload"), lambda: _cycles(brd, exported, state))
     if functional:
         run("functional", ("program", "workload"), lambda: _functional(state))
-    run("resources", ("hw",), lambda: _resources(raw[RESOURCES], state))
+    run("resources", ("hw", RESOURCES), lambda: _resources(raw[RESOURCES], state))
     if brd.name != exported:
         run("fit", ("hw",), lambda: _fit(brd, state))
     return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
@@ -165,15 +205,19 @@ def _versions_line(made: Any) -> str:
     return "made with " + ", ".join(diff)
 
 
-def _checksums(raw: dict[str, bytes], manifest: dict[str, Any]) -> str:
+def _checksums(raw: dict[str, bytes], unreadable: dict[str, str],
+               manifest: dict[str, Any]) -> str:
     bad = []
     for name, data in raw.items():
         want = manifest["files"][name]
         if sha256(data) != want["sha256"] or want.get("bytes", len(data)) != len(data):
             bad.append(f"{name} (sha256 {sha256(data)[:12]}..., manifest "
                        f"{str(want['sha256'])[:12]}...)")
-    if bad:
-        raise _Failed("changed since export: " + ", ".join(bad))
+    if bad or unreadable:
+        raise _Failed("; ".join(
+            ([f"unreadable: {', '.join(f'{n} {why}' for n, why in unreadable.items())}"]
+             if unreadable else []) + (["changed since export: " + ", ".join(bad)] if bad
+                                       else [])))
     return f"{len(raw)} files match the manifest's sha256"
 
 
@@ -189,10 +233,11 @@ def _vta_config(folder: Path, state: dict[str, Any]) -> str:
 
 def _schedule(raw: bytes, state: dict[str, Any]) -> str:
     from vtatune import schedules
+    from vtatune.readers import decode_text, parse_json
     from vtatune.workloads import from_signature
 
+    doc = parse_json(decode_text(raw, SCHEDULE), SCHEDULE)
     try:
-        doc = json.loads(raw)
         (sig, entry), = doc["workloads"].items()
         knobs = {str(k): int(v) for k, v in entry["knobs"].items()}
         cycles = int(entry["cycles"])
@@ -264,10 +309,11 @@ def _functional(state: dict[str, Any]) -> str:
 def _resources(raw: bytes, state: dict[str, Any]) -> str:
     from vtatune.area import estimate, fit
     from vtatune.hardware import boards
+    from vtatune.readers import decode_text, parse_json
 
+    doc = parse_json(decode_text(raw, RESOURCES), RESOURCES)
     try:
-        doc = json.loads(raw)
-        board = boards.load(str(doc["board"]))
+        board = boards.load(_board_name(doc["board"]))
         want = {"area_mm2": doc["area_mm2"], "totals": doc["totals"], "fits": doc["fits"]}
     except (ValueError, KeyError, TypeError) as exc:
         raise _Failed(f"malformed {RESOURCES} ({type(exc).__name__}: {exc})") from None
@@ -280,6 +326,17 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
     return (f"{area.area_mm2:.4g} mm2, " + ", ".join(
         f"{k} {v:,.0f}" if v == int(v) else f"{k} {v:,.1f}" for k, v in area.totals.items())
         + f"; {fitted.summary()}")
+
+
+def _board_name(value: Any) -> str:
+    """A board named in a bundle file: a name, never a path to read."""
+    from vtatune.errors import ConfigError
+    from vtatune.escaping import shown
+    from vtatune.hardware import boards
+
+    if not isinstance(value, str) or value not in boards.names():
+        raise ConfigError(RESOURCES, [f"board {shown(value, 40)} is not a known board name"])
+    return value
 
 
 def _fit(board: Any, state: dict[str, Any]) -> str:

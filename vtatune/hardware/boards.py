@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,20 +87,28 @@ def from_dict(raw: Any, source: str) -> Board:
 
 def load(name_or_path: str | Path) -> Board:
     """A board by name (``pynq-z1``) or by the path of a board JSON file."""
+    from vtatune.escaping import shown
+    from vtatune.readers import read_json
+
+    text = str(name_or_path)
+    if text.strip() == "":
+        raise ConfigError("board", [f"no board name given (known: {', '.join(names())})"])
     p = Path(name_or_path)
-    if not p.exists():
-        p = boards_dir() / f"{name_or_path}.json"
-        if not p.exists():
+    if not _exists(p):
+        p = boards_dir() / f"{text}.json"
+        if "/" in text or "\0" in text or not _exists(p):
             raise ConfigError(
-                "board", [f"unknown board {str(name_or_path)!r} (known: {', '.join(names())})"]
+                "board", [f"unknown board {shown(text)} (known: {', '.join(names())})"]
             )
+    raw = read_json(p, "board")
+    return from_dict(raw, f"board {shown(str(p))}")
+
+
+def _exists(p: Path) -> bool:
     try:
-        raw = json.loads(p.read_text())
-    except OSError as exc:
-        raise ConfigError(str(p), [f"cannot read file ({exc.strerror or exc})"]) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(str(p), [f"not valid JSON ({exc.msg} at line {exc.lineno})"]) from None
-    return from_dict(raw, str(p))
+        return p.exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
 
 
 def all_boards() -> list[Board]:

@@ -9,7 +9,6 @@ Validation collects every problem before raising one ``ConfigError``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -27,6 +26,11 @@ from vtatune.hardware.hw_spec import (
     OPCODE_BITS,
     layout_problems,
 )
+
+#: VTA addresses DRAM physically with 32 bits (``typedef uint32_t vta_phy_addr_t`` in VTA's
+#: include/vta/driver.h, unless built with USE_VTA64): everything a program touches in DRAM
+#: fits in 4 GiB.
+MAX_DRAM_BYTES = 1 << 32
 
 #: Targets VTA knows (``sim`` is the simulator).
 TARGETS = ("sim", "tsim", "pynq", "ultra96", "zcu104", "de10nano")
@@ -422,6 +426,8 @@ def from_dict(raw: Any, source: str = "hardware config", name: str = "") -> HwCo
     for key in ("TARGET", "HW_VER"):
         if not isinstance(values[key], str):
             problems.append(f"{key} must be a string, got {values[key]!r}")
+    if "NAME" in raw and not isinstance(raw["NAME"], str):
+        problems.append(f"NAME must be a string, got {raw['NAME']!r}")
     if "LOG_BLOCK" in raw and (
         isinstance(raw["LOG_BLOCK"], bool) or not isinstance(raw["LOG_BLOCK"], int)
     ):
@@ -439,16 +445,14 @@ def from_dict(raw: Any, source: str = "hardware config", name: str = "") -> HwCo
 
 def load(path: str | Path) -> HwConfig:
     """Load and validate a vta_config.json file (or a shipped config's name)."""
+    from vtatune.escaping import shown
+    from vtatune.readers import read_json
+
+    if str(path).strip() == "":
+        raise ConfigError("hardware config", ["no file or shipped config name given"])
     p = resolve_path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise ConfigError(str(path), [f"cannot read file ({exc.strerror or exc})"]) from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(str(p), [f"not valid JSON ({exc.msg} at line {exc.lineno})"]) from None
-    return from_dict(raw, source=str(p), name=p.stem)
+    raw = read_json(p, "hardware config")
+    return from_dict(raw, source=f"hardware config {shown(str(p))}", name=p.stem)
 
 
 def hwconfig_dir() -> Path:
@@ -466,7 +470,11 @@ def shipped() -> list[Path]:
 def resolve_path(path: str | Path) -> Path:
     """A file path as given, or the name of a shipped config (``default``, ``1x32x32``)."""
     p = Path(path)
-    if p.exists() or p.suffix or len(p.parts) > 1:
+    try:
+        exists = p.exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return p  # the reader reports it
+    if exists or p.suffix or len(p.parts) > 1:
         return p
     candidate = hwconfig_dir() / f"{path}.json"
     return candidate if candidate.exists() else p

@@ -38,7 +38,7 @@ from types import MappingProxyType
 import numpy as np
 
 from vtatune.errors import ProgramError
-from vtatune.hardware.config import LOG_KEYS, HwConfig, validate
+from vtatune.hardware.config import LOG_KEYS, MAX_DRAM_BYTES, HwConfig, validate
 from vtatune.program.isa import (
     NO_DEPS,
     UOP_BYTES,
@@ -146,6 +146,9 @@ class Program:
     def layout_problems(self) -> list[str]:
         """Problems of the DRAM layout (alignment, overlap, bounds, the uop region's size)."""
         problems: list[str] = []
+        if not 0 < self.dram_bytes <= MAX_DRAM_BYTES:
+            problems.append(f"dram_bytes {self.dram_bytes:,} is outside VTA's 32-bit physical "
+                            f"address space (1..{MAX_DRAM_BYTES:,})")
         align = alignment(self.hw)
         spans = []
         for key, r in self.regions.items():

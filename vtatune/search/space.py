@@ -24,7 +24,6 @@ and which threads, and what unit a tile counts, is the operator's knob declarati
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -222,17 +221,80 @@ def load(path: str | Path, *, layer: str | None = None, shape: str | None = None
     ``hw`` fixes the hardware (a schedule-only space on that config); ``workload``, ``layer``
     and ``shape`` replace the file's workload.
     """
+    from vtatune.readers import read_toml
+
+    if str(path).strip() == "":
+        raise ConfigError("--space", ["no space file or name given"])
     p = Path(path)
-    if not p.exists() and not p.suffix:
-        p = spaces_dir() / f"{path}.toml"
     try:
-        raw = tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise ConfigError(str(path), [f"cannot read file ({exc.strerror or exc})"]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(p), [f"not valid TOML ({exc})"]) from None
+        named = not p.exists() and not p.suffix and "/" not in str(path)
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        named = False
+    if named:
+        p = spaces_dir() / f"{path}.toml"
+    raw = read_toml(p, "space")
     return from_dict(raw, str(p), layer=layer, shape=shape, workload=workload, hw=hw,
                      board=board, objective=objective)
+
+
+#: The keys each section of a space file may hold (the [hardware] section: ``base`` and the
+#: LOG_* parameters).
+SECTION_KEYS: dict[str, tuple[str, ...]] = {
+    "study": ("board", "name"),
+    "workload": ("kind", "layer", "shape"),
+    "hardware": ("base", *LOG_KEYS),
+    "schedule": ("knobs",),
+    "objective": ("kind",),
+    "constraints": ("fit_board", "max_area_mm2"),
+}
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _sections(raw: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
+    """Each known section of ``raw`` as a dict (a section of the wrong type is a problem)."""
+    from vtatune.escaping import shown
+
+    if not isinstance(raw, dict):
+        problems.append(f"expected a table of sections, got {_type_name(raw)}")
+        return {name: {} for name in SECTION_KEYS}
+    problems += [f"unknown section [{shown(k, 40)[1:-1]}]" for k in raw if k not in SECTION_KEYS]
+    out = {}
+    for name, keys in SECTION_KEYS.items():
+        table = raw.get(name, {})
+        if not isinstance(table, dict):
+            problems.append(f"[{name}] must be a table, got {_type_name(table)}")
+            table = {}
+        unknown = [shown(k, 40) for k in table if k not in keys]
+        if unknown:
+            known = ", ".join(keys)
+            problems.append(f"[{name}] unknown {'parameter' if name == 'hardware' else 'key'}"
+                            f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown[:5])} "
+                            f"(known: {known})")
+        out[name] = {k: v for k, v in table.items() if k in keys}
+    return out
+
+
+def _string(table: dict[str, Any], section: str, key: str, problems: list[str]) -> str | None:
+    value = table.get(key)
+    if value is not None and not isinstance(value, str):
+        problems.append(f"[{section}] {key} must be a string, got {_type_name(value)}")
+        return None
+    return value
+
+
+def _log_range(key: str) -> tuple[int, int]:
+    """The values a LOG_* parameter may take in a space (``config.LOG_RANGES``; the data
+    widths: the supported ones)."""
+    if key in config.LOG_RANGES:
+        return config.LOG_RANGES[key]
+    allowed = {"LOG_INP_WIDTH": config.SUPPORTED_LOG_INP_WIDTH,
+               "LOG_WGT_WIDTH": config.SUPPORTED_LOG_WGT_WIDTH,
+               "LOG_ACC_WIDTH": config.SUPPORTED_LOG_ACC_WIDTH}[key]
+    return min(allowed), max(allowed)
 
 
 def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
@@ -242,11 +304,11 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     from vtatune.workloads import parse
 
     problems: list[str] = []
-    known = {"study", "workload", "hardware", "schedule", "objective", "constraints"}
-    problems += [f"unknown section [{k}]" for k in raw if k not in known]
-    wl_raw = dict(raw.get("workload", {}))
-    kind = workload or wl_raw.get("kind", "conv2d")
-    if workload and workload != wl_raw.get("kind", workload):
+    sec = _sections(raw, problems)
+    wl_raw = {k: _string(sec["workload"], "workload", k, problems)
+              for k in ("kind", "layer", "shape")}
+    kind = workload or wl_raw["kind"] or "conv2d"
+    if workload and workload != (wl_raw["kind"] or workload):
         wl_raw = {}  # another workload than the file's: its layer/shape do not apply
     wl: Workload | None = None
     try:
@@ -257,37 +319,44 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     except UserError as exc:
         problems.append(f"workload: {exc}")
 
-    board_name = board or raw.get("study", {}).get("board", "pynq-z1")
+    file_board = _string(sec["study"], "study", "board", problems)
+    board_name = board if board is not None else (file_board if file_board is not None
+                                                  else "pynq-z1")
     try:
         boards.load(board_name)
     except ConfigError as exc:
         problems.append("; ".join(exc.problems))
 
-    hw_raw = dict(raw.get("hardware", {}))
-    base_name = hw or hw_raw.pop("base", "default")
+    hw_raw = dict(sec["hardware"])
+    file_base = _string(hw_raw, "hardware", "base", problems)
+    base_name = hw if hw is not None else (file_base if file_base is not None else "default")
     hw_raw.pop("base", None)
     base = None
     try:
         base = config.load(base_name)
     except ConfigError as exc:
-        problems.append(f"hardware base {base_name!r}: " + "; ".join(exc.problems))
+        problems.append("hardware base: " + "; ".join(exc.problems))
     choices: dict[str, tuple[int, ...]] = {}
     if hw is None:
         for key, values in hw_raw.items():
-            if key not in LOG_KEYS:
-                problems.append(f"[hardware] unknown parameter {key!r} (known: "
-                                f"{', '.join(LOG_KEYS)})")
-                continue
             vals = values if isinstance(values, list) else [values]
             if not vals or any(isinstance(v, bool) or not isinstance(v, int) for v in vals):
-                problems.append(f"[hardware] {key} must be an integer or a list of integers")
+                problems.append(f"[hardware] {key} must be an integer or a non-empty list of "
+                                "integers")
+                continue
+            lo, hi = _log_range(key)
+            bad = sorted({v for v in vals if not lo <= v <= hi})
+            if bad:
+                listed = ", ".join(str(v) for v in bad[:5]) + (
+                    f", ... ({len(bad):,} values)" if len(bad) > 5 else "")
+                problems.append(f"[hardware] {key} values {listed} are outside [{lo}, {hi}]")
                 continue
             choices[key] = tuple(sorted(set(vals)))
     if base is not None:
         for key in LOG_KEYS:
             choices.setdefault(key, (base.log_params()[key],))
 
-    sched = raw.get("schedule", {})
+    sched = sec["schedule"]
     knob_names: tuple[str, ...] = ()
     if wl is not None and base is not None:
         all_knobs = knob_space(wl, base).names
@@ -298,30 +367,36 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
             one = knob_space(wl, _smallest(base)).extents
             knob_names = tuple(k for k in all_knobs if one.get(k, 2) > 1)
         elif isinstance(want, list) and all(isinstance(k, str) for k in want):
-            bad = [k for k in want if k not in all_knobs]
+            from vtatune.escaping import shown
+
+            bad = [shown(k, 40) for k in want if k not in all_knobs]
             if bad:
-                problems.append(f"[schedule] unknown knobs {bad} for {wl.kind} "
+                problems.append(f"[schedule] unknown knobs {', '.join(bad[:5])} for {wl.kind} "
                                 f"(knobs: {', '.join(all_knobs)})")
-            knob_names = tuple(k for k in want if k in all_knobs)
+            knob_names = tuple(dict.fromkeys(k for k in want if k in all_knobs))
         else:
             problems.append('[schedule] knobs must be "all" or a list of knob names')
 
-    obj = objective or raw.get("objective", {}).get(
-        "kind", "area-latency" if len([c for c in choices.values() if len(c) > 1]) else "latency")
+    file_obj = _string(sec["objective"], "objective", "kind", problems)
+    obj = objective or file_obj or (
+        "area-latency" if len([c for c in choices.values() if len(c) > 1]) else "latency")
     if obj not in OBJECTIVES:
-        problems.append(f"objective {obj!r} is not one of {', '.join(OBJECTIVES)}")
-    cons = raw.get("constraints", {})
+        from vtatune.escaping import shown
+
+        problems.append(f"objective {shown(obj, 40)} is not one of {', '.join(OBJECTIVES)}")
+    cons = sec["constraints"]
     fit = cons.get("fit_board", True)
     if not isinstance(fit, bool):
         problems.append("[constraints] fit_board must be true or false")
     max_area = cons.get("max_area_mm2")
     if max_area is not None and (isinstance(max_area, bool) or not isinstance(
-            max_area, int | float) or max_area <= 0):
-        problems.append("[constraints] max_area_mm2 must be a positive number")
+            max_area, int | float) or not math.isfinite(max_area) or max_area <= 0):
+        problems.append("[constraints] max_area_mm2 must be a positive finite number (mm2)")
+    name = _string(sec["study"], "study", "name", problems)
     if problems:
         raise ConfigError(source, problems)
     assert wl is not None and base is not None
-    name = raw.get("study", {}).get("name", Path(source).stem)
+    name = name if name is not None else Path(source).stem
     return SearchSpace(name=name, workload=wl, board=board_name, base_hw=base,
                        hw_choices=choices, knobs=knob_names, objective=obj, fit_board=fit,
                        max_area_mm2=float(max_area) if max_area else None, source=source)

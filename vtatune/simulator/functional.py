@@ -207,7 +207,11 @@ class _Machine:
     def __init__(self, program: Program, dram: np.ndarray | None):
         hw = self.hw = program.hw
         if dram is None:
-            self.dram = np.zeros(program.dram_bytes, dtype=np.uint8)
+            try:
+                self.dram = np.zeros(program.dram_bytes, dtype=np.uint8)
+            except MemoryError:  # a program from a file may claim any size
+                raise SimulationError(f"the program's DRAM of {program.dram_bytes:,} bytes "
+                                      "cannot be allocated on this machine") from None
         else:
             self.dram = np.array(dram, dtype=np.uint8).reshape(-1)
             if self.dram.size < program.dram_bytes:

@@ -21,7 +21,6 @@ pushes its tokens when it finishes. Costs, with every constant a per-board param
 
 from __future__ import annotations
 
-import json
 import math
 from collections import deque
 from dataclasses import dataclass, field, fields
@@ -121,11 +120,9 @@ def load_params(board: str | Board) -> TimingParams:
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in timing_dir().glob("*.json")))
         raise ConfigError(str(path), [f"no timing parameters for board {name!r} (known: {known})"])
-    try:
-        raw = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ConfigError(str(path), [f"not valid JSON ({exc.msg} at line {exc.lineno})"]) from None
-    return params_from_dict(raw, str(path))
+    from vtatune.readers import read_json
+
+    return params_from_dict(read_json(path, "timing parameters"), str(path))
 
 
 @dataclass(frozen=True)

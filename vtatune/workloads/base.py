@@ -149,7 +149,8 @@ class Workload(ABC):
     def from_shape(cls, text: str) -> Workload:
         """The workload of a ``--shape`` text (``SHAPE``'s comma-separated integers)."""
         fields = cls.SHAPE.split(",")
-        return cls(*parse_ints(text, len(fields), f"{cls.kind} ({cls.SHAPE})"))  # type: ignore[call-arg]
+        return addressable(cls(*parse_ints(text, len(fields),  # type: ignore[call-arg]
+                                           f"{cls.kind} ({cls.SHAPE})")))
 
     @classmethod
     def from_signature(cls, signature: str) -> Workload | None:
@@ -157,7 +158,10 @@ class Workload(ABC):
         m = cls.SIGNATURE.fullmatch(signature)
         if m is None:
             return None
-        wl = cls(*(int(g) for g in m.groups()))  # type: ignore[call-arg]
+        if any(len(g) > MAX_DIGITS for g in m.groups()):  # int() of 5,000 digits refuses
+            raise WorkloadError(f"{cls.kind} signature has a dimension of more than "
+                                f"{MAX_DIGITS} digits")
+        wl = addressable(cls(*(int(g) for g in m.groups())))  # type: ignore[call-arg]
         named = [layer for layer in cls.layers().values() if layer.signature == wl.signature]
         return named[0] if named else wl
 
@@ -169,16 +173,36 @@ def _prod(xs: tuple[int, ...]) -> int:
     return out
 
 
+#: Most digits of one shape field (a dimension beyond 10^12 cannot be addressed by VTA).
+MAX_DIGITS = 12
+
+
 def parse_ints(text: str, count: int, what: str) -> list[int]:
     """``count`` comma-separated integers, or a ``WorkloadError`` naming ``what``."""
+    from vtatune.escaping import shown
+
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != count:
         raise WorkloadError(
-            f"--shape for {what} takes {count} comma-separated integers, got {text!r}")
+            f"--shape for {what} takes {count} comma-separated integers, got {shown(text)}")
+    if any(len(p.lstrip("+-")) > MAX_DIGITS for p in parts):
+        raise WorkloadError(f"--shape {shown(text)}: a field has more than {MAX_DIGITS} digits")
     try:
         return [int(p) for p in parts]
     except ValueError:
-        raise WorkloadError(f"--shape {text!r}: every field must be an integer") from None
+        raise WorkloadError(f"--shape {shown(text)}: every field must be an integer") from None
+
+
+def addressable(wl: Workload) -> Workload:
+    """``wl``, or ``WorkloadError`` when its int8 tensors cannot fit VTA's DRAM together
+    (``hardware.config.MAX_DRAM_BYTES``): no program could run it."""
+    from vtatune.hardware.config import MAX_DRAM_BYTES
+
+    total = sum(_prod(s) for s in wl.plain_shapes().values())  # int8: bytes = elements
+    if total > MAX_DRAM_BYTES:
+        raise WorkloadError(f"{wl.kind} shape needs {total:,} bytes of input, weights and "
+                            f"output, more than VTA's {MAX_DRAM_BYTES:,}-byte (32-bit) DRAM")
+    return wl
 
 
 def check_fields(kind: str, wl: Any, positive: tuple[str, ...],

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from vtatune.errors import WorkloadError
+from vtatune.escaping import shown
 
 if TYPE_CHECKING:
     from vtatune.workloads.base import Workload
@@ -65,7 +66,7 @@ def get(kind: str) -> type[Workload]:
     """The operator called ``kind``; ``WorkloadError`` listing the known ones otherwise."""
     ops = operators()
     if kind not in ops:
-        raise WorkloadError(f"unknown workload {kind!r} (known: {', '.join(ops)})")
+        raise WorkloadError(f"unknown workload {shown(kind)} (known: {', '.join(ops)})")
     return ops[kind]
 
 
@@ -101,7 +102,7 @@ def from_signature(signature: str) -> Workload:
         if wl is not None:
             return wl
     examples = " or ".join(f"{c.kind}_..." for c in operators().values())
-    raise WorkloadError(f"not a workload signature: {signature!r} (expected {examples})")
+    raise WorkloadError(f"not a workload signature: {shown(signature)} (expected {examples})")
 
 
 def _layer(cls: type[Workload], name: str) -> Workload:
@@ -110,7 +111,7 @@ def _layer(cls: type[Workload], name: str) -> Workload:
         raise WorkloadError(f"{cls.kind} has no named layers; use --shape {cls.SHAPE}")
     key = name.strip().upper()
     if key not in layers:
-        raise WorkloadError(f"unknown layer {name!r} for {cls.kind} (known: "
+        raise WorkloadError(f"unknown layer {shown(name)} for {cls.kind} (known: "
                             f"{', '.join(layers)})")
     return layers[key]
 
