@@ -5,6 +5,10 @@ the window (long text folds between words, numbers never split). A log (a file, 
 nohup) gets plain lines: progress at a steady pace from the first second, no cursor movement,
 and tables as aligned text that is never wrapped. ``NO_COLOR`` turns colour off (rich reads
 it); nothing here relies on colour. Numbers are formatted by ``vtatune.formats``.
+
+Everything printed passes ``escaping.terminal``: a study name, path or config value holding
+escape sequences or bidi overrides is shown, never interpreted by the terminal; rich reads
+no markup in it.
 """
 
 from __future__ import annotations
@@ -28,15 +32,31 @@ LOG_EVERY_S = 5.0
 #: ... and a "still working" line after this long without one.
 HEARTBEAT_S = 10.0
 
+#: Longest error line (characters); values echoed in it are cut to ``escaping.SHOWN_CHARS``
+#: where they are built, this is the last guard.
+ERROR_CHARS = 1000
+
 
 def error(message: str) -> None:
     """One line on stderr, prefixed ``vtatune: error:``."""
-    err.print(f"vtatune: error: {message}", markup=False)
+    from vtatune.escaping import terminal, truncate
+
+    err.print(f"vtatune: error: {truncate(terminal(message), ERROR_CHARS)}", markup=False,
+              soft_wrap=True)
+
+
+def markup_text(text: str) -> str:
+    """User text for a place rich reads markup from (progress descriptions)."""
+    from vtatune.escaping import terminal
+
+    return _escape(terminal(text))
 
 
 def note(message: str) -> None:
     """One line on stderr (progress and status, so stdout keeps only results)."""
-    err.print(message, markup=False)
+    from vtatune.escaping import terminal
+
+    err.print(terminal(message, keep_lines=True), markup=False)
 
 
 def print_json(obj: Any) -> None:
@@ -79,6 +99,7 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
         return
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     if wrap is None:
         text_cols = [k for k, r in enumerate(right) if not r]
@@ -90,7 +111,7 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
         else:
             t.add_column(col, justify="right" if r else "left", no_wrap=True)
     for r in cells:
-        t.add_row(*r)
+        t.add_row(*[Text(c) for c in r])  # Text: rich reads no markup in a name
     out.print(t)
 
 
@@ -127,14 +148,20 @@ def _fmt(v: Any) -> str:
     if v is None:
         return formats.MISSING
     if isinstance(v, str):
-        return v
+        return _terminal(v)
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
     if isinstance(v, int):
         return f"{v:,}"
-    return str(v)
+    return _terminal(v)
+
+
+def _terminal(v: Any) -> str:
+    from vtatune.escaping import terminal
+
+    return terminal(v)
 
 
 def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -156,7 +183,9 @@ def _generated_name(name: Any) -> bool:
 
 def line(text: str = "") -> None:
     """A line on stdout: at a terminal wrapped between words, in a log never wrapped."""
-    out.print(text, markup=False, soft_wrap=not out.is_terminal)
+    from vtatune.escaping import terminal
+
+    out.print(terminal(text, keep_lines=True), markup=False, soft_wrap=not out.is_terminal)
 
 
 # ---- progress --------------------------------------------------------------------------------
@@ -258,7 +287,7 @@ def _live_bar(title: str, total: int) -> Any:
 
     bar = _Bar(TextColumn("[bold]{task.description}", markup=True), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False)
-    task = bar.add_task(_escape(title), total=total)
+    task = bar.add_task(markup_text(title), total=total)
 
     class _Handle:
         def __enter__(self) -> _Handle:

@@ -48,8 +48,10 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     if res.cycles != res.stored_cycles:
         console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
                      "simulator changed since, the bundle holds the rebuilt program's cycles")
+    from vtatune.escaping import shell_command
+
     console.line(f"wrote {res.folder}/ ({', '.join(res.files)}) in {elapsed:.1f} s; check it "
-                 f"with: vtatune verify-export {res.folder}")
+                 f"with: {shell_command(['vtatune', 'verify-export', str(res.folder)])}")
 
 
 def register(app: typer.Typer) -> None:

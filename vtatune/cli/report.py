@@ -81,11 +81,13 @@ def default_out(study: str, kind: str = "") -> Path:
 def write_files(write: Any, folder: Path) -> Any:
     """Run ``write()``; an unwritable folder is one line (exit 2), not a traceback."""
     from vtatune.errors import UserError
+    from vtatune.escaping import shown
 
     try:
         return write()
-    except OSError as exc:
-        raise UserError(f"cannot write to {folder}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UserError(f"cannot write to {shown(str(folder))}: {reason}") from None
 
 
 def point_json(p: Any) -> dict[str, Any] | None:

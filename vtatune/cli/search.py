@@ -8,7 +8,19 @@ from typing import Annotated, Any
 import typer
 
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption, LayerOption, ShapeOption
+from vtatune.cli.options import (
+    SEED_MAX,
+    TIMEOUT_MAX_S,
+    TRIALS_MAX,
+    WORKERS_MAX,
+    DbOption,
+    JsonOption,
+    LayerOption,
+    ShapeOption,
+    finite_in,
+    int_in,
+    valid_text,
+)
 
 #: Chosen by measurement (README, Benchmarks): within 2% of the exhaustive optimum in 20-24
 #: trials on ResNet-18 C2/C8/C11 where TPE needs 16-120 and random 32->300.
@@ -27,20 +39,24 @@ def search(
         "--hw", help="Fix the hardware to this config: a schedule-only search.")] = None,
     board: Annotated[str | None, typer.Option(
         "--board", help="Target board (default: the space's).")] = None,
-    trials: Annotated[int, typer.Option("--trials", "-n",
+    trials: Annotated[int, typer.Option("--trials", "-n", callback=int_in(1, TRIALS_MAX),
                                         help="Trials the study should hold.")] = 100,
     sampler: Annotated[str, typer.Option(
         "--sampler", help="tpe, nsga2, gp, random, grid or xgb.")] = DEFAULT_SAMPLER,
     objective: Annotated[str | None, typer.Option(
         "--objective", help="area-latency (Pareto front) or latency.")] = None,
     study: Annotated[str | None, typer.Option(
-        "--study", help="Study name; an existing study is continued.")] = None,
+        "--study", callback=valid_text,
+        help="Study name; an existing study is continued.")] = None,
     db: DbOption = None,
     workers: Annotated[int, typer.Option(
-        "--workers", "-j", help="Evaluation worker processes (0: one per core).")] = 0,
-    seed: Annotated[int | None, typer.Option("--seed", help="Sampler seed.")] = None,
+        "--workers", "-j", callback=int_in(0, WORKERS_MAX),
+        help="Evaluation worker processes (0: one per core).")] = 0,
+    seed: Annotated[int | None, typer.Option("--seed", callback=int_in(0, SEED_MAX),
+                                             help="Sampler seed.")] = None,
     timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds one evaluation may take before it is stopped.")] = 120.0,
+        "--timeout", callback=finite_in(0.0, TIMEOUT_MAX_S),
+        help="Seconds one evaluation may take before it is stopped.")] = 120.0,
     warm_start: Annotated[bool, typer.Option(
         "--warm-start/--no-warm-start",
         help="xgb: learn from stored results of the workload in other studies.")] = True,
@@ -51,7 +67,9 @@ def search(
     Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
     simulated, and stored; identical candidates are served from the store.
     """
+    from vtatune.cli.options import refuse_memory_db
     from vtatune.errors import UserError
+    from vtatune.escaping import shown
     from vtatune.search import space as spaces
     from vtatune.search.samplers import names, require
     from vtatune.workloads import registry
@@ -61,15 +79,16 @@ def search(
     if trials < 1:
         raise UserError(f"--trials must be at least 1, got {trials}")
     if sampler not in names():
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
+        raise UserError(f"unknown sampler {shown(sampler)} (known: {', '.join(names())})")
     require(sampler)  # gp without torch: one line, before anything is printed or stored
     if timeout <= 0:
         raise UserError(f"--timeout must be positive, got {timeout:g}")
     if workers < 0:
         raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    refuse_memory_db(db)
     if hw is not None and objective is None:
         objective = "latency"
-    path = space or _default_space(workload or "conv2d", hw)
+    path = space if space is not None else _default_space(workload or "conv2d", hw)
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
                      objective=objective)
     name = study or _study_name(sp, sampler, hw, default_space=space is None)
@@ -117,6 +136,7 @@ def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = Tru
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
          seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
     from vtatune import formats
+    from vtatune.escaping import shell_word
     from vtatune.hardware import boards
     from vtatune.search import runner
     from vtatune.store import normalize_url
@@ -143,8 +163,8 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
                               workers=workers, seed=seed, timeout=timeout,
                               warm_start=warm_start, on_progress=on_progress)
         except KeyboardInterrupt:
-            console.error(f"interrupted: finished trials are stored; rerun with --study {name} "
-                          "to continue")
+            console.error("interrupted: finished trials are stored; rerun with --study "
+                          f"{shell_word(name)} to continue")
             raise typer.Exit(130) from None
 
 
@@ -160,6 +180,7 @@ def _hide_password(url: str) -> str:
 
 def _report(result: Any, json_: bool, db: str | None) -> None:
     from vtatune import formats
+    from vtatune.escaping import shell_command
     from vtatune.search.summary import summarize
     from vtatune.store import Store
 
@@ -198,8 +219,10 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
         console.designs(title, rows)
     else:
         console.line("no feasible trial yet")
-    console.line(f"results: {result.db} (vtatune show {result.study}; optuna-dashboard "
-                 f"{result.db})")
+    show = shell_command(["vtatune", "show", result.study]
+                         + ([] if db is None else ["--db", result.db]))
+    console.line(f"results: {result.db} ({show}; "
+                 f"{shell_command(['optuna-dashboard', result.db])})")
     if result.mirror_error:
         console.error(f"warning: the Optuna dashboard copy of the study was not updated "
                       f"({result.mirror_error}); the results are stored")

@@ -9,6 +9,7 @@ import typer
 
 from vtatune.cli import console
 from vtatune.cli.options import (
+    SEED_MAX,
     BoardOption,
     HwOption,
     JsonOption,
@@ -16,6 +17,7 @@ from vtatune.cli.options import (
     LayerOption,
     ShapeOption,
     WorkloadArg,
+    int_in,
 )
 from vtatune.workloads.base import DEFAULT_SHIFT
 
@@ -41,9 +43,11 @@ def simulate_cmd(
         "--output", help="Write the result (N,COUT,OH,OW or M,N int8) to OUT.npy.",
     )] = None,
     shift: Annotated[int, typer.Option(
-        "--shift", help="Epilogue: clip(acc >> SHIFT, 0, 127) as int8.",
+        "--shift", callback=int_in(0, MAX_SHIFT),
+        help="Epilogue: clip(acc >> SHIFT, 0, 127) as int8.",
     )] = DEFAULT_SHIFT,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random inputs.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", callback=int_in(0, SEED_MAX),
+                                      help="Seed of the random inputs.")] = 0,
     json_: JsonOption = False,
 ) -> None:
     """Simulate WORKLOAD on a VTA config: cycles, time at the board clock, bounds, efficiency.
@@ -54,8 +58,6 @@ def simulate_cmd(
     """
     from vtatune.errors import UserError
 
-    if not 0 <= shift <= MAX_SHIFT:
-        raise UserError(f"--shift must be in 0..{MAX_SHIFT}, got {shift}")
     wl, cfg, k = _resolve(workload, layer, shape, hw, knobs)
     given = _read_inputs(inputs, wl) if inputs is not None else None
 
@@ -122,46 +124,28 @@ def _resolve(workload: str, layer: str | None, shape: str | None, hw: str, knobs
 
 
 def _read_inputs(path: Path, wl: Any) -> tuple[Any, Any]:
-    """``data`` and ``kernel`` from an .npz, checked against the workload's plain shapes."""
-    import zipfile
+    """``data`` and ``kernel`` from an .npz, checked against the workload's plain shapes
+    before they are read (no other member is touched)."""
+    from vtatune.readers import read_npz
 
-    import numpy as np
-
-    from vtatune.errors import UserError
-
-    if not path.is_file():
-        raise UserError(f"--inputs {path}: no such file")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise UserError(f"--inputs {path}: not a readable .npz file ({exc})") from None
     shapes = wl.plain_shapes()
-    out = []
-    for name in ("data", "kernel"):
-        if name not in arrays:
-            raise UserError(f"--inputs {path}: missing array {name!r} "
-                            f"(has: {', '.join(sorted(arrays)) or 'nothing'})")
-        a = arrays[name]
-        if a.dtype != np.int8:
-            raise UserError(f"--inputs {path}: {name!r} is {a.dtype}, expected int8")
-        if tuple(a.shape) != tuple(shapes[name]):
-            raise UserError(f"--inputs {path}: {name!r} has shape {tuple(a.shape)}, expected "
-                            f"{tuple(shapes[name])} for {wl.signature}")
-        out.append(a)
-    return out[0], out[1]
+    arrays = read_npz(path, {name: (tuple(shapes[name]), "int8") for name in ("data", "kernel")},
+                      what=f"--inputs (for {wl.signature})")
+    return arrays["data"], arrays["kernel"]
 
 
 def _write_output(path: Path, result: Any) -> None:
     import numpy as np
 
     from vtatune.errors import UserError
+    from vtatune.escaping import shown
 
     try:
         with open(path, "wb") as f:
             np.save(f, result)
-    except OSError as exc:
-        raise UserError(f"--output {path}: cannot write ({exc.strerror or exc})") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UserError(f"--output {shown(str(path))}: cannot write ({reason})") from None
 
 
 def _report(wl: Any, cfg: Any, s: dict[str, Any]) -> None:

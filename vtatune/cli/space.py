@@ -9,7 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from vtatune.cli import console
-from vtatune.cli.options import HwOption, JsonOption, LayerOption, ShapeOption, WorkloadArg
+from vtatune.cli.options import (
+    WORKERS_MAX,
+    HwOption,
+    JsonOption,
+    LayerOption,
+    ShapeOption,
+    WorkloadArg,
+    int_in,
+)
 
 
 def space_cmd(
@@ -18,7 +26,7 @@ def space_cmd(
     shape: ShapeOption = None,
     hw: HwOption = "default",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0: one per core).",
-                                      min=0)] = 0,
+                                      callback=int_in(0, WORKERS_MAX))] = 0,
     json_: JsonOption = False,
 ) -> None:
     """Enumerate WORKLOAD's knob space on a config and compile every point."""

@@ -43,5 +43,6 @@ def safe_name(name: str, limit: int = 80) -> str:
 
     s = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "study"
     if len(s) > limit:
-        s = s[:limit - 9] + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+        s = s[:limit - 9] + "-" + digest[:8]
     return s

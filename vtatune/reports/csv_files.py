@@ -1,5 +1,6 @@
 """CSV tables of a report: the front (``front.csv``), every trial (``trials.csv``) and a
-comparison of studies (``compare.csv``). Units are in the column names."""
+comparison of studies (``compare.csv``). Units are in the column names. Text cells that a
+spreadsheet would evaluate (``=HYPERLINK(...)``) are written as text (``escaping.csv_cell``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from vtatune.escaping import csv_cell
 from vtatune.hardware.config import LOG_KEYS
 from vtatune.reports.data import CompareData, DesignPoint
 
@@ -69,6 +71,6 @@ def _write(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
+    for r in rows:  # names are cells a spreadsheet must not run as formulas
+        w.writerow({k: ("" if r.get(k) is None else csv_cell(r.get(k))) for k in columns})
     return buf.getvalue()

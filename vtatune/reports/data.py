@@ -409,10 +409,11 @@ def require_feasible(info: StudyInfo, trials: Sequence[TrialRecord]) -> None:
     """``UserError`` (one line) for a study with no trials or no feasible trial: it has no
     front to report, compare on its own, or export from."""
     from vtatune.errors import UserError
+    from vtatune.escaping import shell_word, shown
 
     if not trials:
-        raise UserError(f"study '{info.name}' has no trials yet (run `vtatune search ... "
-                        f"--study {info.name}`)")
+        raise UserError(f"study {shown(info.name)} has no trials yet (run `vtatune search ... "
+                        f"--study {shell_word(info.name)}`)")
     if not any(t.candidate.feasible and t.candidate.cycles is not None for t in trials):
         statuses = ", ".join(f"{k} {v}" for k, v in
                              Counter(t.candidate.status for t in trials).most_common())

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any, NamedTuple
 
 from vtatune import formats
+from vtatune.escaping import html as escape
+from vtatune.escaping import shell_command
 from vtatune.reports.data import CompareData, ReportData
 
 _STYLE = """
@@ -154,10 +155,10 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
     for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
                      ("knee", data.knee)):
         if p is not None:
+            export = shell_command(["vtatune", "export", data.study, "--pick", label])
             picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
                          f"{formats.cycles(p.cycles)} cycles = {formats.ms(p.latency_ms)} ms, "
-                         f"{formats.area(p.area_mm2)} mm² — <code>vtatune export "
-                         f"{escape(data.study)} --pick {label}</code></li>")
+                         f"{formats.area(p.area_mm2)} mm² — <code>{escape(export)}</code></li>")
     hv = ("–" if data.ref_point is None else
           f"{data.hypervolume:.3f} (reference point {formats.area(data.ref_point[0])} mm², "
           f"{formats.cycles(data.ref_point[1])} cycles)")

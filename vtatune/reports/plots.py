@@ -8,7 +8,8 @@ default 1x16x16 is a black star (or a dotted line at its area when the study did
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from vtatune import formats
@@ -28,6 +29,31 @@ FEASIBLE_COLOR = "tab:blue"
 _UNITS = {"area_mm2": "an area", "lut": "a count", "bram": "a count"}
 FRONT_COLOR = "tab:red"
 
+
+
+#: Longest name shown in a figure (characters); the HTML and CSV files hold the whole name.
+NAME_CHARS = 60
+
+
+def _n(text: object) -> str:
+    """A name for a figure: controls made visible (SVG is XML), cut to ``NAME_CHARS``."""
+    from vtatune.escaping import terminal, truncate
+
+    return truncate(terminal(text), NAME_CHARS)
+
+
+def _plain_text(draw: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Build the figure with mathtext off: names are drawn as written, and a study named
+    ``$x$`` or ``a $ b`` can neither be typeset nor crash the mathtext parser."""
+
+    @functools.wraps(draw)
+    def wrapped(*args: Any, **kwargs: Any) -> Figure:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return wrapped
 
 def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
@@ -78,6 +104,7 @@ def _step_front(ax: Axes, xs: Sequence[float], ys: Sequence[float], **kw: Any) -
 
 # ---- pareto.png ------------------------------------------------------------------------------
 
+@_plain_text
 def pareto_figure(data: ReportData) -> Figure:
     """Area vs latency (top) and LUT and BRAM vs latency (bottom), with the board's capacity."""
     fig = _figure(13.0, 9.5)
@@ -88,7 +115,7 @@ def pareto_figure(data: ReportData) -> Figure:
     lut_strip = fig.add_subplot(grid[1, 1], sharey=lut)
     bram = fig.add_subplot(grid[1, 2])
     bram_strip = fig.add_subplot(grid[1, 3], sharey=bram)
-    fig.suptitle(f"{data.study}: area vs latency — {data.workload} on {data.board} "
+    fig.suptitle(f"{_n(data.study)}: area vs latency — {_n(data.workload)} on {_n(data.board)} "
                  f"@ {data.clock_mhz:g} MHz ({data.n_feasible} of {data.n_trials} trials "
                  "feasible)", fontsize=12)
     kinds = _kinds(data.points)
@@ -109,7 +136,7 @@ def pareto_figure(data: ReportData) -> Figure:
     for ax, kind in ((lut, kinds[0]), (bram, kinds[1])):
         if kind in cap:
             ax.axhline(cap[kind], color="black", lw=1, ls="--")
-            ax.annotate(f"{data.board}: {cap[kind]:,.0f} {kind.upper()}", (0.01, cap[kind]),
+            ax.annotate(f"{_n(data.board)}: {cap[kind]:,.0f} {kind.upper()}", (0.01, cap[kind]),
                         xycoords=("axes fraction", "data"), va="bottom", fontsize=8)
     return fig
 
@@ -151,15 +178,15 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
     all_x = [*xs]
     if ref.latency_ms is not None:
         ax.scatter([ref.latency_ms], [ref_y], marker="*", s=220, color="black", zorder=5,
-                   label=f"VTA {ref.hw_name} (trial {ref.trial})")
-        ax.annotate(f"VTA {ref.hw_name}", (ref.latency_ms, ref_y), xytext=(9, -3),
+                   label=f"VTA {_n(ref.hw_name)} (trial {ref.trial})")
+        ax.annotate(f"VTA {_n(ref.hw_name)}", (ref.latency_ms, ref_y), xytext=(9, -3),
                     textcoords="offset points", fontsize=7, va="top")
         all_x.append(ref.latency_ms)
     else:
         ax.axhline(ref_y, color="black", lw=1, ls=":", zorder=1,
-                   label=f"VTA {ref.hw_name} (area only; not in the study)")
+                   label=f"VTA {_n(ref.hw_name)} (area only; not in the study)")
         # every view labels its own line (only the main view has a legend)
-        ax.annotate(f"VTA {ref.hw_name}: {_ref_value(attr, ref_y)} (not run in this study)",
+        ax.annotate(f"VTA {_n(ref.hw_name)}: {_ref_value(attr, ref_y)} (not run in this study)",
                     (0.99, ref_y), xycoords=("axes fraction", "data"), ha="right",
                     va="bottom", fontsize=7)
     # the feasible designs and the reference set the scale; taller infeasible ones are
@@ -176,7 +203,7 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
         ax.scatter([k.latency_ms], [getattr(k, attr)], s=140, facecolor="none",
                    edgecolor="black", lw=1.5, zorder=6,
                    label=f"knee: trial {k.trial}" if main else None)
-        text = (f"knee: trial {k.trial}\n{k.hw_name}\n{formats.ms(k.latency_ms)} ms, "
+        text = (f"knee: trial {k.trial}\n{_n(k.hw_name)}\n{formats.ms(k.latency_ms)} ms, "
                 f"{formats.area(k.area_mm2)} mm²") if main else "knee"
         ax.annotate(text, (k.latency_ms, getattr(k, attr)), xytext=(18, 22),
                     textcoords="offset points", fontsize=8,
@@ -234,12 +261,13 @@ def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
 
 # ---- convergence.png -------------------------------------------------------------------------
 
+@_plain_text
 def convergence_figure(data: ReportData) -> Figure:
     """Best latency so far (with every feasible trial faint) and hypervolume vs trial."""
     fig = _figure(12.0, 4.6)
     lat, hv = fig.subplots(1, 2)
     conv = data.convergence
-    fig.suptitle(f"{data.study}: convergence ({data.sampler}, {data.n_trials} trials)",
+    fig.suptitle(f"{_n(data.study)}: convergence ({_n(data.sampler)}, {data.n_trials} trials)",
                  fontsize=12)
     feas = [p for p in data.points if p.feasible]
     lat.scatter([p.trial + 1 for p in feas], [p.latency_ms for p in feas], s=10, alpha=0.3,
@@ -275,6 +303,7 @@ def convergence_figure(data: ReportData) -> Figure:
 
 # ---- params.png ------------------------------------------------------------------------------
 
+@_plain_text
 def params_figure(data: ReportData) -> Figure:
     """What each parameter does to latency and to area. First the importance of every
     parameter (eta^2 of log latency, and of log area for hardware parameters); then latency
@@ -291,7 +320,7 @@ def params_figure(data: ReportData) -> Figure:
     area_rows = -(-len(hw_rels) // cols)
     fig = _figure(3.6 * cols, 3.1 * (lat_rows + area_rows))
     grid = fig.add_gridspec(lat_rows + area_rows, cols)
-    fig.suptitle(f"{data.study}: latency (ms at {data.clock_mhz:g} MHz) and area (mm²) by "
+    fig.suptitle(f"{_n(data.study)}: latency (ms at {data.clock_mhz:g} MHz) and area (mm²) by "
                  "hardware parameter and schedule knob — dots: feasible trials, bar: median, "
                  "below each value: feasible / all trials", fontsize=11)
     _importance_panel(fig.add_subplot(grid[0, 0]), data, rels)
@@ -323,7 +352,7 @@ def _importance_panel(ax: Axes, data: ReportData, rels: Sequence[Any]) -> None:
     ax.barh(y - 0.2, [r.area_importance or 0.0 for r in named], height=0.4,
             color="tab:green", label="area (hardware only)")
     ax.set_yticks(y)
-    ax.set_yticklabels([r.label for r in named])
+    ax.set_yticklabels([_n(r.label) for r in named])
     ax.set_xlim(0, 1)
     n_feas = sum(p.feasible for p in data.points)
     ax.set_title(f"Importance: η² of log latency / area ({n_feas} feasible)", loc="left",
@@ -350,10 +379,10 @@ def _value_panel(ax: Axes, rel: Any, groups: Sequence[Sequence[float]],
         if med is not None:
             ax.hlines(med, i - 0.3, i + 0.3, color="black", lw=1.6)
     ax.set_xticks(range(len(rel.values)))
-    ax.set_xticklabels([f"{v.label}\n{v.n_feasible}/{v.n_trials}" for v in rel.values],
+    ax.set_xticklabels([f"{_n(v.label)}\n{v.n_feasible}/{v.n_trials}" for v in rel.values],
                        fontsize=7)
     imp_txt = "" if importance is None else f"  η²={importance:.2f}"
-    ax.set_title(f"{rel.label}{' — area' if what == 'area' else ''}{imp_txt}", loc="left",
+    ax.set_title(f"{_n(rel.label)}{' — area' if what == 'area' else ''}{imp_txt}", loc="left",
                  fontsize=10)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(axis="y", labelsize=7)
@@ -374,11 +403,12 @@ def _value_panel(ax: Axes, rel: Any, groups: Sequence[Sequence[float]],
 
 # ---- compare.png -----------------------------------------------------------------------------
 
+@_plain_text
 def compare_figure(data: CompareData) -> Figure:
     """Fronts of several studies overlaid, best latency and hypervolume vs trial."""
     fig = _figure(16.0, 5.2)
     fr, lat, hv = fig.subplots(1, 3, width_ratios=[1.25, 1, 1])
-    fig.suptitle(f"{data.workload} on {data.board} @ {data.clock_mhz:g} MHz: "
+    fig.suptitle(f"{_n(data.workload)} on {_n(data.board)} @ {data.clock_mhz:g} MHz: "
                  f"{len(data.series)} studies", fontsize=12)
     colors = [f"C{i % 10}" for i in range(len(data.series))]
     all_x: list[float] = []
@@ -389,7 +419,7 @@ def compare_figure(data: CompareData) -> Figure:
                    color=color, lw=0)
         fx = [p.latency_ms for p in s.front]
         fy = [p.area_mm2 for p in s.front]
-        label = f"{s.study}: HV {s.hypervolume:.3f}, {len(s.front)} on front"
+        label = f"{_n(s.study)}: HV {s.hypervolume:.3f}, {len(s.front)} on front"
         if s.front:
             # the staircase runs on to the slowest feasible point of any study, so a front of
             # one point still shows the region it dominates
@@ -399,7 +429,7 @@ def compare_figure(data: CompareData) -> Figure:
                         label=label)
             fr.scatter(fx, fy, s=26, color=color, edgecolor="black", lw=0.5, zorder=4)
         else:
-            fr.plot([], [], color=color, label=f"{s.study}: no feasible trial (empty front)")
+            fr.plot([], [], color=color, label=f"{_n(s.study)}: no feasible trial (empty front)")
         all_x += [p.latency_ms for p in feas]
         all_y += [p.area_mm2 for p in feas]
         conv = s.convergence
@@ -408,9 +438,9 @@ def compare_figure(data: CompareData) -> Figure:
         if pts:
             lat.step([p[0] for p in pts] + [conv.trials[-1]],
                      [p[1] for p in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
-                     label=f"{s.study} ({formats.ms(pts[-1][1])} ms)")
+                     label=f"{_n(s.study)} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
-                label=f"{s.study} ({s.hypervolume:.3f})")
+                label=f"{_n(s.study)} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", all_x)
     _log_if_spread(fr, "y", all_y)
     fr.set_title("Pareto fronts (faint: feasible trials)", loc="left", fontsize=11)
