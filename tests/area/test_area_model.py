@@ -4,7 +4,6 @@ family, monotonicity over many configs, every shipped config x board, speed."""
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -165,15 +164,17 @@ def test_area_grows_on_a_grid() -> None:
                 prev = area
 
 
-def test_estimate_is_fast() -> None:
-    cfgs = [config.load(p) for p in config.shipped()]
-    estimate(cfgs[0], PYNQ)  # coefficients loaded and cached
-    n = 0
-    start = time.perf_counter()
-    for _ in range(20):
-        for cfg in cfgs:
-            for board in BOARDS.values():
-                estimate(cfg, board)
-                n += 1
-    per_call = (time.perf_counter() - start) / n
-    assert per_call < 1e-3  # called once per search candidate
+def test_estimate_reads_its_coefficients_once() -> None:
+    # estimate runs once per search candidate; its speed is measured by `make bench`
+    # (vtatune/area/bench.py), not asserted here. What keeps it fast, and can fail: the
+    # coefficient file is parsed once, and repeated estimates are the same pure result.
+    from vtatune.area import coefficients
+
+    pairs = [(config.load(p), board) for p in config.shipped() for board in BOARDS.values()]
+    first = [estimate(cfg, board) for cfg, board in pairs]
+    loads = coefficients._load_cached.cache_info().misses
+    for _ in range(3):
+        for (cfg, board), want in zip(pairs, first, strict=True):
+            got = estimate(cfg, board)
+            assert got.totals == want.totals and got.area_mm2 == want.area_mm2
+    assert coefficients._load_cached.cache_info().misses == loads

@@ -4,7 +4,6 @@ seed, infeasible results handled as constraint violations, warm starts accepted.
 from __future__ import annotations
 
 import importlib.util
-import math
 
 import pytest
 
@@ -103,9 +102,19 @@ def test_warm_start_accepts_history(name, joint) -> None:
 
 
 def test_grid_is_exhaustive_and_finite() -> None:
+    import itertools
+
+    from vtatune.search.samplers._optuna import GRID_LEVELS
+
     sp = spaces.load("conv2d_schedule", layer="C11")  # 7x7 output: few knob values
-    grid = sp.grid(3)
-    size = math.prod(len(v) for v in grid.values())
+    grid = sp.grid(GRID_LEVELS)
+    # the tile knobs' log-positions at GRID_LEVELS steps, the thread knobs 1 and 2
+    assert set(grid) == set(sp.param_space())
+    for name, values in grid.items():
+        want = (1, 2) if name in spaces.THREAD_KNOBS else tuple(
+            round(i / (GRID_LEVELS - 1), 6) for i in range(GRID_LEVELS))
+        assert values == want, name
+    every = {tuple(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())}
     s = make("grid", sp, 1, 0)
     got = []
     while True:
@@ -113,10 +122,12 @@ def test_grid_is_exhaustive_and_finite() -> None:
         if not batch:
             break
         for p in batch:
-            got.append(tuple(sorted(p.items())))
+            got.append(tuple((k, p[k]) for k in grid))
             s.tell(p, Observation((1.0,)))
-    assert len(got) == len(set(got)) == math.prod(len(v) for v in sp.grid(5).values())
-    assert size > 0
+    # every grid point exactly once, nothing outside the grid, and then it stops
+    assert len(got) == len(set(got))
+    assert set(got) == every
+    assert s.ask(4) == []
 
 
 def test_unknown_sampler_is_a_user_error(joint) -> None:

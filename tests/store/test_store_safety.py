@@ -168,11 +168,14 @@ def test_writers_wait_for_the_lock_instead_of_failing(sqlite_url: str,
         [sys.executable, "-c", "import sqlite3, sys, time\n"
          "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
          "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(0.5)\n"
-         "c.execute('COMMIT')", sqlite_url.removeprefix("sqlite:///")],
+         "released = time.time(); c.execute('COMMIT'); print(released, flush=True)",
+         sqlite_url.removeprefix("sqlite:///")],
         stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-    start = time.perf_counter()
     store.save(make_record(0))
-    waited = time.perf_counter() - start
+    saved = time.time()
     assert holder.wait() == 0
-    assert waited > 0.2 and store.lookup(make_record(0).key) is not None
+    released = float(holder.stdout.readline())
+    # the save waited for the lock (it returned after the holder let go), and it succeeded;
+    # an order of events, not a duration: it holds on a loaded machine too
+    assert saved >= released and store.lookup(make_record(0).key) is not None
