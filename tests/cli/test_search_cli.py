@@ -43,13 +43,13 @@ def test_schedule_only_search_with_fixed_hardware(capsys, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["search", "--trials", "0"], "--trials must be at least 1"),
+    (["search", "--trials", "0"], "'-n': must be in 1.."),
     (["search", "--sampler", "anneal"], "unknown sampler 'anneal'"),
     (["search", "--board", "vcu9000"], "unknown board 'vcu9000'"),
     (["search", "gemm"], "unknown workload 'gemm'"),
     (["search", "--space", "missing.toml"], "no such file"),
     (["search", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "database"),
-    (["search", "--timeout", "-1"], "--timeout must be positive"),
+    (["search", "--timeout", "-1"], "'--timeout': must be in (0, "),
     (["show", "nope", "--db", "sqlite:////tmp/vtatune-no-such.sqlite"], "no study 'nope'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message) -> None:

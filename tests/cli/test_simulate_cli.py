@@ -106,8 +106,8 @@ def _bad_npz(tmp_path: Path, **arrays: np.ndarray) -> str:
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda p: str(p / "missing.npz"), "no such file"),
-    (lambda p: (p / "x.npz").write_text("not a zip") and str(p / "x.npz"), "not a readable"),
-    (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 7), np.int8)), "missing array 'kernel'"),
+    (lambda p: (p / "x.npz").write_text("not a zip") and str(p / "x.npz"), "not an .npz file"),
+    (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 7), np.int8)), "has no array 'kernel'"),
     (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 7), np.int16),
                         kernel=np.zeros((24, 20, 3, 3), np.int8)), "int16, expected int8"),
     (lambda p: _bad_npz(p, data=np.zeros((1, 20, 7, 6), np.int8),
@@ -121,7 +121,7 @@ def test_bad_inputs_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--shift", "40"], "--shift must be in 0..31"),
+    (["--shift", "40"], "'--shift': must be in 0..31"),
     (["--board", "nope"], "nope"),
     (["--knobs", "tile_q=2"], "unknown knob"),
     (["--output", "/nonexistent/dir/out.npy"], "cannot write"),

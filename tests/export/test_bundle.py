@@ -116,7 +116,7 @@ def test_broken_bundles_are_bad_input(bundle, tmp_path) -> None:
     with pytest.raises(UserError, match="missing program.bin"):
         read_manifest(folder)
     (folder / "manifest.json").write_text("{not json")
-    with pytest.raises(UserError, match="unreadable manifest"):
+    with pytest.raises(UserError, match="manifest.json.: is not valid JSON"):
         read_manifest(folder)
     (folder / "manifest.json").write_text('{"format": "other"}')
     with pytest.raises(UserError, match="not a vtatune bundle"):
