@@ -44,6 +44,7 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _exit_with_parent()
     # Import everything an evaluation needs now, so no task's clock includes it.
     import vtatune.area
     import vtatune.compiler
@@ -77,6 +78,24 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
             conn.send((DONE, task, rec))
     except (BrokenPipeError, ConnectionResetError):
         return  # the search is gone
+
+
+def _exit_with_parent() -> None:
+    """End this worker the moment the search process is gone (killed with SIGKILL, say). A
+    worker busy compiling or simulating would otherwise only notice at its next message, and
+    an orphan would go on using a core."""
+    import os
+    import threading
+
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])  # readable once the parent process has ended
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 @dataclass
