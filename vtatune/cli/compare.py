@@ -10,11 +10,11 @@ import typer
 
 from vtatune import formats
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption
+from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, point_json, write_files
 
 StudiesArg = Annotated[list[str], typer.Argument(
-    help="Study names (same workload and board), e.g. one per sampler.")]
+    help="Study names (same workload and board), e.g. one per sampler.", callback=valid_text)]
 
 
 def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,

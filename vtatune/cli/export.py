@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption
+from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, write_files
 
 PickOption = Annotated[str, typer.Option(
@@ -15,7 +15,8 @@ PickOption = Annotated[str, typer.Option(
     "a trial number.")]
 
 
-def export(study: str = typer.Argument(..., help="Study name (see `vtatune studies`)."),
+def export(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
+                                callback=valid_text),
            pick: PickOption = "knee", db: DbOption = None, out: OutOption = None,
            json_: JsonOption = False) -> None:
     """Export one design of a study as a deployment bundle.

@@ -107,3 +107,16 @@ def refuse_memory_db(db: str | None) -> None:
     if memory:
         raise UserError("--db names an in-memory database: the results would be lost when "
                         "the search ends; give a file (e.g. --db db/vtatune.sqlite)")
+
+
+def valid_text(value: str | list[str] | None) -> str | list[str] | None:
+    """A Typer callback for names (studies): bytes of the command line that are not UTF-8
+    reach Python as lone surrogates, which no database can store or match."""
+    from vtatune.escaping import shown
+
+    for v in [value] if isinstance(value, str) else (value or []):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise typer.BadParameter(f"{shown(v)} is not valid UTF-8 text") from None
+    return value

@@ -10,7 +10,7 @@ import typer
 
 from vtatune import formats
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption
+from vtatune.cli.options import DbOption, JsonOption, valid_text
 
 OutOption = Annotated[
     Path | None,
@@ -18,7 +18,8 @@ OutOption = Annotated[
 ]
 
 
-def report(study: str = typer.Argument(..., help="Study name (see `vtatune studies`)."),
+def report(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
+                                callback=valid_text),
            db: DbOption = None, out: OutOption = None, json_: JsonOption = False) -> None:
     """Write a study's report: Pareto plots, convergence, parameters, front table, HTML.
 

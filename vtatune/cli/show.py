@@ -6,11 +6,12 @@ import typer
 
 from vtatune import formats
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption
+from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.search.summary import summarize
 
 
-def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies`)."),
+def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
+                                callback=valid_text),
          db: DbOption = None, json_: JsonOption = False) -> None:
     """Show a study: the Pareto front of feasible trials (area-latency) or the 10 fastest."""
     from vtatune.store import Store, StoreError, database_exists, normalize_url

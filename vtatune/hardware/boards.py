@@ -57,6 +57,18 @@ def from_dict(raw: Any, source: str) -> Board:
             problems.append(f"missing key {key!r}")
         elif isinstance(raw[key], bool) or not isinstance(raw[key], typ):
             problems.append(f"{key} has the wrong type ({raw[key]!r})")
+    for key in ("vta_target", "description"):
+        if key in raw and not isinstance(raw[key], str):
+            problems.append(f"{key} must be a string, got {raw[key]!r}")
+    from vtatune.hardware.config import TARGETS
+
+    target = raw.get("vta_target", "")
+    if isinstance(target, str) and target not in ("", *TARGETS):
+        problems.append(f"vta_target {target!r} is not one of VTA's targets "
+                        f"({', '.join(TARGETS)})")
+    sources = raw.get("sources", {})
+    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+        problems.append("sources must map names to strings")
     if problems:
         raise ConfigError(source, problems)
     if raw["family"] not in FAMILIES:

@@ -308,8 +308,17 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     wl_raw = {k: _string(sec["workload"], "workload", k, problems)
               for k in ("kind", "layer", "shape")}
     kind = workload or wl_raw["kind"] or "conv2d"
+    overridden = bool(layer or shape)
     if workload and workload != (wl_raw["kind"] or workload):
-        wl_raw = {}  # another workload than the file's: its layer/shape do not apply
+        overridden = True
+        file_wl, wl_raw = wl_raw, {}  # another workload than the file's: its layer/shape
+    else:                             # do not apply
+        file_wl = wl_raw
+    if overridden and any(v is not None for v in file_wl.values()):
+        try:  # a file is checked whole, even where the command line replaces a part of it
+            parse(file_wl["kind"] or "conv2d", file_wl["layer"], file_wl["shape"])
+        except UserError as exc:
+            problems.append(f"[workload] {exc}")
     wl: Workload | None = None
     try:
         if layer or shape:
@@ -322,10 +331,11 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     file_board = _string(sec["study"], "study", "board", problems)
     board_name = board if board is not None else (file_board if file_board is not None
                                                   else "pynq-z1")
-    try:
-        boards.load(board_name)
-    except ConfigError as exc:
-        problems.append("; ".join(exc.problems))
+    for name in dict.fromkeys(n for n in (board_name, file_board) if n is not None):
+        try:
+            boards.load(name)
+        except ConfigError as exc:
+            problems.append("; ".join(exc.problems))
 
     hw_raw = dict(sec["hardware"])
     file_base = _string(hw_raw, "hardware", "base", problems)
@@ -336,6 +346,11 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
         base = config.load(base_name)
     except ConfigError as exc:
         problems.append("hardware base: " + "; ".join(exc.problems))
+    if hw is not None and file_base is not None and file_base != hw:
+        try:  # replaced by --hw, still checked
+            config.load(file_base)
+        except ConfigError as exc:
+            problems.append("[hardware] base: " + "; ".join(exc.problems))
     choices: dict[str, tuple[int, ...]] = {}
     if hw is None:
         for key, values in hw_raw.items():
@@ -343,6 +358,10 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
             if not vals or any(isinstance(v, bool) or not isinstance(v, int) for v in vals):
                 problems.append(f"[hardware] {key} must be an integer or a non-empty list of "
                                 "integers")
+                continue
+            if len(set(vals)) < len(vals):
+                problems.append(f"[hardware] {key} lists {len(vals):,} values, "
+                                f"{len(vals) - len(set(vals)):,} of them repeated")
                 continue
             lo, hi = _log_range(key)
             bad = sorted({v for v in vals if not lo <= v <= hi})
