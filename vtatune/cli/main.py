@@ -57,6 +57,10 @@ def version_line() -> str:
 
 def _register() -> None:
     # One module per command; each exposes ``register(app)``. Listed in the order of --help.
+    # Once per process: main() may be called many times (tests, the Python API), and Typer
+    # would keep every registration and rebuild all of them on each call.
+    if app.registered_commands:
+        return
     from vtatune.cli import (
         area,
         boards,
