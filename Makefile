@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # Wheels only where they exist (no source builds), no progress bars in logs.
 PIP_FLAGS := --quiet --prefer-binary --progress-bar off
 
-.PHONY: setup run test bench lint clean
+.PHONY: setup run test fuzz bench lint clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,10 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -n 2
+
+# the hostile-input suite in full: every case of every file kind, 400 random command lines
+fuzz: setup
+	VTATUNE_FUZZ_DEEP=1 $(PY) -m pytest -n 2 tests/fuzz
 
 bench: setup
 	$(PY) -m vtatune.bench --write-readme
