@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from vtatune.hardware import config
-from vtatune.hardware.config import (
+from vtatune.hardware.hw_spec import (
     ALU_IMM_BITS,
     LOOP_ITER_BITS,
     MEMOP_DRAM_ADDR_BITS,

@@ -111,7 +111,7 @@ def test_grid_is_exhaustive_and_finite() -> None:
     # the tile knobs' log-positions at GRID_LEVELS steps, the thread knobs 1 and 2
     assert set(grid) == set(sp.param_space())
     for name, values in grid.items():
-        want = (1, 2) if name in spaces.THREAD_KNOBS else tuple(
+        want = (1, 2) if name in sp.thread_knobs else tuple(
             round(i / (GRID_LEVELS - 1), 6) for i in range(GRID_LEVELS))
         assert values == want, name
     every = {tuple(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())}
