@@ -542,7 +542,8 @@ OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, str | list[
                              "sqlite:///file::memory:?cache=shared&uri=true"]}),
     "compile": (("compile", *DENSE), (),
                 {"--knobs": "text", "--print": "text", "--hw": "text", "--shape": "text",
-                 "--layer": "text"}),
+                 "--layer": "text", "--emit": "text"}),
+    "compile-emit": (("compile", *DENSE, "--emit", "{ws}/out/emit"), (), {"--board": "text"}),
     "simulate": (("simulate", *DENSE), (),
                  {"--shift": "int", "--seed": "int", "--knobs": "text", "--board": "text",
                   "--output": "text", "--inputs": "text"}),
@@ -568,18 +569,21 @@ def option_cases() -> list[Case]:
         for opt, kind in options.items():
             vals = kind if isinstance(kind, list) else values[kind]
             for i, v in enumerate(vals):
-                writes = opt == "--out" and i != 1  # a real report: seconds each
+                # a real report or bundle: seconds each
+                writes = opt in ("--out", "--emit") and i != 1
                 cases.append(Case(id=f"{cmd}:{opt}:{i}", argv=(*head, *tail, opt, v),
                                   expect=BAD if cmd == "search-run" else ANY,
                                   check=_not_brake if cmd == "search-run" else None,
                                   deep=writes or (cmd != "search-run" and kind == "text"
                                                   and i > 3)))
     # positional words of every command
-    for cmd, (head, _, _) in OPTIONS.items():
-        if cmd == "search-run":
+    seen = set()
+    for head, _, _ in OPTIONS.values():
+        if head[0] in seen:  # search-run, compile-emit: the same command again
             continue
+        seen.add(head[0])
         for i, v in enumerate(TEXT_VALUES):
-            cases.append(Case(id=f"{cmd}:arg:{i}", argv=(head[0], v), expect=ANY,
+            cases.append(Case(id=f"{head[0]}:arg:{i}", argv=(head[0], v), expect=ANY,
                               deep=i % 3 != 0))
     return cases
 

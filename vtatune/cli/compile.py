@@ -45,7 +45,9 @@ def compile_cmd(
     from vtatune.errors import UserError
 
     if print_ is not None and print_ not in PRINT_CHOICES:
-        raise UserError(f"--print takes one of {', '.join(PRINT_CHOICES)}, got {print_!r}")
+        from vtatune.escaping import shown
+
+        raise UserError(f"--print takes one of {', '.join(PRINT_CHOICES)}, got {shown(print_)}")
     wl, cfg, k = resolve_candidate(workload, layer, shape, hw, knobs)
     target_board = _board(board) if emit is not None else None
 
@@ -60,9 +62,12 @@ def compile_cmd(
     else:
         _report(wl, cfg, res)
         if emitted is not None:
+            from vtatune.escaping import shell_command
+
+            check = shell_command(["vtatune", "verify-export", emitted["out"]])
             console.line(f"wrote {emitted['out']}/ ({', '.join(emitted['files'])}): "
                          f"{emitted['cycles']:,} cycles on {emitted['board']}; check it with: "
-                         f"vtatune verify-export {emitted['out']}")
+                         f"{check}")
     if emit is not None and not res.ok:
         console.note(f"nothing written to {emit}: the candidate is {res.status}")
     if print_ == "tir" and res.module is not None:
@@ -92,7 +97,9 @@ def _emit(wl: Any, cfg: Any, res: Any, board: Any, out: Path, hw_arg: str) -> di
     try:
         files, area_mm2 = write_design(out, built, board, source, cfg.name or cfg.shape_label)
     except OSError as exc:
-        raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
+        from vtatune.escaping import shown
+
+        raise UserError(f"cannot write to {shown(str(out))}: {exc.strerror or exc}") from None
     return {"out": str(out), "board": board.name, "cycles": built.timing.cycles,
             "seconds": built.timing.seconds, "area_mm2": area_mm2,
             "files": {k: str(v) for k, v in files.items()}}
