@@ -1,4 +1,5 @@
-"""``vtatune space``: size of a knob space and how many of its candidates pass verification."""
+"""``vtatune space``: size of a knob space and how many of its candidates pass verification;
+with ``--simulate``, every candidate built and timed: the schedule space's exhaustive optimum."""
 
 from __future__ import annotations
 
@@ -10,14 +11,22 @@ import typer
 
 from vtatune.cli import console
 from vtatune.cli.options import (
+    TIMEOUT_MAX_S,
     WORKERS_MAX,
+    BoardOption,
+    DbOption,
     HwOption,
     JsonOption,
     LayerOption,
     ShapeOption,
     WorkloadArg,
+    finite_in,
     int_in,
+    refuse_memory_db,
 )
+
+#: Fastest candidates listed by ``--simulate`` (all of them are in ``--json`` and ``--csv``).
+TOP = 10
 
 
 def space_cmd(
@@ -27,15 +36,32 @@ def space_cmd(
     hw: HwOption = "default",
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0: one per core).",
                                       callback=int_in(0, WORKERS_MAX))] = 0,
+    simulate: Annotated[bool, typer.Option(
+        "--simulate", help="Also build and time every candidate on --board (isolated workers): "
+        "the best schedule and the whole table.")] = False,
+    board: BoardOption = "pynq-z1",
+    csv: Annotated[str | None, typer.Option(
+        "--csv", help="With --simulate: write every candidate to this CSV file.")] = None,
+    db: DbOption = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="With --simulate: seconds one evaluation may take.",
+        callback=finite_in(0.0, TIMEOUT_MAX_S))] = 120.0,
     json_: JsonOption = False,
 ) -> None:
-    """Enumerate WORKLOAD's knob space on a config and compile every point."""
+    """Enumerate WORKLOAD's knob space on a config and compile every point (with --simulate:
+    build and time every point too)."""
     from vtatune import schedules
+    from vtatune.errors import UserError
     from vtatune.hardware import config
     from vtatune.workloads import parse
 
     wl = parse(workload, layer, shape)
     cfg = config.load(hw)
+    if not simulate and (csv is not None or db is not None):
+        raise UserError("--csv and --db go with --simulate")
+    if simulate:
+        _simulate(wl, cfg, hw, board, jobs or os.cpu_count() or 1, csv, db, timeout, json_)
+        return
     space = schedules.knob_space(wl, cfg)
     points = list(space)
     results = _compile_all(wl, cfg, points, jobs or os.cpu_count() or 1, quiet=json_)
@@ -63,6 +89,126 @@ def space_cmd(
         console.table("what rejected candidates", ["first problem", "candidates"],
                       [[k, v] for k, v in reasons.most_common(10)])
     console.line(f"median compile+verify: {summary['median_compile_ms']:.1f} ms per candidate")
+
+
+def _simulate(wl: Any, cfg: Any, hw_arg: str, board: str, jobs: int, csv: str | None,
+              db: str | None, timeout: float, quiet: bool) -> None:
+    from rich.progress import Progress
+
+    from vtatune import formats, schedules
+    from vtatune.hardware import boards
+    from vtatune.search import exhaustive
+
+    boards.load(board)  # an unknown board is one line, before any work
+    refuse_memory_db(db)
+    csv_path = _writable(csv) if csv is not None else None
+    keep = _Keeper(db, _constraints(wl.kind, hw_arg, board), board) if db is not None else None
+    n = len(schedules.knob_space(wl, cfg))
+    with Progress(console=console.err, transient=True, disable=quiet) as bar:
+        task = bar.add_task("simulating", total=n)
+
+        def got(rec: Any, new: bool) -> None:
+            if keep is not None and new:
+                keep.save(rec)
+            bar.advance(task)
+
+        ref = exhaustive.reference(wl, cfg, board, workers=jobs, timeout=timeout,
+                                   known=None if keep is None else keep.served, on_record=got)
+    rows = [_row(r) for r in ref.records]
+    best = ref.best
+    summary = {
+        "workload": wl.signature, "hw": cfg.name, "board": board, "size": len(rows),
+        "statuses": dict(ref.statuses.most_common()),
+        "best": _row(best) if best is not None else None,
+        "candidates": rows,
+    }
+    if csv_path is not None:
+        _write_csv(csv_path, rows, list(schedules.knob_space(wl, cfg).names))
+    if quiet:
+        console.print_json(summary)
+        return
+    console.line(f"{wl.kind} {wl.name or wl.signature} on {cfg.name} ({cfg.shape_label}), "
+                 f"board {board}: {len(rows):,} candidates built and timed")
+    console.line("statuses: " + ", ".join(f"{k} {v:,}" for k, v in ref.statuses.most_common()))
+    if best is None:
+        console.line("no feasible candidate")
+    else:
+        console.line(f"best: {formats.knobs(best.knobs)}: {formats.cycles(best.cycles)} "
+                     f"cycles, {formats.ms(_ms(best.seconds))} ms")
+        fastest = sorted((r for r in ref.records if r.feasible and r.cycles is not None),
+                         key=lambda r: r.cycles)[:TOP]  # type: ignore[arg-type,return-value]
+        console.table(f"the {len(fastest)} fastest", ["knobs", "cycles", "ms", "efficiency"],
+                      [[formats.knobs(r.knobs), formats.cycles(r.cycles),
+                        formats.ms(_ms(r.seconds)), formats.percent(r.efficiency)]
+                       for r in fastest])
+    if csv_path is not None:
+        console.line(f"every candidate: {csv_path}")
+    if keep is not None:
+        console.line(f"stored in {keep.store.display_url}")
+
+
+def _constraints(kind: str, hw: str, board: str) -> dict[str, Any]:
+    """The constraints of the space ``vtatune search KIND --hw HW --board BOARD`` searches."""
+    from vtatune.cli.search import _default_space
+    from vtatune.search import space as spaces
+
+    return spaces.load(_default_space(kind, hw), workload=kind, hw=hw, board=board,
+                       objective="latency").constraints
+
+
+def _row(r: Any) -> dict[str, Any]:
+    return {"knobs": dict(r.knobs), "status": r.status, "reason": r.reason,
+            "cycles": r.cycles, "seconds": r.seconds}
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e3
+
+
+def _writable(path: str) -> Any:
+    from pathlib import Path
+
+    from vtatune.errors import UserError
+
+    p = Path(path)
+    if p.is_dir() or not p.parent.is_dir():
+        raise UserError(f"--csv {path}: not a file in an existing folder")
+    return p
+
+
+def _write_csv(path: Any, rows: list[dict[str, Any]], knobs: list[str]) -> None:
+    import csv as csv_mod
+    import io
+
+    buf = io.StringIO()
+    w = csv_mod.writer(buf, lineterminator="\n")
+    w.writerow([*knobs, "status", "reason", "cycles", "seconds"])
+    for r in rows:
+        w.writerow([*(r["knobs"].get(k, "") for k in knobs), r["status"], r["reason"],
+                    "" if r["cycles"] is None else r["cycles"],
+                    "" if r["seconds"] is None else repr(r["seconds"])])
+    path.write_text(buf.getvalue())
+
+
+class _Keeper:
+    """The results database of ``--db``: records stored as ``vtatune search --hw`` on the
+    same board stores them (the schedule space's constraints), so each serves the other."""
+
+    def __init__(self, db: str, constraints: dict[str, Any], board: str):
+        from vtatune.store import Store
+        from vtatune.store.identity import context
+
+        self.store = Store(db)
+        self.ctx = context(board, constraints)
+
+    def served(self, cands: list[Any]) -> dict[str, Any]:
+        """Stored records of ``cands`` measured in this context with a reusable outcome."""
+        return self.store.lookup_many([c.key for c in cands], self.ctx.key)
+
+    def save(self, rec: Any) -> None:
+        from vtatune.search.runner import stamp
+
+        self.store.save(stamp(rec, self.ctx))
 
 
 def _median(xs: list[float]) -> float:
