@@ -201,7 +201,8 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
                         "knobs": r["knobs"], "cycles": r["cycles"], "seconds": r["seconds"],
                         "area_mm2": r["area_mm2"], "efficiency": r["efficiency"]}
                        for r in data["pareto"]],
-            "top": data["top"]})
+            "top": data["top"], "exhausted": result.exhausted,
+            "space_size": result.space_size})
         return
     console.line(f"study {result.study}: {data['trials']} trials ({result.new_trials} new: "
                  f"{result.evaluated} evaluated, {result.cached} from the store; "
@@ -210,8 +211,7 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
                  + (f"; best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
     if result.exhausted:
-        console.line("stopped early: the sampler proposed no new candidate in its last "
-                     "proposals (the space is exhausted or the search has converged)")
+        console.line(_exhausted(result, data["trials"]))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     title = "Pareto front (area vs cycles)" if data["objective"] == "area-latency" \
         else "fastest trials"
@@ -226,6 +226,16 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
     if result.mirror_error:
         console.error(f"warning: the Optuna dashboard copy of the study was not updated "
                       f"({result.mirror_error}); the results are stored")
+
+
+def _exhausted(result: Any, trials: int) -> str:
+    """Why a search stopped before the requested number of trials."""
+    if result.space_size is not None:
+        return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
+                f"every candidate of the space ({result.space_size:,}) has been evaluated")
+    return (f"stopped after {trials:,} of {result.requested:,} requested trials: no unseen "
+            "candidate found by the sampler or by random draws (the space is too large to "
+            "enumerate)")
 
 
 def register(app: typer.Typer) -> None:

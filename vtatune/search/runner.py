@@ -4,9 +4,12 @@ in isolated workers, store every result, tell the sampler.
 A trial is a candidate new to the study, as AutoTVM never re-measures a visited config. A
 proposal that realizes to a candidate the study has already seen (tile log-positions map
 many-to-one onto legal knob values) is discarded and the sampler asked again; after
-``REPEATS_BEFORE_RANDOM`` repeats in a row the slot takes a seeded random unseen candidate
-instead (the sampler learns its result like any other), and when ``MAX_RANDOM_DRAWS`` random
-draws find nothing unseen the space is exhausted.
+``REPEATS_BEFORE_RANDOM`` repeats in a row — or when the sampler has nothing new to propose
+(a finished grid) — the slot takes a seeded random unseen candidate instead (the sampler
+learns its result like any other). Random parameters reach some candidates rarely or never,
+so after ``MAX_RANDOM_DRAWS`` fruitless draws the unseen candidates come from the space's
+enumeration (``search.enumeration``): every candidate is reachable, and the search says the
+space is exhausted only when each one has been evaluated.
 
 Resuming: a study is continued by name until it holds the requested number of trials, and
 only for what it was made for (``study_identity``: workload, board, hardware, knobs,
@@ -48,8 +51,8 @@ GRACE_S = 60.0
 WAIT_S = 0.5
 #: Repeated proposals in a row after which a slot gets a random unseen candidate.
 REPEATS_BEFORE_RANDOM = 10
-#: Random draws that must all be seen before the space counts as exhausted.
-MAX_RANDOM_DRAWS = 500
+#: Random draws that must all be seen before unseen candidates come from the enumeration.
+MAX_RANDOM_DRAWS = 100
 
 
 @dataclass
@@ -98,6 +101,10 @@ class SearchResult:
     exhausted: bool
     retries: int = 0
     mirror_error: str | None = None
+    #: candidates in the space, when it was enumerated (a search that exhausted it)
+    space_size: int | None = None
+    #: the number of trials the study was asked to hold
+    requested: int = 0
 
 
 def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
@@ -251,7 +258,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     pending: list[Slot] = []  # slots taken over from dead processes, waiting for a worker
     exhausted = False
     repeats_in_a_row = 0
-    rng = random.Random(seed)
+    unseen = _Unseen(space, random.Random(seed))
     owner = store.register_owner()
     beat = _Heartbeat(Store(store.url), owner, heartbeat_s)
     mirror = OptunaMirror(store.url, study, space, n_obj, owner)
@@ -304,11 +311,16 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                     wanted: list[tuple[str, Params, Candidate | None, CandidateRecord | None]] = []
                     want = min(free, trials - slots)
                     while len(wanted) < want and not exhausted:
+                        def taken(key: str, wanted: list[Any] = wanted) -> bool:
+                            return key in seen or any(key == w[0] for w in wanted)
+
                         if repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
-                            proposals = _random_unseen(space, rng, seen)
+                            proposals = unseen.take(taken)
                             repeats_in_a_row = 0
                         else:
-                            proposals = smp.ask(want - len(wanted))
+                            # a sampler with nothing new (a finished grid) does not end the
+                            # search while the space has unseen candidates
+                            proposals = smp.ask(want - len(wanted)) or unseen.take(taken)
                         exhausted = not proposals
                         for params in proposals:
                             cand, why = space.realize(params)
@@ -371,6 +383,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                         repeats=prog.repeats, feasible=prog.feasible,
                         best_cycles=prog.best_cycles,
                         elapsed_s=time.monotonic() - prog.started, exhausted=exhausted,
+                        space_size=unseen.size, requested=trials,
                         retries=prog.retries, mirror_error=mirror.error)
 
 
@@ -401,20 +414,50 @@ class _Heartbeat:
         self.store.close()
 
 
-def _random_unseen(space: SearchSpace, rng: random.Random, seen: dict[str, Any]
-                   ) -> list[Params]:
-    """One uniformly random parameter set whose candidate is not in ``seen`` ([] if none is
-    found in ``MAX_RANDOM_DRAWS`` draws)."""
-    kinds = space.param_space()
-    for _ in range(MAX_RANDOM_DRAWS):
-        params = {k: rng.choice(v) if kind == "categorical" else rng.random()
-                  for k, (kind, v) in kinds.items()}
-        cand, _ = space.realize(params)
-        key = cand.key if cand is not None else hw_invalid_record(
-            space.workload, space.hardware(params), "").key
-        if key not in seen:
-            return [params]
-    return []
+class _Unseen:
+    """Unseen candidates for slots the sampler does not fill, in a seeded random order:
+    random parameter draws first (cheap, and all a large space needs), then the space's
+    enumeration, which reaches every candidate and makes exhaustion exact."""
+
+    def __init__(self, space: SearchSpace, rng: random.Random):
+        self.space, self.rng = space, rng
+        self.size: int | None = None  # candidates in the space, once enumerated
+        self._order: list[tuple[str, Params]] | None = None
+        self._next = 0
+
+    def take(self, taken: Callable[[str], bool]) -> list[Params]:
+        """One parameter set whose candidate is not ``taken`` ([] when every candidate is,
+        or, for a space too large to enumerate, when random draws find none)."""
+        if self._order is None:
+            found = self._draw(taken)
+            if found is not None:
+                return [found]
+            from vtatune.search.enumeration import candidates
+
+            everything = candidates(self.space)
+            if everything is None:
+                return []
+            self.size = len(everything)
+            self.rng.shuffle(everything)
+            self._order = everything
+        while self._next < len(self._order):
+            key, params = self._order[self._next]
+            if not taken(key):
+                return [dict(params)]
+            self._next += 1  # taken candidates stay taken for the rest of the run
+        return []
+
+    def _draw(self, taken: Callable[[str], bool]) -> Params | None:
+        kinds = self.space.param_space()
+        for _ in range(MAX_RANDOM_DRAWS):
+            params = {k: self.rng.choice(v) if kind == "categorical" else self.rng.random()
+                      for k, (kind, v) in kinds.items()}
+            cand, _ = self.space.realize(params)
+            key = cand.key if cand is not None else hw_invalid_record(
+                self.space.workload, self.space.hardware(params), "").key
+            if not taken(key):
+                return params
+        return None
 
 
 def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, float]],
