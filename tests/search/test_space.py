@@ -92,3 +92,40 @@ def test_two_threads_fall_back_to_one_when_they_cannot_split() -> None:
     cand, _ = sp.realize({"u_tile_h": 1.0, "u_tile_w": 1.0, "u_tile_ci": 0.0,
                           "u_tile_co": 1.0, "h_nthread": 2, "oc_nthread": 2})
     assert cand is not None and cand.knobs["h_nthread"] == 1 and cand.knobs["oc_nthread"] == 1
+
+
+@pytest.mark.parametrize("name", ["conv2d", "dense"])
+def test_realize_uses_the_suggestion_exactly_for_knobs_it_is_not_given(name: str) -> None:
+    """realize skips the (costly) suggestion when every knob is given: the candidate is the
+    one "start from the suggestion, then apply the parameters" gives, knob order included."""
+    import random
+
+    from vtatune import schedules
+    from vtatune.search.space import U_PREFIX
+
+    sp = spaces.load(name)
+    rng = random.Random(0)
+    kinds = sp.param_space()
+    compared = 0
+    for i in range(60):
+        params = {k: rng.choice(v) if kind == "categorical" else rng.random()
+                  for k, (kind, v) in kinds.items()}
+        if i % 3 == 0:
+            params.pop(rng.choice([k for k in params if k not in sp.hw_choices]))
+        cand, _ = sp.realize(params)
+        if cand is None:
+            continue
+        ks = schedules.knob_space(sp.workload, cand.hw)
+        want = dict(schedules.suggest(sp.workload, cand.hw))
+        for knob in sp.knobs:
+            if knob in sp.thread_knobs:
+                want[knob] = int(params.get(knob, want[knob]))
+            elif U_PREFIX + knob in params:
+                want[knob] = nearest_log(ks.axes[knob], float(params[U_PREFIX + knob]),
+                                         ks.elements[knob])
+        for knob in sp.thread_knobs:
+            if knob in want and ks.problem(want) and want[knob] > 1:
+                want[knob] = 1
+        assert list(cand.knobs.items()) == list(want.items())
+        compared += 1
+    assert compared >= 20

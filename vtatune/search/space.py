@@ -132,7 +132,7 @@ class SearchSpace:
         if problems:
             return None, "hardware: " + "; ".join(problems)
         space = schedules.knob_space(self.workload, hw)
-        knobs = dict(schedules.suggest(self.workload, hw))
+        knobs = self._defaults(space, hw, params)
         for knob in self.knobs:
             if knob in self.thread_knobs:
                 knobs[knob] = int(params.get(knob, knobs[knob]))
@@ -146,6 +146,19 @@ class SearchSpace:
         if why:
             return None, f"schedule: {why}"
         return Candidate(self.workload, hw, knobs), ""
+
+    def _defaults(self, space: Any, hw: HwConfig, params: dict[str, Any]) -> dict[str, int]:
+        """Values of the knobs ``params`` does not set: the template's suggestion. It
+        enumerates the knob space (~0.1 s on a new config), so it is computed only when some
+        such knob has a choice: a joint search sets every knob and meets a new config at
+        almost every trial."""
+        from vtatune import schedules
+
+        for name in space.names:
+            given = name in params if name in self.thread_knobs else U_PREFIX + name in params
+            if not (name in self.knobs and given) and len(space.axes[name]) > 1:
+                return dict(schedules.suggest(self.workload, hw))
+        return {name: space.axes[name][0] for name in space.names}
 
     def params_of(self, cand: Candidate) -> dict[str, Any]:
         """Sampler parameters that realize ``cand`` (for warm starts from stored results)."""
