@@ -43,6 +43,8 @@ def test_simulate_json_csv_and_db_serve_a_search(capsys, tmp_path) -> None:
     (["space", *DENSE, "--csv", "x.csv"], "--csv and --db go with --simulate"),
     (["space", *DENSE, "--simulate", "--csv", "/no/such/folder/x.csv"], "--csv"),
     (["space", *DENSE, "--simulate", "--board", "vcu9000"], "unknown board 'vcu9000'"),
+    (["space", *DENSE, "--simulate", "--db", "sqlite://"], "in-memory database"),
+    (["space", *DENSE, "--simulate", "--timeout", "nan"], "--timeout"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
     rc = main(argv)
