@@ -131,3 +131,54 @@ def test_bad_options_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], arg
     rc, out, err = run(capsys, *SMALL, *argv)
     assert rc == 2
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize(("argv", "kernel_shape", "out_shape"), [
+    (["conv2d_transpose", "--shape", "1,20,3,4,12,4,4,1,2"], (20, 12, 4, 4), (1, 12, 6, 8)),
+    (["conv2d_transpose", "--shape", "1,16,3,3,8,3,3,0,1"], (16, 8, 3, 3), (1, 8, 5, 5)),
+    (["group_conv2d", "--shape", "1,32,6,6,32,3,3,1,2,4"], (32, 8, 3, 3), (1, 32, 3, 3)),
+    (["group_conv2d", "--shape", "1,24,5,5,24,3,3,1,1,24"], (24, 1, 3, 3), (1, 24, 5, 5)),
+])
+def test_new_operators_take_tvm_layouts_and_match_tvm(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
+        kernel_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> None:
+    """--inputs in TVM's layouts (conv2d_transpose_nchw: kernel (CIN, COUT, KH, KW);
+    group_conv2d_nchw: (COUT, CIN/GROUPS, KH, KW)), --output (N, COUT, OH, OW) int8, equal
+    to TVM's own numpy reference through the same epilogue."""
+    testing = pytest.importorskip("tvm.topi.testing")
+    rng = np.random.default_rng(7)
+    n, cin, h, w = (int(v) for v in argv[2].split(",")[:4])
+    data = rng.integers(-128, 128, (n, cin, h, w), dtype=np.int8)
+    kernel = rng.integers(-128, 128, kernel_shape, dtype=np.int8)
+    np.savez(tmp_path / "in.npz", data=data, kernel=kernel)
+    rc, out, err = run(capsys, *argv, "--inputs", str(tmp_path / "in.npz"), "--output",
+                       str(tmp_path / "out.npy"), "--check")
+    assert rc == 0, err
+    assert "check: bit-exact vs numpy" in out
+    result = np.load(tmp_path / "out.npy")
+    assert result.dtype == np.int8 and result.shape == out_shape
+    fields = [int(v) for v in argv[2].split(",")]
+    pad, stride = fields[7], fields[8]
+    if argv[0] == "conv2d_transpose":
+        acc = testing.conv2d_transpose_nchw_python(data.astype(np.int64), kernel.astype(np.int64),
+                                                   stride, pad, (0, 0))
+    else:
+        acc = testing.conv2d_nchw_python(data.astype(np.int64), kernel.astype(np.int64), stride,
+                                         pad, fields[9])
+    expect = np.clip(np.asarray(acc).astype(np.int64) >> 8, 0, 127).astype(np.int8)
+    np.testing.assert_array_equal(result, expect)
+
+
+def test_new_operators_named_layers_and_wrong_inputs(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    rc, out, err = run(capsys, "conv2d_transpose", "--layer", "CT1", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["layer"] == "CT1" and d["workload"].startswith("conv2d_transpose_n1_c1024_h4")
+    np.savez(tmp_path / "bad.npz", data=np.zeros((1, 16, 4, 4), np.int8),
+             kernel=np.zeros((8, 16, 4, 4), np.int8))  # conv2d's kernel layout, not (CIN, COUT..)
+    rc, _, err = run(capsys, "conv2d_transpose", "--shape", "1,16,4,4,8,4,4,1,2", "--inputs",
+                     str(tmp_path / "bad.npz"))
+    assert rc == 2 and "'kernel' has shape (8, 16, 4, 4), expected (16, 8, 4, 4)" in err
+    rc, _, err = run(capsys, "group_conv2d", "--shape", "1,16,4,4,8,3,3,1,1,3")
+    assert rc == 2 and err.count("\n") == 1 and "CIN=16 is not a multiple of GROUPS=3" in err

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from vtatune import schedules
 from vtatune.compiler import compile_candidate
 from vtatune.hardware import config
 from vtatune.workloads import RESNET18, Conv2d, Dense
+from vtatune.workloads.conv2d_transpose import DCGAN, Conv2dTranspose
+from vtatune.workloads.group_conv2d import MOBILENET_G, GroupConv2d
 
 DENSE = [Dense(16, 256, 256), Dense(1, 512, 1000)]
 
@@ -71,6 +75,36 @@ def test_analytic_footprint_equals_compiled_sram_bytes() -> None:
     space = list(schedules.knob_space(wl, hw))
     for k in space[:: max(1, len(space) // 12)]:
         r = compile_candidate(wl, hw, k)
+        fp = schedules.footprint(wl, hw, k)
+        assert {s: fp[s] for s in ("inp", "wgt", "acc")} == {
+            s: r.sram_bytes[s] for s in ("inp", "wgt", "acc")}, k
+        assert fp["uops"] * 4 == r.sram_bytes["uop"], k
+
+
+@pytest.mark.parametrize("wl", [*DCGAN.values(), *MOBILENET_G.values()],
+                         ids=[*DCGAN, *MOBILENET_G])
+def test_dcgan_and_mobilenet_g_compile_at_the_default_config(wl) -> None:
+    hw = config.default()
+    r = compile_candidate(wl, hw, schedules.suggest(wl, hw))
+    assert r.status == "valid", r.reason
+    # the GEMM core does exactly the operator's padded work, each output tile reset once
+    assert r.counts["gemm_tile_ops"] * hw.macs_per_cycle == wl.padded_macs(hw)
+    out_tiles = r.counts["reset_tile_ops"]
+    assert out_tiles * hw.batch * hw.block_out == math.prod(wl.packed_shapes(hw)["res"])
+    assert r.counts["alu_tile_ops"] == 3 * out_tiles
+
+
+@pytest.mark.parametrize("wl", [Conv2dTranspose(1, 32, 6, 5, 32, 4, 4, 1, 2),
+                                Conv2dTranspose(1, 16, 5, 5, 16, 3, 3, 1, 2),
+                                GroupConv2d(1, 64, 8, 8, 64, 3, 3, 1, 1, 4),
+                                GroupConv2d(2, 32, 6, 6, 32, 3, 3, 1, 2, 32)],
+                         ids=lambda wl: wl.signature)
+def test_analytic_footprint_of_new_operators_equals_compiled_sram_bytes(wl) -> None:
+    hw = config.default()
+    space = list(schedules.knob_space(wl, hw))
+    for k in space[:: max(1, len(space) // 16)]:
+        r = compile_candidate(wl, hw, k)
+        assert r.module is not None, r.reason
         fp = schedules.footprint(wl, hw, k)
         assert {s: fp[s] for s in ("inp", "wgt", "acc")} == {
             s: r.sram_bytes[s] for s in ("inp", "wgt", "acc")}, k

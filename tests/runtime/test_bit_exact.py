@@ -14,6 +14,8 @@ from conftest import TUTORIAL, assert_bit_exact, hw_named, shipped_names
 
 from vtatune import schedules
 from vtatune.workloads import Conv2d, Dense, resnet18_layer
+from vtatune.workloads.conv2d_transpose import Conv2dTranspose
+from vtatune.workloads.group_conv2d import GroupConv2d
 
 SEED = 20250603
 N_RANDOM = 280
@@ -84,6 +86,74 @@ def test_other_shifts_are_bit_exact(shift: int) -> None:
     assert_bit_exact(wl, hw_named("default"), knobs, shift=shift)
     assert_bit_exact(Dense(3, 50, 20), hw_named("1x8x8"), {**schedules.suggest(
         Dense(3, 50, 20), hw_named("1x8x8"))}, shift=shift)
+
+
+def _random_transposed(rng: random.Random, hw) -> Conv2dTranspose:
+    k = rng.choice((1, 2, 3, 4, 5))
+    stride = rng.choice((1, 2, 2, 3))
+    pad = rng.randint(0, (k - 1) // 2)
+    return Conv2dTranspose(rng.randint(1, 2 * hw.batch), rng.randint(1, 2 * hw.block_in + 3),
+                           rng.randint(2, 5), rng.randint(2, 5),
+                           rng.randint(1, 2 * hw.block_out + 2), k, k, pad, stride)
+
+
+def _random_grouped(rng: random.Random, hw) -> GroupConv2d:
+    groups = rng.choice((1, 2, 3, 4, 8, 16))
+    cin_g = rng.choice((1, 1, 2, 3, 8, 16))
+    cout_g = rng.choice((1, 1, 2, 5, 16))
+    k = rng.choice((1, 3, 3, 5))
+    pad = rng.choice((0, k // 2))
+    lo = max(2, k - 2 * pad)
+    return GroupConv2d(rng.randint(1, 2 * hw.batch), groups * cin_g, rng.randint(lo, 8),
+                       rng.randint(lo, 8), groups * cout_g, k, k, pad, rng.choice((1, 2)),
+                       groups)
+
+
+def _random_op_cases(make, n: int, seed: int) -> list:
+    rng = random.Random(seed)
+    names = shipped_names()
+    cases = []
+    for i in range(n):
+        name = names[i % len(names)]
+        hw = hw_named(name)
+        wl = make(rng, hw)
+        space = list(schedules.knob_space(wl, hw))
+        threaded = [k for k in space if k.get("h_nthread", 1) == 2 or k.get("oc_nthread") == 2]
+        knobs = rng.choice(threaded if threaded and i % 3 == 0 else space)
+        label = ",".join(str(v) for v in knobs.values())
+        cases.append(pytest.param(name, wl, knobs, id=f"{name}-{wl.signature}-{label}"))
+    return cases
+
+
+@pytest.mark.parametrize(("hw_name", "wl", "knobs"),
+                         _random_op_cases(_random_transposed, 60, SEED + 1)
+                         + _random_op_cases(_random_grouped, 60, SEED + 2))
+def test_random_transposed_and_grouped_candidates_are_bit_exact(hw_name: str, wl,
+                                                                knobs: dict[str, int]) -> None:
+    assert_bit_exact(wl, hw_named(hw_name), knobs, seed=len(knobs))
+
+
+OPS_SWEPT = [
+    ("default", Conv2dTranspose(1, 16, 4, 6, 20, 4, 4, 1, 2)),  # DCGAN-like, Cout padded
+    ("1x8x8", Conv2dTranspose(1, 12, 3, 3, 8, 3, 3, 1, 2)),  # 3x3/2: zero taps, odd output
+    ("default", GroupConv2d(1, 32, 6, 6, 32, 3, 3, 1, 1, 2)),  # MobileNet-G-like
+    ("default", GroupConv2d(1, 48, 5, 5, 48, 3, 3, 1, 2, 48)),  # depthwise, strided
+]
+
+
+def _ops_sweep_cases() -> list:
+    cases = []
+    for name, wl in OPS_SWEPT:
+        for knobs in schedules.knob_space(wl, hw_named(name)):
+            label = ",".join(str(v) for v in knobs.values())
+            cases.append(pytest.param(name, wl, knobs, id=f"{name}-{wl.signature}-{label}"))
+    return cases
+
+
+@pytest.mark.parametrize(("hw_name", "wl", "knobs"), _ops_sweep_cases())
+def test_transposed_and_grouped_knob_sweeps_are_bit_exact(hw_name: str, wl,
+                                                          knobs: dict[str, int]) -> None:
+    assert_bit_exact(wl, hw_named(hw_name), knobs)
 
 
 def test_conv2d_tutorial_counters_are_golden() -> None:

@@ -129,3 +129,26 @@ def test_realize_uses_the_suggestion_exactly_for_knobs_it_is_not_given(name: str
         assert list(cand.knobs.items()) == list(want.items())
         compared += 1
     assert compared >= 20
+
+
+@pytest.mark.parametrize("kind", ["conv2d", "dense", "conv2d_transpose", "group_conv2d"])
+def test_every_operator_realizes_in_the_joint_space(kind: str) -> None:
+    """An operator without a space file of its own searches conv2d's hardware choices."""
+    import numpy as np
+
+    from vtatune import schedules
+
+    sp = spaces.load("conv2d", workload=kind)
+    assert sp.workload.kind == kind
+    rng = np.random.default_rng(0)
+    realized = 0
+    for _ in range(40):
+        params = {k: (v[int(rng.integers(len(v)))] if kind_ == "categorical" else rng.random())
+                  for k, (kind_, v) in sp.param_space().items()}
+        cand, _ = sp.realize(params)
+        if cand is None:
+            continue
+        realized += 1
+        assert schedules.knob_space(sp.workload, cand.hw).problem(cand.knobs) is None
+        assert sp.realize(sp.params_of(cand))[0] == cand
+    assert realized > 10

@@ -36,11 +36,12 @@ def simulate_cmd(
         "--check", help="Run the functional simulator and compare with the numpy reference.",
     )] = False,
     inputs: Annotated[Path | None, typer.Option(
-        "--inputs", help="IN.npz with int8 'data' (N,CIN,H,W or M,K) and 'kernel' "
-        "(COUT,CIN,KH,KW or N,K); default: random int8 from --seed.",
+        "--inputs", help="IN.npz with int8 'data' and 'kernel' in the operator's plain layouts "
+        "(conv2d: N,CIN,H,W and COUT,CIN,KH,KW; dense: M,K and N,K; see README); default: "
+        "random int8 from --seed.",
     )] = None,
     output: Annotated[Path | None, typer.Option(
-        "--output", help="Write the result (N,COUT,OH,OW or M,N int8) to OUT.npy.",
+        "--output", help="Write the result (int8, plain layout: N,COUT,OH,OW or M,N) to OUT.npy.",
     )] = None,
     shift: Annotated[int, typer.Option(
         "--shift", callback=int_in(0, MAX_SHIFT),

@@ -23,7 +23,8 @@ __all__ = ["KnobSpace", "Knobs", "apply", "footprint", "knob_space", "parse_knob
 def knob_space(wl: Workload, hw: HwConfig) -> KnobSpace:
     """The enumerable knob space of ``wl`` on ``hw`` (cached; treat it as read-only), built
     from the operator's knob declarations."""
-    return KnobSpace.build(wl.KNOBS, wl.tiles(hw), hw, values=wl.knob_values,
+    return KnobSpace.build(wl.KNOBS, wl.tiles(hw), hw,
+                           values=lambda knob, extent: wl.knob_values(hw, knob, extent),
                            extra=lambda k: wl.knob_constraint(hw, k))
 
 

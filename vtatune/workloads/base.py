@@ -128,8 +128,9 @@ class Workload(ABC):
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         """Analytic DRAM bytes a knob setting moves."""
 
-    def knob_values(self, knob: Knob, extent: int) -> tuple[int, ...]:
-        """Legal values of tile knob ``knob`` over ``extent`` units (default: divisors)."""
+    def knob_values(self, hw: HwConfig, knob: Knob, extent: int) -> tuple[int, ...]:
+        """Legal values of tile knob ``knob`` over ``extent`` units on ``hw`` (default: the
+        divisors of the extent)."""
         from vtatune.schedules.knobs import divisors
 
         return divisors(extent)

@@ -199,41 +199,7 @@ class Conv2d(Workload):
 
     # ---- schedule template -------------------------------------------------------------------
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
-        """The conv2d tutorial's recipe: output tiles, reduction over channel tiles outermost,
-        DMA staging at each reduction step, virtual threads on ``cthread``."""
-        from vtatune.schedules import intrinsics
-        from vtatune.schedules._stage import stage_and_tensorize, stage_epilogue
-
-        k = knobs
-        gemm, reset = intrinsics.register(hw)
-        res = sch.get_sblock("res")
-        b, oc, y, x, b_t, oc_t = sch.get_loops(res)
-        b_o, b_i = sch.split(b, [None, k["tile_b"]])
-        oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
-        y_o, y_i = sch.split(y, [None, k["tile_h"]])
-        x_o, x_i = sch.split(x, [None, k["tile_w"]])
-        threads = []
-        if k["oc_nthread"] > 1:
-            oc_o, oc_v = sch.split(oc_o, [None, k["oc_nthread"]])
-            threads.append(oc_v)
-        if k["h_nthread"] > 1:
-            y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
-            threads.append(y_v)
-        sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
-        for v in threads:
-            sch.bind(v, "cthread")
-
-        # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
-        stage_epilogue(sch, x_o)
-        conv = sch.get_sblock("res_conv")
-        *_, cb_i, coc_i, cy_i, cx_i, cb_t, coc_t, ci, dy, dx, ci_t = sch.get_loops(conv)
-        ci_o, ci_i = sch.split(ci, [None, k["tile_ci"]])
-        # Reduction over channel tiles outermost; one of the output axes (x) right above the
-        # tensorized tile so consecutive GEMMs write different accumulator tiles.
-        sch.reorder(ci_o, cb_i, coc_i, cy_i, ci_i, dy, dx, cx_i, cb_t, coc_t, ci_t)
-
-        # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
-        stage_and_tensorize(sch, hw, ci_o, b_i, 6, gemm, reset)
+        schedule_conv(sch, hw, knobs)
 
     def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
         """The padded input window of one output tile for ``tile_ci`` channel tiles, the
@@ -269,6 +235,70 @@ class Conv2d(Workload):
         wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in * self.kh * self.kw
         out = t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
         return tiles * (inp + wgt) + out
+
+
+def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, grouped: bool = False, phases: int = 1
+                  ) -> None:
+    """The conv2d tutorial's recipe: output tiles, reduction over channel tiles outermost,
+    DMA staging at each reduction step, virtual threads on ``cthread``.
+
+    Shared by the convolution-like operators. ``grouped``: the packed tensors have a group axis
+    after the batch (tiled by ``tile_g``, groups outermost). ``phases`` > 1 (a transposed
+    convolution's stride): an output tile whose rows/columns are whole multiples of the
+    stride splits them into (row, phase) so the micro-op indices stay affine in the row.
+    """
+    from vtatune.schedules import intrinsics
+    from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
+
+    gemm, reset = intrinsics.register(hw)
+    loops = sch.get_loops(sch.get_sblock("res"))
+    if grouped:
+        b, g, oc, y, x, b_t, oc_t = loops
+        g_o, g_i = sch.split(g, [None, k["tile_g_packed"]])
+    else:
+        b, oc, y, x, b_t, oc_t = loops
+    b_o, b_i = sch.split(b, [None, k["tile_b"]])
+    oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
+    y_o, y_i = sch.split(y, [None, k["tile_h"]])
+    x_o, x_i = sch.split(x, [None, k["tile_w"]])
+    threads = []
+    if k["oc_nthread"] > 1:
+        oc_o, oc_v = sch.split(oc_o, [None, k["oc_nthread"]])
+        threads.append(oc_v)
+    if k["h_nthread"] > 1:
+        y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
+        threads.append(y_v)
+    if grouped:
+        sch.reorder(*threads, b_o, g_o, oc_o, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
+    else:
+        sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+    for v in threads:
+        sch.bind(v, "cthread")
+
+    # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
+    stage_epilogue(sch, x_o)
+    conv_loops = sch.get_loops(sch.get_sblock(GEMM_STAGE))
+    if grouped:
+        *_, cb_i, cg_i, coc_i, cy_i, cx_i, cb_t, coc_t, ci, dy, dx, ci_t = conv_loops
+        outer = [cb_i, cg_i]
+    else:
+        *_, cb_i, coc_i, cy_i, cx_i, cb_t, coc_t, ci, dy, dx, ci_t = conv_loops
+        outer = [cb_i]
+    ci_o, ci_i = sch.split(ci, [None, k["tile_ci"]])
+    inner_y, inner_x = [], []
+    if phases > 1 and k["tile_h"] % phases == 0:
+        cy_i, cpy = sch.split(cy_i, [None, phases])
+        inner_y = [cpy]
+    if phases > 1 and k["tile_w"] % phases == 0:
+        cx_i, cpx = sch.split(cx_i, [None, phases])
+        inner_x = [cpx]
+    # Reduction over channel tiles outermost; one of the output axes (x) right above the
+    # tensorized tile so consecutive GEMMs write different accumulator tiles.
+    sch.reorder(ci_o, *outer, coc_i, cy_i, ci_i, dy, dx, cx_i, *inner_y, *inner_x, cb_t, coc_t,
+                ci_t)
+
+    # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
+    stage_and_tensorize(sch, hw, ci_o, b_i, 7 if grouped else 6, gemm, reset)
 
 
 RESNET18: dict[str, Conv2d] = {
