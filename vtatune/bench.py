@@ -3,7 +3,7 @@
     python -m vtatune.bench [--write-readme] [--quick]
 
 Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole knob space at the
-default config (median, p90; one process, after a warm-up that registers the intrinsics).
+default config (median, p90; one process, after a warm-up that builds the PrimFunc).
 Runtime/simulator, area, store and search figures come from each package's ``bench`` module
 (the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
 a few). The full run also times the test suite and ``make setup`` in a fresh clone with an
@@ -48,7 +48,7 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     points = list(schedules.knob_space(wl, hw))
     if quick:
         points = points[::10]
-    compile_candidate(wl, hw, schedules.suggest(wl, hw))  # warm-up: intrinsics, prim_func
+    compile_candidate(wl, hw, schedules.suggest(wl, hw))  # warm-up: prim_func cache
     times, status = [], {"valid": 0, "invalid": 0, "failed": 0}
     t0 = time.perf_counter()
     for k in points:

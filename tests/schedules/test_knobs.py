@@ -7,7 +7,7 @@ import pytest
 from vtatune import schedules
 from vtatune.errors import KnobError
 from vtatune.hardware import config
-from vtatune.schedules.knobs import divisors, parse_knobs
+from vtatune.schedules.knobs import divisors, parse_knobs, split_sizes, tile_sizes
 from vtatune.workloads import RESNET18, Conv2d, Dense
 
 
@@ -17,24 +17,57 @@ def test_divisors() -> None:
     assert divisors(13) == (1, 13)
 
 
+def test_tile_sizes_and_splits() -> None:
+    # one tile per number of tiles: the divisors and the tiles that leave a tail
+    assert tile_sizes(14) == (1, 2, 3, 4, 5, 7, 14)
+    assert tile_sizes(9) == (1, 2, 3, 5, 9)
+    assert set(divisors(56)) < set(tile_sizes(56))
+    for extent in range(1, 300):
+        sizes = tile_sizes(extent)
+        counts = {-(-extent // v) for v in range(1, extent + 1)}
+        # every reachable number of tiles once, with the smallest tile that reaches it
+        assert {-(-extent // v) for v in sizes} == counts and len(sizes) == len(counts)
+        assert all(v == 1 or -(-extent // (v - 1)) > -(-extent // v) for v in sizes)
+        assert len(sizes) <= 2 * extent ** 0.5
+    assert split_sizes(14, 4) == [4, 4, 4, 2] and split_sizes(14, 7) == [7, 7]
+
+
 def test_c2_space_is_enumerable_and_constrained() -> None:
     hw = config.default()
     space = schedules.knob_space(RESNET18["C2"], hw)
-    assert space.product_size == 1 * 8 * 8 * 3 * 3 * 2 * 2
+    n = len(tile_sizes(56))
+    assert space.product_size == 1 * n * n * 3 * 3 * 2 * 2
     points = list(space)
     assert len(points) == len(space) < space.product_size
     for k in points:
-        assert (56 // k["tile_h"]) % k["h_nthread"] == 0
-        assert (4 // k["tile_co"]) % k["oc_nthread"] == 0
-    assert space.problem({**points[0], "h_nthread": 2, "tile_h": 56}) is not None
+        if k["h_nthread"] == 2:  # threads over whole, even tiles only
+            assert 56 % k["tile_h"] == 0 and (56 // k["tile_h"]) % 2 == 0
+        if k["oc_nthread"] == 2:
+            assert 4 % k["tile_co"] == 0 and (4 // k["tile_co"]) % 2 == 0
+    assert "does not divide" in space.problem({**points[0], "h_nthread": 2, "tile_h": 56})
+    assert "needs whole tiles" in space.problem({**points[0], "h_nthread": 2, "tile_h": 5})
+
+
+def test_any_tile_up_to_the_extent_is_legal() -> None:
+    space = schedules.knob_space(RESNET18["C8"], config.default())  # 14 rows
+    assert 6 not in space.axes["tile_h"]  # not enumerated (7 covers 14 rows in 2 tiles too)
+    k = space.complete({"tile_h": 6, "tile_w": 13})
+    assert (k["tile_h"], k["tile_w"]) == (6, 13)
+    with pytest.raises(KnobError, match=r"tile_h=15 is outside 1..14 \(output rows\)"):
+        space.complete({"tile_h": 15})
+    with pytest.raises(KnobError, match="oc_nthread=3 is not one of 1, 2"):
+        space.complete({"oc_nthread": 3})
 
 
 def test_tile_knobs_are_in_tiles_of_the_hardware() -> None:
     wl = RESNET18["C8"]  # 256 channels
-    assert schedules.knob_space(wl, config.default()).axes["tile_co"] == divisors(16)
-    assert schedules.knob_space(wl, config.load("1x32x32")).axes["tile_co"] == divisors(8)
+    assert schedules.knob_space(wl, config.default()).axes["tile_co"] == tile_sizes(16)
+    assert schedules.knob_space(wl, config.load("1x32x32")).axes["tile_co"] == tile_sizes(8)
     assert schedules.knob_space(Dense(16, 64, 64), config.load("2x16x16")).axes["tile_b"] == \
-        divisors(8)
+        tile_sizes(8)
+    # 48 channels on 32-wide blocks: 2 tiles (the second half padding)
+    assert schedules.knob_space(Dense(1, 48, 48), config.load("1x32x32")).extents == {
+        "tile_b": 1, "tile_ci": 2, "tile_co": 2}
 
 
 def test_parse_knobs() -> None:
@@ -50,8 +83,8 @@ def test_check_and_complete() -> None:
     space = schedules.knob_space(RESNET18["C8"], config.default())
     with pytest.raises(KnobError, match="unknown knob 'tile_x'"):
         space.complete({"tile_x": 1})
-    with pytest.raises(KnobError, match=r"tile_h=5 is not in the space \(values: 1, 2, 7, 14\)"):
-        space.complete({"tile_h": 5})
+    with pytest.raises(KnobError, match=r"tile_h=0 is outside 1..14"):
+        space.complete({"tile_h": 0})
     with pytest.raises(KnobError, match="missing"):
         space.check({"tile_h": 7})
     assert space.complete({"tile_h": 7})["tile_h"] == 7

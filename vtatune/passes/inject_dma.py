@@ -154,6 +154,14 @@ def _lower_copy(stmt: Any, hw: HwConfig, ana: Any) -> Any:
     x = dims.pop() if dims and dims[-1].sram == 1 and (
         dims[-1].dram == 1 or single(dims[-1])) else None
     x_ext = x.extent if x else 1
+    if (is_load and x is not None and dims and dims[-1].sram > x_ext
+            and dims[-1].dram % x.dram == 0):
+        # The tail of a partial tile loads narrower rows into SRAM rows as wide as the body's
+        # (the buffer keeps the largest tile's layout); VTA writes SRAM rows back to back, so
+        # the load pads each row with zeros up to the row stride instead of splitting the
+        # copy into one DMA per row (padded rows could not be split at all).
+        x.pad_after = ana.simplify(x.pad_after + (dims[-1].sram - x_ext))
+        x.extent = x_ext = dims[-1].sram
     y = dims.pop() if dims and dims[-1].sram == x_ext else None
     for d in dims:
         if d.padded:

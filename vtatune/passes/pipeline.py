@@ -1,8 +1,9 @@
 """The VTA lowering pipeline: stock TVM passes, then vtatune's VTA passes, in order.
 
-1. The front half of TVM's s_tir pipeline (blocks -> loops, flat buffers).
-2. VTA task formation on the single-thread program: DMA copies, ALU and GEMM tasks, and the
-   dependence tokens between them.
+1. The front half of TVM's s_tir pipeline (blocks -> loops, flat buffers), then partial tiles
+   partitioned into body and tail (PartitionTiles, with TVM's LoopPartition).
+2. VTA task formation on the single-thread program: GEMM micro-ops (the tensorization), DMA
+   copies, ALU and GEMM tasks, and the dependence tokens between them.
 3. Virtual threads (cthread -> virtual_thread, InjectVirtualThread) and StorageRewrite, which
    also puts the epilogue in place on the accumulator. SRAM use is measured here.
 4. Hardware indices and micro-ops: SRAM access pointers -> tile indices, ALU micro-ops, GEMM
@@ -26,7 +27,10 @@ from vtatune.passes.fold_uop_loop import fold_uop_loop
 from vtatune.passes.inject_alu_intrin import inject_alu_intrin
 from vtatune.passes.inject_coproc_sync import inject_coproc_sync
 from vtatune.passes.inject_dma import inject_dma
+from vtatune.passes.inject_gemm_intrin import inject_gemm_intrin
 from vtatune.passes.lower_sram_access import lower_sram_access
+from vtatune.passes.partition_tiles import partition_tiles
+from vtatune.passes.tighten_sram_buffers import tighten_sram_buffers
 
 
 def front_passes() -> list[Any]:
@@ -36,16 +40,19 @@ def front_passes() -> list[Any]:
         s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
         s_tir.transform.ConvertBlocksToOpaque(),
         s_tir.transform.CompactBufferAllocation(),
+        tighten_sram_buffers(),
         s_tir.transform.LowerMatchBuffer(),
         s_tir.transform.StmtSimplify(),
         s_tir.transform.LowerOpaqueBlock(),
         tirx.transform.FlattenBuffer(),
         tirx.transform.NarrowDataType(32),
+        partition_tiles(),
     ]
 
 
 def task_passes(hw: HwConfig) -> list[Any]:
-    return [inject_dma(hw), annotate_alu_scope(), annotate_gemm_scope(), inject_coproc_sync()]
+    return [inject_gemm_intrin(hw), inject_dma(hw), annotate_alu_scope(), annotate_gemm_scope(),
+            inject_coproc_sync()]
 
 
 def thread_passes() -> list[Any]:

@@ -25,3 +25,9 @@ QUEUE_NAMES = {QUEUE_LOAD: "load", QUEUE_COMPUTE: "compute", QUEUE_STORE: "store
 
 GEMM_UOP_SCOPE = "VTAPushGEMMOp"
 ALU_UOP_SCOPE = "VTAPushALUOp"
+
+#: Pragmas the schedule templates put on the loop nest of one GEMM step and of one accumulator
+#: reset; InjectGEMMIntrin turns each nest into a micro-op (after PartitionTiles, so the body
+#: and the tail of a partial tile are each a plain nest).
+PRAGMA_GEMM = "pragma_vta_gemm"
+PRAGMA_RESET = "pragma_vta_reset"

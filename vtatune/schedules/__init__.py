@@ -25,7 +25,8 @@ def knob_space(wl: Workload, hw: HwConfig) -> KnobSpace:
     from the operator's knob declarations."""
     return KnobSpace.build(wl.KNOBS, wl.tiles(hw), hw,
                            values=lambda knob, extent: wl.knob_values(hw, knob, extent),
-                           extra=lambda k: wl.knob_constraint(hw, k))
+                           extra=lambda k: wl.knob_constraint(hw, k),
+                           legal=lambda knob, extent, v: wl.knob_legal(hw, knob, extent, v))
 
 
 def suggest(wl: Workload, hw: HwConfig) -> Knobs:

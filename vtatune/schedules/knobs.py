@@ -87,6 +87,24 @@ def thread(name: str, over: str, doc: str = "") -> Knob:
     return Knob(name, THREAD, THREADS, over=over, doc=doc)
 
 
+def tile_sizes(extent: int) -> tuple[int, ...]:
+    """The tile sizes worth trying over ``extent`` units: for every number of tiles n, the
+    smallest tile that covers the extent in n tiles, ``ceil(extent / n)``.
+
+    Every divisor is among them (no partial tile); the others leave one shorter tail tile
+    (14 rows by 4: 4, 4, 4, 2), which the lowering partitions off. About 2 sqrt(extent)
+    values: a tile that is not of this form only makes some tiles bigger than needed for the
+    same number of tiles.
+    """
+    return tuple(sorted({-(-extent // n) for n in range(1, extent + 1)}))
+
+
+def split_sizes(extent: int, tile: int) -> list[int]:
+    """Sizes of the tiles ``tile`` cuts ``extent`` into: full tiles, then the tail if any."""
+    full, tail = divmod(extent, tile)
+    return [tile] * full + ([tail] if tail else [])
+
+
 def divisors(n: int) -> tuple[int, ...]:
     """Positive divisors of ``n`` in increasing order."""
     small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
@@ -109,18 +127,24 @@ class KnobSpace:
     spec: Mapping[str, Knob] = field(default_factory=dict, compare=False)
     extents: Mapping[str, int] = field(default_factory=dict, compare=False)
     elements: Mapping[str, int] = field(default_factory=dict, compare=False)
+    #: Why a single knob value is not legal, or None; unset: legal values are ``axes``'.
+    legal: Callable[[str, int], str | None] | None = field(default=None, compare=False)
 
     @classmethod
     def build(cls, knobs: tuple[Knob, ...], extents: Mapping[str, int], hw: HwConfig,
               values: Callable[[Knob, int], tuple[int, ...]] | None = None,
-              extra: Callable[[Knobs], str | None] | None = None) -> KnobSpace:
+              extra: Callable[[Knobs], str | None] | None = None,
+              legal: Callable[[Knob, int, int], str | None] | None = None) -> KnobSpace:
         """The space of ``knobs`` over axis ``extents`` (in units) on ``hw``.
 
-        Tile knobs take ``values(knob, extent)`` (default: the divisors of the extent), thread
-        knobs 1 or 2; a thread count must divide the outer tiles of the knob it splits.
-        ``extra`` adds an operator's own constraint.
+        Any tile from 1 to the extent is legal (``legal(knob, extent, value)`` may refuse
+        more); the space enumerates ``values(knob, extent)`` of them (default: ``tile_sizes``,
+        the divisors and the tiles that leave one shorter tail). Thread knobs take 1 or 2. Two
+        threads need whole tiles on the axis they split (a tail tile would make the threads'
+        programs differ, and VTA's virtual threads run one program) and must divide its outer
+        tiles. ``extra`` adds an operator's own constraint between knobs.
         """
-        pick = values or (lambda knob, extent: divisors(extent))
+        pick = values or (lambda knob, extent: tile_sizes(extent))
         spec = {k.name: k for k in knobs}
         ext = {k.name: extents[k.axis] for k in knobs if k.role != THREAD}
         axes = {k.name: NTHREADS if k.role == THREAD else pick(k, ext[k.name]) for k in knobs}
@@ -129,14 +153,26 @@ class KnobSpace:
         def constraint(k: Knobs) -> str | None:
             for t in threads:
                 outer = math.ceil(ext[t.over] / k[t.over])
+                if k[t.name] > 1 and ext[t.over] % k[t.over]:
+                    return (f"{t.name}={k[t.name]} needs whole tiles, but {t.over}="
+                            f"{k[t.over]} leaves a tail of {ext[t.over] % k[t.over]}")
                 if outer % k[t.name]:
                     return (f"{t.name}={k[t.name]} does not divide the {outer} outer tiles of "
                             f"{t.over}={k[t.over]}")
             return extra(k) if extra is not None else None
 
+        def single(name: str, value: int) -> str | None:
+            knob = spec[name]
+            if knob.role == THREAD:
+                return None if value in NTHREADS else (
+                    f"{name}={value} is not one of {', '.join(map(str, NTHREADS))}")
+            if not 1 <= value <= ext[name]:
+                return f"{name}={value} is outside 1..{ext[name]} ({knob.unit.label})"
+            return legal(knob, ext[name], value) if legal is not None else None
+
         return cls(axes=axes, constraint=constraint,
                    units={k.name: k.unit.label for k in knobs}, spec=spec, extents=ext,
-                   elements={k.name: k.unit.elements(hw) for k in knobs})
+                   elements={k.name: k.unit.elements(hw) for k in knobs}, legal=single)
 
     def role(self, name: str) -> str:
         """The knob's role (``spatial``, ``reduction``, ``thread``)."""
@@ -178,7 +214,11 @@ class KnobSpace:
         for name, values in self.axes.items():
             if name not in knobs:
                 return f"knob {name!r} is missing"
-            if knobs[name] not in values:
+            if self.legal is not None:
+                why = self.legal(name, knobs[name])
+                if why:
+                    return why
+            elif knobs[name] not in values:
                 shown = ", ".join(map(str, values))
                 return f"{name}={knobs[name]} is not in the space (values: {shown})"
         return self.constraint(dict(knobs))

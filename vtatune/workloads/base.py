@@ -129,11 +129,16 @@ class Workload(ABC):
         """Analytic DRAM bytes a knob setting moves."""
 
     def knob_values(self, hw: HwConfig, knob: Knob, extent: int) -> tuple[int, ...]:
-        """Legal values of tile knob ``knob`` over ``extent`` units on ``hw`` (default: the
-        divisors of the extent)."""
-        from vtatune.schedules.knobs import divisors
+        """Legal values of tile knob ``knob`` over ``extent`` units on ``hw`` (default:
+        ``schedules.knobs.tile_sizes``: the divisors and the tiles that leave a tail)."""
+        from vtatune.schedules.knobs import tile_sizes
 
-        return divisors(extent)
+        return tile_sizes(extent)
+
+    def knob_legal(self, hw: HwConfig, knob: Knob, extent: int, value: int) -> str | None:
+        """Why ``value`` (in 1..extent) is not a legal tile for ``knob``, or None (default:
+        every tile is; the lowering partitions off the tail of one that does not divide)."""
+        return None
 
     def knob_constraint(self, hw: HwConfig, knobs: Knobs) -> str | None:
         """Why a combination of legal knob values is not legal together, beyond the thread

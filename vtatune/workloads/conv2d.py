@@ -223,18 +223,21 @@ class Conv2d(Workload):
                 "uops": uops}
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
-        """Inputs (with their halo) and weights re-read per output tile, the output once."""
+        """Inputs (with their halo) and weights re-read per output tile, the output once;
+        partial tiles count at their own size."""
         k = knobs
         t = self.tiles(hw)
-        tiles = (t["b"] // k["tile_b"]) * (t["co"] // k["tile_co"]) \
-            * (self.oh // k["tile_h"]) * (self.ow // k["tile_w"])
         s = self.stride
-        rows = (k["tile_h"] - 1) * s + self.kh
-        cols = (k["tile_w"] - 1) * s + self.kw
-        inp = k["tile_b"] * hw.batch * t["ci"] * hw.block_in * rows * cols
-        wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in * self.kh * self.kw
+        n_b, n_co = len(kn.split_sizes(t["b"], k["tile_b"])), \
+            len(kn.split_sizes(t["co"], k["tile_co"]))
+        hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
+        rows = sum((h - 1) * s + self.kh for h in hs)
+        cols = sum((w - 1) * s + self.kw for w in ws)
+        ci = t["ci"] * hw.block_in
+        inp = t["b"] * hw.batch * n_co * ci * rows * cols
+        wgt = n_b * len(hs) * len(ws) * t["co"] * hw.block_out * ci * self.kh * self.kw
         out = t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
-        return tiles * (inp + wgt) + out
+        return inp + wgt + out
 
 
 def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, grouped: bool = False, phases: int = 1
@@ -247,10 +250,8 @@ def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, grouped: bool = False, phase
     convolution's stride): an output tile whose rows/columns are whole multiples of the
     stride splits them into (row, phase) so the micro-op indices stay affine in the row.
     """
-    from vtatune.schedules import intrinsics
     from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
 
-    gemm, reset = intrinsics.register(hw)
     loops = sch.get_loops(sch.get_sblock("res"))
     if grouped:
         b, g, oc, y, x, b_t, oc_t = loops
@@ -298,7 +299,7 @@ def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, grouped: bool = False, phase
                 ci_t)
 
     # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
-    stage_and_tensorize(sch, hw, ci_o, b_i, 7 if grouped else 6, gemm, reset)
+    stage_and_tensorize(sch, hw, ci_o, b_i, 7 if grouped else 6)
 
 
 RESNET18: dict[str, Conv2d] = {

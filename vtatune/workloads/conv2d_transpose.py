@@ -228,12 +228,20 @@ class Conv2dTranspose(Workload):
     def knob_values(self, hw: HwConfig, knob: kn.Knob, extent: int) -> tuple[int, ...]:
         """Row and column tiles start on a phase boundary: 1, the whole extent, or a multiple
         of the stride (a tile of other sizes reads a window whose size alternates between
-        tiles, which no fixed DMA describes)."""
+        tiles, which no fixed DMA describes); the tile sizes are rounded up to one."""
         values = super().knob_values(hw, knob, extent)
         if knob.axis not in ("oh", "ow"):
             return values
         s = self.stride
-        return tuple(v for v in values if v in (1, extent) or v % s == 0)
+        return tuple(sorted({v if v in (1, extent) else min(extent, ceil_div(v, s) * s)
+                             for v in values}))
+
+    def knob_legal(self, hw: HwConfig, knob: kn.Knob, extent: int, value: int) -> str | None:
+        if knob.axis in ("oh", "ow") and value not in (1, extent) and value % self.stride:
+            return (f"{knob.name}={value}: a tile of a stride-{self.stride} transposed "
+                    f"convolution is 1, all {extent}, or a multiple of {self.stride} "
+                    "(it must start on a phase boundary)")
+        return None
 
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
         schedule_conv(sch, hw, knobs, phases=self.stride)
@@ -284,17 +292,19 @@ class Conv2dTranspose(Workload):
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         k = knobs
         t = self.tiles(hw)
-        s = self.stride
         ty, tx = self.taps
-        tiles = (t["b"] // k["tile_b"]) * (t["co"] // k["tile_co"]) \
-            * (self.oh // k["tile_h"]) * (self.ow // k["tile_w"])
-        rows, cols = self._window(k["tile_h"], self.kh), self._window(k["tile_w"], self.kw)
-        wrows = ty * (1 if k["tile_h"] == 1 else s)
-        wcols = tx * (1 if k["tile_w"] == 1 else s)
-        inp = k["tile_b"] * hw.batch * t["ci"] * hw.block_in * rows * cols
-        wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in * wrows * wcols
+        n_b = len(kn.split_sizes(t["b"], k["tile_b"]))
+        n_co = len(kn.split_sizes(t["co"], k["tile_co"]))
+        hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
+        rows = sum(self._window(h, self.kh) for h in hs)
+        cols = sum(self._window(w, self.kw) for w in ws)
+        wrows = sum(ty * (1 if h == 1 else self.stride) for h in hs)
+        wcols = sum(tx * (1 if w == 1 else self.stride) for w in ws)
+        ci = t["ci"] * hw.block_in
+        inp = t["b"] * hw.batch * n_co * ci * rows * cols
+        wgt = n_b * t["co"] * hw.block_out * ci * wrows * wcols
         out = t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
-        return tiles * (inp + wgt) + out
+        return inp + wgt + out
 
 
 DCGAN: dict[str, Conv2dTranspose] = {

@@ -132,11 +132,9 @@ class Dense(Workload):
 
     # ---- schedule template -------------------------------------------------------------------
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
-        from vtatune.schedules import intrinsics
         from vtatune.schedules._stage import stage_and_tensorize, stage_epilogue
 
         k = knobs
-        gemm, reset = intrinsics.register(hw)
         b, oc, b_t, oc_t = sch.get_loops(sch.get_sblock("res"))
         b_o, b_i = sch.split(b, [None, k["tile_b"]])
         oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
@@ -153,7 +151,7 @@ class Dense(Workload):
         ko_o, ko_i = sch.split(ko, [None, k["tile_ci"]])
         sch.reorder(ko_o, gb_i, goc_i, ko_i, gb_t, goc_t, ki)
 
-        stage_and_tensorize(sch, hw, ko_o, b_i, 4, gemm, reset)
+        stage_and_tensorize(sch, hw, ko_o, b_i, 4)
 
     def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
         k = knobs
@@ -170,9 +168,12 @@ class Dense(Workload):
                 "uops": uops}
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
+        """Inputs re-read per output-channel tile, weights per batch tile, the output once."""
         k = knobs
         t = self.tiles(hw)
-        tiles = (t["b"] // k["tile_b"]) * (t["co"] // k["tile_co"])
-        inp = k["tile_b"] * hw.batch * t["ci"] * hw.block_in
-        wgt = k["tile_co"] * hw.block_out * t["ci"] * hw.block_in
-        return tiles * (inp + wgt) + t["b"] * hw.batch * t["co"] * hw.block_out
+        n_b = len(kn.split_sizes(t["b"], k["tile_b"]))
+        n_co = len(kn.split_sizes(t["co"], k["tile_co"]))
+        ci = t["ci"] * hw.block_in
+        inp = t["b"] * hw.batch * n_co * ci
+        wgt = n_b * t["co"] * hw.block_out * ci
+        return inp + wgt + t["b"] * hw.batch * t["co"] * hw.block_out

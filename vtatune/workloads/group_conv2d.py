@@ -250,9 +250,16 @@ class GroupConv2d(Workload):
     def knob_values(self, hw: HwConfig, knob: kn.Knob, extent: int) -> tuple[int, ...]:
         if knob.axis != "g":
             return super().knob_values(hw, knob, extent)
-        # whole packed groups: the multiples of m that divide GROUPS
+        # whole packed groups of m groups each
         m, _, _ = self.packing(hw)
-        return tuple(v for v in kn.divisors(extent) if v % m == 0)
+        return tuple(m * v for v in kn.tile_sizes(extent // m))
+
+    def knob_legal(self, hw: HwConfig, knob: kn.Knob, extent: int, value: int) -> str | None:
+        m, _, _ = self.packing(hw)
+        if knob.axis == "g" and value % m:
+            return (f"{knob.name}={value}: {m} groups share each GEMM tile on "
+                    f"{hw.shape_label}, so a tile holds a multiple of {m} groups")
+        return None
 
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
         m, _, _ = self.packing(hw)
@@ -283,17 +290,18 @@ class GroupConv2d(Workload):
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         k = knobs
         m, ci, co = self.packing(hw)
-        pg, gp = self.groups // m, k["tile_g"] // m
-        nb = ceil_div(self.n, hw.batch)
-        tiles = (nb // k["tile_b"]) * (pg // gp) * (co // k["tile_co"]) \
-            * (self.oh // k["tile_h"]) * (self.ow // k["tile_w"])
+        pg, nb = self.groups // m, ceil_div(self.n, hw.batch)
         s = self.stride
-        rows = (k["tile_h"] - 1) * s + self.kh
-        cols = (k["tile_w"] - 1) * s + self.kw
-        inp = k["tile_b"] * hw.batch * gp * ci * hw.block_in * rows * cols
-        wgt = gp * k["tile_co"] * hw.block_out * ci * hw.block_in * self.kh * self.kw
+        n_b = len(kn.split_sizes(nb, k["tile_b"]))
+        n_co = len(kn.split_sizes(co, k["tile_co"]))
+        hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
+        rows = sum((h - 1) * s + self.kh for h in hs)
+        cols = sum((w - 1) * s + self.kw for w in ws)
+        inp = nb * hw.batch * pg * n_co * ci * hw.block_in * rows * cols
+        wgt = n_b * len(hs) * len(ws) * pg * co * hw.block_out * ci * hw.block_in \
+            * self.kh * self.kw
         out = nb * hw.batch * pg * co * hw.block_out * self.oh * self.ow
-        return tiles * (inp + wgt) + out
+        return inp + wgt + out
 
 
 @lru_cache(maxsize=1024)
