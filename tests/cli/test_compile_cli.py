@@ -146,3 +146,38 @@ def test_compile_emit_of_an_invalid_candidate_writes_nothing(capsys, tmp_path) -
     assert rc == 1 and not out.exists() and "nothing written" in err
     rc, _, err = _run(capsys, "compile", "--emit", str(out), "--board", "nope")
     assert rc == 2 and err.startswith("vtatune: error:") and len(err.splitlines()) == 1
+
+
+def test_list_phases(capsys) -> None:
+    rc, out, _ = _run(capsys, "compile", "--list-phases", "--json")
+    assert rc == 0
+    phases = json.loads(out)["phases"]
+    assert [p["name"] for p in phases] == ["scheduled", "loops", "flat", "tasks", "threads",
+                                           "vta"]
+    assert [p["tvm_phase"] for p in phases] == [None, 0, 1, None, 2, 3]
+    rc, out, _ = _run(capsys, "compile", "--list-phases")
+    assert rc == 0 and "InjectVirtualThread" in out and "threads" in out
+
+
+def test_compile_and_space_take_passes(capsys, tmp_path) -> None:
+    from pathlib import Path
+
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "passes" / "dram_rows.py")
+    rc, out, err = _run(capsys, "compile", "dense", "--shape", "16,64,64", "--knobs",
+                        "tile_b=16,tile_ci=4,tile_co=4,oc_nthread=1", "--passes", example,
+                        "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["passes"] == d["user_passes"]["fingerprint"]
+    assert d["user_passes"]["verifiers"] == ["dram_rows_of_48_bytes"]
+    rc, out, _ = _run(capsys, "space", "dense", "--shape", "16,64,64", "--jobs", "2",
+                      "--passes", example, "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["passes"] and d["invalid"] > 0
+    assert any(k.startswith("dram_rows_of_48_bytes") for k in d["rejections"])
+    bad = tmp_path / "bad.py"
+    bad.write_text("PASSES = [('sideways', None)]\n")
+    rc, _, err = _run(capsys, "compile", "--passes", str(bad))
+    assert rc == 2 and "unknown phase 'sideways'" in err and err.count("\n") == 1
+    rc, _, err = _run(capsys, "compile", "--passes", example, "--emit", str(tmp_path / "e"))
+    assert rc == 2 and "--emit cannot be combined with --passes" in err

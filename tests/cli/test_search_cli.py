@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -58,3 +59,52 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
              and not ln.startswith("  ")]
     assert rc == 2, err
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in err
+
+
+def test_search_with_passes_reimports_them_in_the_workers(capsys, tmp_path) -> None:
+    """--passes: the worker process loads the file again; candidates carry its fingerprint;
+    the verifier's problems are stored as reasons."""
+    import sqlite3
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "passes" / "dram_rows.py"
+    path = tmp_path / "s.sqlite"
+    rc, out, err = _run(capsys, "search", "dense", "--shape", "16,64,64", "--hw", "default",
+                        "--trials", "4", "--sampler", "random", "--seed", "1", "--workers", "1",
+                        "--db", f"sqlite:///{path}", "--passes", str(example), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert re.fullmatch(r"dense-dense_m16_k64_n64-sched-\S+-random-passes-[0-9a-f]{8}",
+                        d["study"])
+    rows = sqlite3.connect(path).execute("select key, status, reason from vt_candidates")
+    rows = list(rows)
+    assert len(rows) == 4 and all("|passes=" in key for key, _, _ in rows)
+    for _, status, reason in rows:
+        assert status == "ok" or reason.startswith("dram_rows_of_48_bytes")
+    rc, _, err = _run(capsys, "search", "dense", "--passes", str(tmp_path / "none.py"))
+    assert rc == 2 and "--passes" in err and err.count("\n") == 1
+    # a study is for one pass set: continuing it without the passes is refused up front
+    rc, _, err = _run(capsys, "search", "dense", "--shape", "16,64,64", "--hw", "default",
+                      "--trials", "4", "--sampler", "random", "--study", d["study"],
+                      "--db", f"sqlite:///{path}", "--json")
+    assert rc == 2 and err.count("\n") == 1, err
+    # the warm start learns only from results compiled with the same passes
+    from vtatune.cli.search import _default_space
+    from vtatune.passes import user
+    from vtatune.search import space as spaces
+    from vtatune.search.runner import history
+    from vtatune.store import Store
+
+    records = Store(f"sqlite:///{path}").history("dense_m16_k64_n64")
+    assert len(records) == 4
+
+    def load(passes):
+        return spaces.load(_default_space("dense", "default"), shape="16,64,64",
+                           workload="dense", hw="default", objective="latency", passes=passes)
+
+    assert len(history(load(user.load(example)), records)) == 4
+    assert history(load(None), records) == []
+    # export rebuilds with the stock pipeline: a study with user passes is refused in one line
+    rc, _, err = _run(capsys, "export", d["study"], "--db", f"sqlite:///{path}", "--out",
+                      str(tmp_path / "bundle"))
+    assert rc == 2 and "compiled with user passes" in err and err.count("\n") == 1, err

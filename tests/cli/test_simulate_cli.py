@@ -182,3 +182,17 @@ def test_new_operators_named_layers_and_wrong_inputs(capsys: pytest.CaptureFixtu
     assert rc == 2 and "'kernel' has shape (8, 16, 4, 4), expected (16, 8, 4, 4)" in err
     rc, _, err = run(capsys, "group_conv2d", "--shape", "1,16,4,4,8,3,3,1,1,3")
     assert rc == 2 and err.count("\n") == 1 and "CIN=16 is not a multiple of GROUPS=3" in err
+
+
+def test_simulate_with_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "passes" / "dram_rows.py"
+    rc, out, err = run(capsys, "dense", "--shape", "16,64,64", "--knobs",
+                       "tile_b=16,tile_ci=4,tile_co=4,oc_nthread=1", "--passes", str(example),
+                       "--check", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["check"] is True and d["passes"]
+    rc, out, _ = run(capsys, "dense", "--shape", "16,64,64", "--knobs",
+                     "tile_b=1,tile_ci=4,tile_co=1,oc_nthread=1", "--passes", str(example),
+                     "--json")
+    assert rc == 1 and json.loads(out)["reason"].startswith("dram_rows_of_48_bytes")

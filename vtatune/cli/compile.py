@@ -13,6 +13,7 @@ from vtatune.cli.options import (
     JsonOption,
     KnobsOption,
     LayerOption,
+    PassesOption,
     ShapeOption,
     WorkloadArg,
 )
@@ -36,6 +37,9 @@ def compile_cmd(
     board: Annotated[str, typer.Option(
         "--board", help="With --emit: the board the program is timed on and fitted to, whose "
         "VTA target goes into vta_config.json.")] = "pynq-z1",
+    passes: PassesOption = None,
+    list_phases: Annotated[bool, typer.Option(
+        "--list-phases", help="List the phases user passes can run at, and exit.")] = False,
     json_: JsonOption = False,
 ) -> None:
     """Compile WORKLOAD on a VTA config through the schedule template and VTA passes.
@@ -44,21 +48,30 @@ def compile_cmd(
     """
     from vtatune.errors import UserError
 
+    if list_phases:
+        _list_phases(json_)
+        return
     if print_ is not None and print_ not in PRINT_CHOICES:
         from vtatune.escaping import shown
 
         raise UserError(f"--print takes one of {', '.join(PRINT_CHOICES)}, got {shown(print_)}")
     wl, cfg, k = resolve_candidate(workload, layer, shape, hw, knobs)
+    if emit is not None and passes is not None:
+        # a bundle is rebuilt and checked by the stock pipeline (verify-export)
+        raise UserError("--emit cannot be combined with --passes: verify-export rebuilds "
+                        "bundles without user passes")
     target_board = _board(board) if emit is not None else None
+    user = load_passes(passes)
 
     from vtatune.compiler import compile_candidate
 
-    res = compile_candidate(wl, cfg, k)
+    res = compile_candidate(wl, cfg, k, passes=user)
     emitted = _emit(wl, cfg, res, target_board, emit, hw) if emit is not None and res.ok \
         else None
     if json_:
         console.print_json({**res.as_dict(), "hw_name": cfg.name, "layer": wl.name or None,
-                            "macs": wl.macs, "emitted": emitted})
+                            "macs": wl.macs, "emitted": emitted,
+                            "user_passes": user.describe() if user is not None else None})
     else:
         _report(wl, cfg, res)
         if emitted is not None:
@@ -124,6 +137,27 @@ def resolve_candidate(workload: str, layer: str | None, shape: str | None, hw: s
     return wl, cfg, space.check(full)
 
 
+def load_passes(path: str | None) -> Any:
+    """The user's ``--passes`` file as a ``PassSet`` (None without), or one-line UserError."""
+    if path is None:
+        return None
+    from vtatune.passes.user import load
+
+    return load(path)
+
+
+def _list_phases(json_: bool) -> None:
+    from vtatune.passes.user import PHASES
+
+    if json_:
+        console.print_json({"phases": [{"name": n, "tvm_phase": i, "ir": ir, "next": nxt}
+                                       for n, i, ir, nxt in PHASES]})
+        return
+    console.table("phases user passes run at (PASSES = [(phase, pass), ...]), in order",
+                  ["phase", "alias", "the IR your passes see", "what runs next"],
+                  [[n, "-" if i is None else str(i), ir, nxt] for n, i, ir, nxt in PHASES])
+
+
 def scheduled_script(wl: Any, cfg: Any, k: dict[str, int]) -> str:
     from tvm import s_tir
 
@@ -140,6 +174,8 @@ def _report(wl: Any, cfg: Any, res: Any) -> None:
     console.line(f"{label} ({wl.signature}) on {cfg.name or 'hw'} ({cfg.shape_label})")
     console.line("knobs: " + " ".join(f"{k}={v}" for k, v in res.knobs.items()))
     console.line(f"status: {res.status}" + (f" - {res.reason}" if res.reason else ""))
+    if res.passes:
+        console.line(f"user passes: {res.passes}")
     if res.sram_bytes:
         rows = []
         for scope in ("inp", "wgt", "acc", "uop"):

@@ -120,3 +120,11 @@ def valid_text(value: str | list[str] | None) -> str | list[str] | None:
         except UnicodeEncodeError:
             raise typer.BadParameter(f"{shown(v)} is not valid UTF-8 text") from None
     return value
+
+
+PassesOption = Annotated[
+    str | None,
+    typer.Option("--passes", help="A Python file defining PASSES [(phase, pass), ...] and "
+                 "optionally VERIFIERS (see README, User passes; `vtatune compile "
+                 "--list-phases`)."),
+]

@@ -16,6 +16,7 @@ from vtatune.cli.options import (
     DbOption,
     JsonOption,
     LayerOption,
+    PassesOption,
     ShapeOption,
     finite_in,
     int_in,
@@ -60,6 +61,7 @@ def search(
     warm_start: Annotated[bool, typer.Option(
         "--warm-start/--no-warm-start",
         help="xgb: learn from stored results of the workload in other studies.")] = True,
+    passes: PassesOption = None,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
@@ -88,9 +90,12 @@ def search(
     refuse_memory_db(db)
     if hw is not None and objective is None:
         objective = "latency"
+    from vtatune.cli.compile import load_passes
+
+    user = load_passes(passes)
     path = space if space is not None else _default_space(workload or "conv2d", hw)
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective)
+                     objective=objective, passes=user)
     name = study or _study_name(sp, sampler, hw, default_space=space is None)
     from vtatune.search.runner import check_study
 
@@ -120,8 +125,8 @@ DEFAULT_BOARD = "pynq-z1"
 
 
 def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME]-SAMPLER``: searches that cannot share a
-    study get different default names (a study refuses a continuation that differs)."""
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME]-SAMPLER[-passes-FP]``: searches that cannot
+    share a study get different default names (a study refuses a continuation that differs)."""
     wl = sp.workload
     parts = [wl.kind, wl.name or wl.signature]
     if not default_space:
@@ -130,7 +135,10 @@ def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = Tru
         parts.append(sp.board)
     if hw is not None:
         parts += ["sched", sp.hardware({}).name]
-    return "-".join([*parts, sampler])
+    parts.append(sampler)
+    if sp.passes is not None:
+        parts += ["passes", sp.passes.fingerprint[:8]]
+    return "-".join(parts)
 
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,

@@ -15,6 +15,7 @@ from vtatune.cli.options import (
     JsonOption,
     KnobsOption,
     LayerOption,
+    PassesOption,
     ShapeOption,
     WorkloadArg,
     int_in,
@@ -49,6 +50,7 @@ def simulate_cmd(
     )] = DEFAULT_SHIFT,
     seed: Annotated[int, typer.Option("--seed", callback=int_in(0, SEED_MAX),
                                       help="Seed of the random inputs.")] = 0,
+    passes: PassesOption = None,
     json_: JsonOption = False,
 ) -> None:
     """Simulate WORKLOAD on a VTA config: cycles, time at the board clock, bounds, efficiency.
@@ -61,6 +63,9 @@ def simulate_cmd(
 
     wl, cfg, k = _resolve(workload, layer, shape, hw, knobs)
     given = _read_inputs(inputs, wl) if inputs is not None else None
+    from vtatune.cli.compile import load_passes
+
+    user = load_passes(passes)
 
     from vtatune.compiler import compile_candidate
     from vtatune.hardware import boards
@@ -68,9 +73,10 @@ def simulate_cmd(
     from vtatune.simulator import bounds, simulate
 
     brd = boards.load(board)
-    res = compile_candidate(wl, cfg, k, shift=shift)
+    res = compile_candidate(wl, cfg, k, shift=shift, passes=user)
     head = {"workload": wl.signature, "layer": wl.name or None, "hw": cfg.key,
-            "hw_name": cfg.name, "board": brd.name, "knobs": k, "shift": shift}
+            "hw_name": cfg.name, "board": brd.name, "knobs": k, "shift": shift,
+            "passes": res.passes or None}
     if not res.ok:
         if json_:
             console.print_json({"status": res.status, "reason": res.reason, **head,

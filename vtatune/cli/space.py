@@ -18,6 +18,7 @@ from vtatune.cli.options import (
     HwOption,
     JsonOption,
     LayerOption,
+    PassesOption,
     ShapeOption,
     WorkloadArg,
     finite_in,
@@ -46,11 +47,13 @@ def space_cmd(
     timeout: Annotated[float, typer.Option(
         "--timeout", help="With --simulate: seconds one evaluation may take.",
         callback=finite_in(0.0, TIMEOUT_MAX_S))] = 120.0,
+    passes: PassesOption = None,
     json_: JsonOption = False,
 ) -> None:
     """Enumerate WORKLOAD's knob space on a config and compile every point (with --simulate:
     build and time every point too)."""
     from vtatune import schedules
+    from vtatune.cli.compile import load_passes
     from vtatune.errors import UserError
     from vtatune.hardware import config
     from vtatune.workloads import parse
@@ -59,12 +62,17 @@ def space_cmd(
     cfg = config.load(hw)
     if not simulate and (csv is not None or db is not None):
         raise UserError("--csv and --db go with --simulate")
+    if simulate and passes is not None:
+        raise UserError("--simulate does not take --passes yet: the exhaustive reference runs "
+                        "the stock pipeline")
+    user = load_passes(passes)
     if simulate:
         _simulate(wl, cfg, hw, board, jobs or os.cpu_count() or 1, csv, db, timeout, json_)
         return
     space = schedules.knob_space(wl, cfg)
     points = list(space)
-    results = _compile_all(wl, cfg, points, jobs or os.cpu_count() or 1, quiet=json_)
+    results = _compile_all(wl, cfg, points, jobs or os.cpu_count() or 1, quiet=json_,
+                           passes=user)
     status = Counter(r[0] for r in results)
     reasons = Counter(r[1] for r in results if r[1])
     summary = {
@@ -75,6 +83,7 @@ def space_cmd(
         "failed": status.get("failed", 0),
         "rejections": dict(reasons.most_common()),
         "median_compile_ms": _median([r[2] for r in results]),
+        "passes": user.fingerprint if user is not None else None,
     }
     if json_:
         console.print_json(summary)
@@ -216,20 +225,21 @@ def _median(xs: list[float]) -> float:
     return xs[len(xs) // 2] if xs else 0.0
 
 
-def _compile_one(args: tuple[Any, Any, dict[str, int]]) -> tuple[str, str, float]:
+def _compile_one(args: tuple[Any, Any, dict[str, int], Any]) -> tuple[str, str, float]:
     from vtatune.compiler import compile_candidate
 
-    wl, cfg, k = args
-    r = compile_candidate(wl, cfg, k)
+    wl, cfg, k, passes = args
+    r = compile_candidate(wl, cfg, k, passes=passes)
     first = r.problems[0].what if r.problems else (r.reason.split(":")[0] if r.reason else "")
     return r.status, first, r.compile_ms
 
 
-def _compile_all(wl: Any, cfg: Any, points: list[dict[str, int]], jobs: int, quiet: bool
-                 ) -> list[tuple[str, str, float]]:
+def _compile_all(wl: Any, cfg: Any, points: list[dict[str, int]], jobs: int, quiet: bool,
+                 passes: Any = None) -> list[tuple[str, str, float]]:
     from rich.progress import Progress
 
-    work = [(wl, cfg, k) for k in points]
+    # a PassSet travels to the worker processes as its path and fingerprint (re-imported)
+    work = [(wl, cfg, k, passes) for k in points]
     with Progress(console=console.err, transient=True, disable=quiet) as bar:
         task = bar.add_task("compiling", total=len(work))
         if jobs <= 1:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vtatune.compiler.compile import (
     LoweredProgram,
@@ -26,6 +27,9 @@ from vtatune.compiler.result import CompileResult
 from vtatune.hardware.config import HwConfig
 from vtatune.schedules.knobs import Knobs
 from vtatune.workloads.base import DEFAULT_SHIFT, Workload
+
+if TYPE_CHECKING:
+    from vtatune.passes.user import PassSet
 
 #: Lowered programs kept per process (a C2 program is ~0.1-1 MB of TIR).
 DEFAULT_SIZE = 256
@@ -54,10 +58,10 @@ class ProgramCache:
         self.hits = 0
         self.misses = 0
 
-    def lower(self, wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT
-              ) -> tuple[LoweredProgram, bool]:
+    def lower(self, wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT,
+              passes: PassSet | None = None) -> tuple[LoweredProgram, bool]:
         """The lowered program of a candidate and whether it was already here."""
-        key = program_key(wl, hw, knobs, shift)
+        key = program_key(wl, hw, knobs, shift, passes)
         low = self._programs.get(key)
         if low is not None:
             self._programs.move_to_end(key)
@@ -70,10 +74,11 @@ class ProgramCache:
             self._programs.popitem(last=False)
         return low, False
 
-    def compile(self, wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT
-                ) -> tuple[CompileResult, LoweredProgram]:
-        """``compile_candidate(wl, hw, knobs, shift)``, lowering only programs not seen yet."""
-        low, reused = self.lower(wl, hw, knobs, shift)
+    def compile(self, wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT,
+                passes: PassSet | None = None) -> tuple[CompileResult, LoweredProgram]:
+        """``compile_candidate(wl, hw, knobs, shift, passes)``, lowering only programs not
+        seen yet."""
+        low, reused = self.lower(wl, hw, knobs, shift, passes)
         return verify_program(low, hw, reused=reused), low
 
     def stats(self) -> CacheStats:

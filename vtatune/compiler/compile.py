@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtatune.compiler.result import FAILED, INVALID, VALID, CompileResult
 from vtatune.errors import CompileError
@@ -30,6 +30,9 @@ from vtatune.hardware.config import HwConfig
 from vtatune.passes.verify import Problem
 from vtatune.schedules.knobs import Knobs
 from vtatune.workloads.base import DEFAULT_SHIFT, Workload
+
+if TYPE_CHECKING:
+    from vtatune.passes.user import PassSet
 
 #: HwConfig fields a compiled program must not depend on (they only change verification,
 #: the micro-op cache while building the instruction stream, and area).
@@ -81,18 +84,22 @@ def program_hw(hw: HwConfig) -> HwConfig:
 
 @dataclass(frozen=True)
 class ProgramKey:
-    """Everything a lowered program depends on (and nothing it does not: no buffer sizes)."""
+    """Everything a lowered program depends on (and nothing it does not: no buffer sizes).
+
+    ``passes``: the user's passes and verifiers (``passes.user.PassSet``, equal by
+    fingerprint), or None."""
 
     workload: Workload
     hw: HwConfig  # a ``program_hw`` view
     knobs: tuple[tuple[str, int], ...]
     shift: int
+    passes: PassSet | None = None
 
 
-def program_key(wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT
-                ) -> ProgramKey:
+def program_key(wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT,
+                passes: PassSet | None = None) -> ProgramKey:
     return ProgramKey(wl, program_hw(hw), tuple(sorted((k, int(v)) for k, v in knobs.items())),
-                      int(shift))
+                      int(shift), passes)
 
 
 @dataclass(frozen=True)
@@ -161,12 +168,11 @@ def lower_program(key: ProgramKey) -> LoweredProgram:
         sch = s_tir.Schedule(prim_func(wl, hw, key.shift))
         schedules.apply(sch, wl, hw, knobs)
         lap("schedule")
-        threaded = pipeline.run(sch.mod, pipeline.front_passes() + pipeline.task_passes(hw)
-                                + pipeline.thread_passes())
+        threaded = pipeline.lower_threaded(sch.mod, hw, key.passes)
         # measured after virtual threads and StorageRewrite (see verify_sram)
         sram = sram_bytes(threaded["main"])
         lap("lower")
-        final = pipeline.run(threaded, pipeline.hardware_passes(hw))
+        final = pipeline.lower_hardware(threaded, hw, key.passes)
         lap("lower_hw")
         func = final["main"]
         largest = max(kernel_sizes(func), default=0)
@@ -189,8 +195,10 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
     from vtatune.passes.verify_sram import capacity, sram_problems
     from vtatune.passes.verify_uop import uop_problems
 
+    passes = low.key.passes
     base = {"workload": low.key.workload.signature, "hw_key": hw.key,
-            "knobs": dict(low.key.knobs), "sram_capacity": capacity(hw), "reused": reused}
+            "knobs": dict(low.key.knobs), "sram_capacity": capacity(hw), "reused": reused,
+            "passes": passes.fingerprint if passes is not None else ""}
     stage = {} if reused else dict(low.stage_ms)
     if not low.ok:
         return CompileResult(FAILED, low.reason, stage_ms=stage, **base)
@@ -199,6 +207,8 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
         problems: list[Problem] = (sram_problems(low.sram_bytes, hw)
                                    + uop_problems(low.largest_kernel, hw)
                                    + verify_isa_fields(low.module["main"], hw))
+        if passes is not None:
+            problems += user_problems(passes, low.module["main"], hw)
     except CompileError as exc:
         return CompileResult(FAILED, str(exc), stage_ms=stage, **base)
     except Exception as exc:
@@ -210,10 +220,36 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
                          counts=dict(low.counts), stage_ms=stage, module=low.module, **base)
 
 
-def compile_candidate(wl: Workload, hw: HwConfig, knobs: Knobs,
-                      shift: int = DEFAULT_SHIFT) -> CompileResult:
-    """Compile one candidate. Never raises for a bad candidate: failures are results."""
-    return verify_program(lower_program(program_key(wl, hw, knobs, shift)), hw)
+def compile_candidate(wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_SHIFT,
+                      passes: Any = None) -> CompileResult:
+    """Compile one candidate. Never raises for a bad candidate: failures are results.
+
+    ``passes``: the user's passes and verifiers — a pass file's path, a ``PassSet``
+    (``passes.user.load``) or a list of ``(phase, pass)`` pairs (``UserError`` when they
+    cannot be used)."""
+    from vtatune.passes.user import resolve
+
+    return verify_program(lower_program(program_key(wl, hw, knobs, shift, resolve(passes))),
+                          hw)
+
+
+def user_problems(passes: PassSet, func: Any, hw: HwConfig) -> list[Problem]:
+    """What the user's verifiers find in the VTA-level ``func`` on ``hw``: each problem is a
+    ``Problem`` or a string (``kind`` "user", named after the verifier). A verifier that
+    raises fails the candidate (``UserPassError``)."""
+    from vtatune.passes.errors import UserPassError
+
+    out: list[Problem] = []
+    for name, verifier in passes.verifiers:
+        try:
+            found = list(verifier(func, hw) or ())
+        except Exception as exc:
+            raise UserPassError(f"user verifier {name} raised {type(exc).__name__}: "
+                                f"{_one_line(exc).split(': ', 1)[-1]}") from exc
+        for p in found:
+            out.append(p if isinstance(p, Problem) else
+                       Problem("user", name, 0, 0, "", message=f"{name}: {p}"))
+    return out
 
 
 def _one_line(exc: Exception) -> str:

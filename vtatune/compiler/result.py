@@ -34,6 +34,8 @@ class CompileResult:
     #: the lowered program was shared with an earlier candidate (``stage_ms`` then holds
     #: only this candidate's verification)
     reused: bool = field(default=False, compare=False)
+    #: fingerprint of the user's passes and verifiers (``passes.user``), empty without
+    passes: str = ""
 
     @property
     def ok(self) -> bool:
@@ -56,5 +58,6 @@ class CompileResult:
             "problems": [p.as_dict() for p in self.problems],
             "counts": self.counts,
             "compile_ms": round(self.compile_ms, 3),
+            "passes": self.passes or None,
             "stage_ms": {k: round(v, 3) for k, v in self.stage_ms.items()},
         }

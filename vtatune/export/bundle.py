@@ -87,6 +87,12 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
     ``UserError`` for an unknown or infeasible trial, an empty study or an empty front."""
     from vtatune.reports.data import front_points, knee, require_feasible
 
+    passes = {t.candidate.key.partition("|passes=")[2] for t in trials} - {""}
+    if passes:
+        # the bundle is rebuilt from the stored knobs by the stock pipeline: it would not be
+        # the program the study measured
+        raise UserError(f"study '{info.name}' was compiled with user passes (fingerprint "
+                        f"{', '.join(sorted(passes))}): export cannot rebuild its programs")
     require_feasible(info, trials)
     by_number = {t.number: t for t in trials}
     if pick in PICKS:

@@ -11,3 +11,7 @@ class LoweringError(CompileError):
     def __init__(self, pass_name: str, message: str):
         self.pass_name = pass_name
         super().__init__(f"{pass_name}: {message}")
+
+
+class UserPassError(CompileError):
+    """A user pass raised, or its file could not be loaded again (stored as ``failed``)."""

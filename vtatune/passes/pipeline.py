@@ -8,11 +8,15 @@
    also puts the epilogue in place on the accumulator. SRAM use is measured here.
 4. Hardware indices and micro-ops: SRAM access pointers -> tile indices, ALU micro-ops, GEMM
    loop folding. The result is the VTA-level TIR the runtime turns into instructions.
+
+User passes (``passes.user``) run at the named phases between these stages: ``scheduled``,
+``loops`` (stage 1's loop half; TVM's phase 0), ``flat`` (1), ``tasks``, ``threads`` (2),
+``vta`` (3).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tvm
 from tvm import s_tir, tirx
@@ -23,6 +27,7 @@ from vtatune.passes.annotate_alu_scope import annotate_alu_scope
 from vtatune.passes.annotate_gemm_scope import annotate_gemm_scope
 from vtatune.passes.bind_tasks_to_threads import bind_tasks_to_threads, normalize_task_scopes
 from vtatune.passes.cthread_to_vthread import cthread_to_vthread
+from vtatune.passes.errors import UserPassError
 from vtatune.passes.fold_uop_loop import fold_uop_loop
 from vtatune.passes.inject_alu_intrin import inject_alu_intrin
 from vtatune.passes.inject_coproc_sync import inject_coproc_sync
@@ -32,8 +37,12 @@ from vtatune.passes.lower_sram_access import lower_sram_access
 from vtatune.passes.partition_tiles import partition_tiles
 from vtatune.passes.tighten_sram_buffers import tighten_sram_buffers
 
+if TYPE_CHECKING:
+    from vtatune.passes.user import PassSet
 
-def front_passes() -> list[Any]:
+
+def loop_passes() -> list[Any]:
+    """Blocks to loops (buffers still multi-dimensional): TVM's phase 0."""
     return [
         s_tir.transform.CanonicalizeLoop(),
         s_tir.transform.LowerInitBlock(),
@@ -44,10 +53,20 @@ def front_passes() -> list[Any]:
         s_tir.transform.LowerMatchBuffer(),
         s_tir.transform.StmtSimplify(),
         s_tir.transform.LowerOpaqueBlock(),
+    ]
+
+
+def flat_passes() -> list[Any]:
+    """Flat buffers, partial tiles partitioned: TVM's phase 1."""
+    return [
         tirx.transform.FlattenBuffer(),
         tirx.transform.NarrowDataType(32),
         partition_tiles(),
     ]
+
+
+def front_passes() -> list[Any]:
+    return loop_passes() + flat_passes()
 
 
 def task_passes(hw: HwConfig) -> list[Any]:
@@ -81,7 +100,39 @@ def run(mod: Any, passes: list[Any]) -> Any:
     return mod
 
 
-def lower(mod: Any, hw: HwConfig) -> tuple[Any, Any]:
-    """(module after stage 3 — for SRAM accounting, VTA-level module after stage 4)."""
-    threaded = run(mod, front_passes() + task_passes(hw) + thread_passes())
-    return threaded, run(threaded, hardware_passes(hw))
+def lower(mod: Any, hw: HwConfig, passes: PassSet | None = None) -> tuple[Any, Any]:
+    """(module after stage 3 — for SRAM accounting, VTA-level module after stage 4), with
+    the user's ``passes`` at their phases (``passes.user``)."""
+    threaded = lower_threaded(mod, hw, passes)
+    return threaded, lower_hardware(threaded, hw, passes)
+
+
+def lower_threaded(mod: Any, hw: HwConfig, passes: PassSet | None = None) -> Any:
+    """Stages 1-3 with the user's passes of phases ``scheduled`` to ``threads``."""
+    mod = apply_user(mod, passes, "scheduled")
+    for stage, phase in ((loop_passes(), "loops"), (flat_passes(), "flat"),
+                         (task_passes(hw), "tasks"), (thread_passes(), "threads")):
+        mod = apply_user(run(mod, stage), passes, phase)
+    return mod
+
+
+def lower_hardware(threaded: Any, hw: HwConfig, passes: PassSet | None = None) -> Any:
+    """Stage 4 with the user's passes of phase ``vta``."""
+    return apply_user(run(threaded, hardware_passes(hw)), passes, "vta")
+
+
+def apply_user(mod: Any, passes: PassSet | None, phase: str) -> Any:
+    """The user's passes of ``phase``, in order; one that raises fails the candidate
+    (``UserPassError``, naming the pass and phase)."""
+    if passes is None:
+        return mod
+    if passes.error:
+        raise UserPassError(passes.error)
+    for p in passes.at(phase):
+        try:
+            mod = p(mod)
+        except Exception as exc:
+            lines = str(exc).strip().splitlines()
+            raise UserPassError(f"user pass {p.info.name} at phase {phase} raised: "
+                                f"{lines[-1] if lines else type(exc).__name__}") from exc
+    return mod

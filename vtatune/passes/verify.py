@@ -9,13 +9,16 @@ from dataclasses import dataclass
 class Problem:
     """``what`` needs ``needed`` ``unit`` but only ``available`` exist."""
 
-    kind: str  # "sram", "uop", "field"
+    kind: str  # "sram", "uop", "field", "index", "user"
     what: str
     needed: int
     available: int
     unit: str
+    message: str = ""  # a user verifier's own words
 
     def __str__(self) -> str:
+        if self.message:
+            return self.message
         if self.kind == "field":
             return (f"{self.what} reaches {self.needed:,}, its field holds at most "
                     f"{self.available:,}")

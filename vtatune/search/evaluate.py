@@ -64,7 +64,7 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
 
     # one lowered program per distinct (workload, GEMM shape, widths, knobs), verified here
     # against this candidate's buffers (see vtatune.compiler.cache)
-    res, lowered = default_cache().compile(wl, hw, cand.knobs)
+    res, lowered = default_cache().compile(wl, hw, cand.knobs, passes=cand.passes)
     base["compile_ms"] = res.compile_ms
     if not res.ok:
         resources = dict(base["resources"])

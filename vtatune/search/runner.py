@@ -115,12 +115,16 @@ def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
 def study_identity(space: SearchSpace, ctx: EvalContext) -> dict[str, Any]:
     """What a study is for; a continuation must match it exactly (``Store.create_or_load_study``).
 
-    Hardware is named by its config when fixed (schedule-only), else by its choices.
+    Hardware is named by its config when fixed (schedule-only), else by its choices; user
+    passes by their fingerprint.
     """
     hardware: Any = ({k: list(v) for k, v in space.hw_choices.items()} if space.joint
                      else space.hardware({}).name)
-    return {"workload": space.workload.signature, "objective": space.objective,
-            "hardware": hardware, "knobs": list(space.knobs), **ctx.describe()}
+    identity = {"workload": space.workload.signature, "objective": space.objective,
+                "hardware": hardware, "knobs": list(space.knobs), **ctx.describe()}
+    if space.passes is not None:  # studies without user passes keep their identity
+        identity["passes"] = space.passes.fingerprint
+    return identity
 
 
 def stamp(rec: CandidateRecord, ctx: EvalContext) -> CandidateRecord:
@@ -152,7 +156,8 @@ def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
 
 
 def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Params, Observation]]:
-    """Stored records of the space's workload that lie inside the space, as sampler history.
+    """Stored records of the space's workload that lie inside the space (compiled with its
+    user passes), as sampler history.
 
     ``records`` must come from the space's board and models (``Store.history(..., model=)``);
     each is judged by the space's constraints first (``judged``).
@@ -160,7 +165,10 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
     from vtatune.hardware.config import HwConfig
 
     out = []
+    passes = space.passes.fingerprint if space.passes is not None else ""
     for stored in records:
+        if stored.key.partition("|passes=")[2] != passes:
+            continue  # compiled with other user passes (or none): another program
         rec = judged(space, stored)
         if rec is None:
             continue

@@ -27,13 +27,16 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import ConfigError, UserError
 from vtatune.hardware import boards, config
 from vtatune.hardware.config import LOG_KEYS, HwConfig
 from vtatune.schedules.knobs import NTHREADS, THREAD
 from vtatune.workloads.base import Workload
+
+if TYPE_CHECKING:
+    from vtatune.passes.user import PassSet
 
 OBJECTIVES = ("area-latency", "latency")
 
@@ -43,17 +46,26 @@ U_PREFIX = "u_"
 
 @dataclass(frozen=True)
 class Candidate:
-    """One point to evaluate: a workload on a hardware config with schedule knobs."""
+    """One point to evaluate: a workload on a hardware config with schedule knobs, compiled
+    with the user's passes (``passes.user.PassSet``) if any."""
 
     workload: Workload
     hw: HwConfig
     knobs: dict[str, int]
+    passes: PassSet | None = None
+
+    @property
+    def passes_fingerprint(self) -> str:
+        """The user passes' fingerprint, empty without passes."""
+        return self.passes.fingerprint if self.passes is not None else ""
 
     @property
     def key(self) -> str:
-        """Identity for deduplication across studies: workload, hardware, knobs."""
+        """Identity for deduplication across studies: workload, hardware, knobs, and the user
+        passes' fingerprint when there are passes (keys without passes are unchanged)."""
         knobs = ",".join(f"{k}={v}" for k, v in sorted(self.knobs.items()))
-        return f"{self.workload.signature}|{self.hw.key}|{knobs}"
+        key = f"{self.workload.signature}|{self.hw.key}|{knobs}"
+        return f"{key}|passes={self.passes.fingerprint}" if self.passes is not None else key
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,8 @@ class SearchSpace:
     fit_board: bool = True
     max_area_mm2: float | None = None
     source: str = ""
+    #: the user's passes and verifiers every candidate is compiled with (``--passes``)
+    passes: PassSet | None = None
 
     @property
     def constraints(self) -> dict[str, Any]:
@@ -145,7 +159,7 @@ class SearchSpace:
         why = space.problem(knobs)
         if why:
             return None, f"schedule: {why}"
-        return Candidate(self.workload, hw, knobs), ""
+        return Candidate(self.workload, hw, knobs, self.passes), ""
 
     def _defaults(self, space: Any, hw: HwConfig, params: dict[str, Any]) -> dict[str, int]:
         """Values of the knobs ``params`` does not set: the template's suggestion. It
@@ -182,7 +196,8 @@ class SearchSpace:
                 "objective": self.objective, "hardware": {k: list(v) for k, v in
                                                          self.hw_choices.items()},
                 "knobs": list(self.knobs), "fit_board": self.fit_board,
-                "max_area_mm2": self.max_area_mm2, "source": self.source}
+                "max_area_mm2": self.max_area_mm2, "source": self.source,
+                "passes": self.passes.describe() if self.passes is not None else None}
 
 
 def thread_knobs(wl: Workload) -> tuple[str, ...]:
@@ -228,7 +243,7 @@ def spaces_dir() -> Path:
 
 def load(path: str | Path, *, layer: str | None = None, shape: str | None = None,
          workload: str | None = None, hw: str | None = None, board: str | None = None,
-         objective: str | None = None) -> SearchSpace:
+         objective: str | None = None, passes: PassSet | None = None) -> SearchSpace:
     """Read and validate a space file; CLI options override its choices.
 
     ``hw`` fixes the hardware (a schedule-only space on that config); ``workload``, ``layer``
@@ -247,7 +262,7 @@ def load(path: str | Path, *, layer: str | None = None, shape: str | None = None
         p = spaces_dir() / f"{path}.toml"
     raw = read_toml(p, "space")
     return from_dict(raw, str(p), layer=layer, shape=shape, workload=workload, hw=hw,
-                     board=board, objective=objective)
+                     board=board, objective=objective, passes=passes)
 
 
 #: The keys each section of a space file may hold (the [hardware] section: ``base`` and the
@@ -312,7 +327,8 @@ def _log_range(key: str) -> tuple[int, int]:
 
 def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
               shape: str | None = None, workload: str | None = None, hw: str | None = None,
-              board: str | None = None, objective: str | None = None) -> SearchSpace:
+              board: str | None = None, objective: str | None = None,
+              passes: PassSet | None = None) -> SearchSpace:
     from vtatune.schedules import knob_space
     from vtatune.workloads import parse
 
@@ -431,4 +447,5 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     name = name if name is not None else Path(source).stem
     return SearchSpace(name=name, workload=wl, board=board_name, base_hw=base,
                        hw_choices=choices, knobs=knob_names, objective=obj, fit_board=fit,
-                       max_area_mm2=float(max_area) if max_area else None, source=source)
+                       max_area_mm2=float(max_area) if max_area else None, source=source,
+                       passes=passes)
