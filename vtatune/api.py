@@ -136,10 +136,10 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
            trials: int = 100, sampler: str = "xgb", objective: str | None = None,
            study: str | None = None, db: str | None = None, workers: int = 1,
            seed: int | None = None, timeout: float = 120.0, warm_start: bool = True,
-           ) -> SearchSummary:
+           passes: str | None = None) -> SearchSummary:
     """Run (or continue) a study as ``vtatune search`` does, with the same defaults for the
     space file and the study name; nothing is printed. ``workers`` evaluation processes
-    (``0``: one per core)."""
+    (``0``: one per core); ``passes``: a user pass file's path (``--passes``)."""
     import os
 
     from vtatune.cli.search import DEFAULT_SAMPLER, _default_space, _study_name
@@ -158,8 +158,11 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
         raise UserError(f"trials must be at least 1, got {trials}")
     if hw is not None and objective is None:
         objective = "latency"
+    from vtatune.passes.user import resolve
+
     sp = spaces.load(space or _default_space(workload, hw), layer=layer, shape=shape,
-                     workload=workload, hw=hw, board=board, objective=objective)
+                     workload=workload, hw=hw, board=board, objective=objective,
+                     passes=resolve(passes))
     name = study or _study_name(sp, sampler, hw, default_space=space is None)
     runner.check_study(sp, name, db)  # a study made for something else: one line
     res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
