@@ -175,6 +175,9 @@ def test_compile_and_space_take_passes(capsys, tmp_path) -> None:
     d = json.loads(out)
     assert rc == 0 and d["passes"] and d["invalid"] > 0
     assert any(k.startswith("dram_rows_of_48_bytes") for k in d["rejections"])
+    rc, _, err = _run(capsys, "space", "dense", "--shape", "16,64,64", "--simulate",
+                      "--passes", example)
+    assert rc == 2 and "--simulate does not take --passes" in err and err.count("\n") == 1
     bad = tmp_path / "bad.py"
     bad.write_text("PASSES = [('sideways', None)]\n")
     rc, _, err = _run(capsys, "compile", "--passes", str(bad))
