@@ -52,7 +52,7 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[str]]:
     return cmd, argv
 
 
-@settings(max_examples=400 if DEEP else 40, deadline=None, derandomize=not DEEP,
+@settings(max_examples=400 if DEEP else 20, deadline=None, derandomize=not DEEP,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(command_lines())
 def test_random_command_lines_end_cleanly(fuzz_world, line: tuple[str, list[str]]) -> None:
