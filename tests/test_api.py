@@ -88,6 +88,23 @@ def test_bad_input_is_one_line(studies, tmp_path) -> None:
         vt.search("dense", shape="16,64,64", sampler="nope", db=str(tmp_path / "x.sqlite"))
 
 
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"timeout": float("nan")}, "timeout must be a finite number"),
+    ({"timeout": float("inf")}, "timeout must be a finite number"),
+    ({"seed": -1}, "seed must be in 0..4,294,967,295"),
+    ({"seed": 10**20}, "seed must be in"),
+    ({"trials": 0}, "trials must be in 1..1,000,000"),
+    ({"workers": 10**6}, "workers must be in 0..256"),
+    ({"db": "sqlite:///:memory:"}, "in-memory database"),
+])
+def test_search_checks_its_arguments_as_the_cli_does(kw, message, tmp_path) -> None:
+    args = {"trials": 1, "db": str(tmp_path / "x.sqlite"), **kw}
+    with pytest.raises(UserError, match=message):
+        vt.search("dense", shape="16,64,64", **args)
+    assert not (tmp_path / "x.sqlite").exists()  # refused before anything is stored
+
+
 def test_search_from_python(tmp_path) -> None:
     db = str(tmp_path / "api.sqlite")
     res = vt.search("dense", shape="16,64,64", hw="default", trials=3, sampler="random",

@@ -142,6 +142,7 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     (``0``: one per core); ``passes``: a user pass file's path (``--passes``)."""
     import os
 
+    from vtatune.cli.options import refuse_memory_db
     from vtatune.cli.search import DEFAULT_SAMPLER, _default_space, _study_name
     from vtatune.errors import UserError
     from vtatune.search import runner
@@ -154,8 +155,8 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     if sampler not in names():
         raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
     require(sampler)
-    if trials < 1:
-        raise UserError(f"trials must be at least 1, got {trials}")
+    _check_search_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout)
+    refuse_memory_db(db)  # the results would vanish with the connection
     if hw is not None and objective is None:
         objective = "latency"
     from vtatune.passes.user import resolve
@@ -255,3 +256,27 @@ def _ms(cycles: int | None, board: str) -> float | None:
         return cycles / (boards.load(board).clock_mhz * 1e3)
     except UserError:  # a board this install does not know: no clock, no milliseconds
         return None
+
+
+def _check_search_numbers(**values: float | None) -> None:
+    """The ranges ``vtatune search`` checks its options against (finite, in range), as a
+    ``UserError`` naming the argument."""
+    import typer
+
+    from vtatune.cli.options import (
+        SEED_MAX,
+        TIMEOUT_MAX_S,
+        TRIALS_MAX,
+        WORKERS_MAX,
+        finite_in,
+        int_in,
+    )
+    from vtatune.errors import UserError
+
+    checks = {"trials": int_in(1, TRIALS_MAX), "workers": int_in(0, WORKERS_MAX),
+              "seed": int_in(0, SEED_MAX), "timeout": finite_in(0.0, TIMEOUT_MAX_S)}
+    for name, value in values.items():
+        try:
+            checks[name](value)  # type: ignore[arg-type]
+        except typer.BadParameter as exc:
+            raise UserError(f"{name} {exc.message}") from None
