@@ -548,6 +548,12 @@ OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, str | list[
                  {"--shift": "int", "--seed": "int", "--knobs": "text", "--board": "text",
                   "--output": "text", "--inputs": "text"}),
     "space": (("space", *DENSE), MISSING_HW, {"--jobs": "int"}),
+    # its --board and --csv are checked after the config is read: the database brakes it
+    "space-simulate": (("space", *DENSE, "--simulate", "--jobs", "1"), ("--db", BRAKE_DB),
+                       {"--timeout": "float", "--board": "text", "--csv": "text",
+                        "--db": ["sqlite:///:memory:", ":memory:", "sqlite://", "",
+                                 "x" * MEGABYTE, "sqlite:////nonexistent/" + ESC + ".sqlite",
+                                 "postgresql+nodriver://x/y"]}),
     "hw": (("hw",), (), {"--hw": "text"}),
     "area": (("area",), (), {"--hw": "text", "--board": "text"}),
     "boards": (("boards",), (), {"--json": ["x"]}),
@@ -887,6 +893,7 @@ ISSUE_EXAMPLES = (
     "show:name:bidi", "show-unknown:name:long", "space:constraints.max_area_mm2",
     "hw:hw:special", "hw:hw:target_mb", "hw:hw:target_esc", "studies:db:",
     "search:--trials:", "search:--timeout:", "search:--seed:", "space:--jobs:",
+    "space-simulate:--timeout:",
     "export:--pick:0", "export:--pick:2", "export:--pick:3",
 )
 #: Of the other cases, ``make test`` runs one in ``SAMPLE_EVERY`` (a stable choice by id);

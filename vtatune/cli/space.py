@@ -178,10 +178,15 @@ def _writable(path: str) -> Any:
     from pathlib import Path
 
     from vtatune.errors import UserError
+    from vtatune.escaping import shown
 
     p = Path(path)
-    if p.is_dir() or not p.parent.is_dir():
-        raise UserError(f"--csv {path}: not a file in an existing folder")
+    try:
+        fits = not p.is_dir() and p.parent.is_dir()
+    except OSError as exc:  # a name too long for the file system, say
+        raise UserError(f"--csv {shown(path)}: {exc.strerror or exc}") from None
+    if not fits:
+        raise UserError(f"--csv {shown(path)}: not a file in an existing folder")
     return p
 
 
@@ -189,14 +194,21 @@ def _write_csv(path: Any, rows: list[dict[str, Any]], knobs: list[str]) -> None:
     import csv as csv_mod
     import io
 
+    from vtatune.errors import UserError
+    from vtatune.escaping import csv_cell, shown
+
     buf = io.StringIO()
     w = csv_mod.writer(buf, lineterminator="\n")
     w.writerow([*knobs, "status", "reason", "cycles", "seconds"])
     for r in rows:
-        w.writerow([*(r["knobs"].get(k, "") for k in knobs), r["status"], r["reason"],
+        w.writerow([*(r["knobs"].get(k, "") for k in knobs), r["status"],
+                    csv_cell(r["reason"]),  # a reason can quote user text: never a formula
                     "" if r["cycles"] is None else r["cycles"],
                     "" if r["seconds"] is None else repr(r["seconds"])])
-    path.write_text(buf.getvalue())
+    try:
+        path.write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write --csv {shown(str(path))}: {exc.strerror or exc}") from None
 
 
 class _Keeper:
