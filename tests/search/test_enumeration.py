@@ -37,7 +37,17 @@ def test_schedule_space_is_its_knob_space() -> None:
     found = candidates(sp)
     hw = config.default()
     want = {Candidate(sp.workload, hw, k).key for k in schedules.knob_space(sp.workload, hw)}
-    assert len(found) == len(want) == 672  # the example space
+    # Counted from first principles: output 8x8, 96 channels = 6 blocks of 16. A tile of t
+    # over extent e is any ceil(e / n); two virtual threads need whole tiles and an even
+    # number of them. tile_h x h_nthread: 8, tile_w: 5, tile_co x oc_nthread: 6, tile_ci: 4.
+    def tiles(e: int) -> set[int]:
+        return {-(-e // n) for n in range(1, e + 1)}
+
+    def with_threads(e: int) -> int:
+        return sum(1 + (e % t == 0 and (e // t) % 2 == 0) for t in tiles(e))
+
+    assert len(found) == len(want) == with_threads(8) * len(tiles(8)) * with_threads(6) * len(
+        tiles(6)) == 960  # the 672 divisor-only tiles, plus tiles with one tail
     assert {k for k, _ in found} == want
     assert all(_key(sp, p) == k for k, p in found)
 

@@ -70,12 +70,13 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
             if msg is None:
                 return
             task, cand = msg
-            conn.send((STARTED, task, None))
+            t0 = time.monotonic()  # CLOCK_MONOTONIC is one clock for every process
+            conn.send((STARTED, task, t0))
             try:
                 rec = evaluate(cand, board, fit_board, max_area)
             except Exception as exc:  # a bug in a pass must not kill the search: record it
                 rec = failure_record(cand, FAILED, f"{type(exc).__name__}: {exc}")
-            conn.send((DONE, task, rec))
+            conn.send((DONE, task, (rec, time.monotonic() - t0)))
     except (BrokenPipeError, ConnectionResetError):
         return  # the search is gone
 
@@ -185,8 +186,16 @@ class WorkerPool:
                             w.ready = True
                             self._deaths_in_a_row = 0
                         elif kind == STARTED and task == w.task:
-                            w.started = time.monotonic()
+                            w.started = rec  # the worker's own clock reading
                         elif kind == DONE and task == w.task:
+                            # The worker's own measure decides: a result that arrives in the
+                            # same poll as its start is still late if it took too long.
+                            rec, took = rec
+                            if took > self.timeout:
+                                assert w.cand is not None
+                                rec = failure_record(
+                                    w.cand, TIMEOUT,
+                                    f"evaluation took longer than {self.timeout:g} s")
                             out.append((task, rec))
                             w.task, w.cand, w.started = None, None, None
                 except (EOFError, OSError):
