@@ -58,3 +58,48 @@ def test_a_resumed_study_mirrors_every_trial_once(db) -> None:
     trials = optuna.load_study(study_name="r", storage=db).get_trials(deepcopy=False)
     assert [t.user_attrs["vtatune_trial"] for t in trials] == list(range(9))
     assert [t.number for t in trials] == list(range(9))
+
+
+def test_the_bulk_writer_writes_what_optuna_writes(tmp_path) -> None:
+    import optuna
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from vtatune.search.dashboard import add_trials
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 'bulk.sqlite'}"
+    store = Store(url)
+    dists = {"LOG_BLOCK_OUT": CategoricalDistribution([3, 4, 5]),
+             "tile_co": IntDistribution(1, 64, log=True)}
+    trials = [
+        create_trial(params={"LOG_BLOCK_OUT": 4, "tile_co": 8}, distributions=dists,
+                     values=[1.5, 2e5], user_attrs={"vtatune_trial": 0, "status": "ok"},
+                     system_attrs={"constraints": [0.0]}, intermediate_values={0: 3.0}),
+        create_trial(state=TrialState.FAIL, params={"LOG_BLOCK_OUT": 5, "tile_co": 1},
+                     distributions=dists, user_attrs={"vtatune_trial": 1, "reason": "x"},
+                     constraints={"violation": 0.25}),
+        create_trial(params={"LOG_BLOCK_OUT": 3},
+                     distributions={"LOG_BLOCK_OUT": dists["LOG_BLOCK_OUT"]},
+                     values=[2.0, math.inf]),
+    ]
+    by_optuna = optuna.create_study(storage=url, study_name="a", directions=["minimize"] * 2)
+    by_optuna.add_trials(trials)
+    ours = optuna.create_study(storage=url, study_name="b", directions=["minimize"] * 2)
+    add_trials(store, ours._study_id, trials[:1])
+    add_trials(store, ours._study_id, trials[1:])  # numbering continues across batches
+    fields = ("number", "state", "values", "params", "distributions", "user_attrs",
+              "system_attrs", "intermediate_values", "datetime_start", "datetime_complete")
+    a = optuna.load_study(study_name="a", storage=url).get_trials()
+    b = optuna.load_study(study_name="b", storage=url).get_trials()
+    assert [[getattr(t, f) for f in fields] for t in a] == \
+        [[getattr(t, f) for f in fields] for t in b]
+    assert [t.number for t in b] == [0, 1, 2]
+    # a distribution Optuna would refuse for the study is refused, and nothing is written
+    clash = create_trial(params={"LOG_BLOCK_OUT": 4},
+                         distributions={"LOG_BLOCK_OUT": IntDistribution(3, 5)}, values=[1, 1])
+    with pytest.raises(ValueError):
+        by_optuna.add_trial(clash)
+    with pytest.raises(ValueError):
+        add_trials(store, ours._study_id, [clash])
+    assert len(optuna.load_study(study_name="b", storage=url).trials) == 3

@@ -55,6 +55,20 @@ def test_identical_candidates_are_served_from_the_store_across_studies(db) -> No
     assert all(t.cached for t in tb)
 
 
+
+def test_a_search_served_from_the_store_starts_no_worker(db, monkeypatch) -> None:
+    from vtatune.search.workers import WorkerPool
+
+    runner.run(_space(), sampler="random", trials=6, study="a", db=db, workers=1, seed=3)
+    started = []
+    start = WorkerPool._start
+    monkeypatch.setattr(WorkerPool, "_start", lambda self: started.append(1) or start(self))
+    b = runner.run(_space(), sampler="random", trials=6, study="b", db=db, workers=2, seed=3)
+    assert b.cached == 6 and started == []
+    c = runner.run(_space(), sampler="random", trials=8, study="b", db=db, workers=2, seed=3)
+    assert c.evaluated > 0 and 1 <= len(started) <= 2  # started with the first evaluation
+
+
 def test_resume_continues_to_the_requested_count(db) -> None:
     runner.run(_space(), sampler="tpe", trials=6, study="r", db=db, workers=1, seed=1)
     r = runner.run(_space(), sampler="tpe", trials=11, study="r", db=db, workers=1, seed=1)

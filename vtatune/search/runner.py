@@ -49,6 +49,8 @@ HEARTBEAT_S = 5.0
 GRACE_S = 60.0
 #: Seconds between checks while waiting for other processes' slots to finish.
 WAIT_S = 0.5
+#: Seconds between reads of the trials other processes stored (learned before planning).
+REFRESH_S = 0.5
 #: Repeated proposals in a row after which a slot gets a random unseen candidate.
 REPEATS_BEFORE_RANDOM = 10
 #: Random draws that must all be seen before unseen candidates come from the enumeration.
@@ -287,9 +289,9 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
             on_progress(prog)
 
     def begin(slot: Slot, cand: Candidate | None, rec: CandidateRecord | None,
-              pool: Any) -> None:
-        """Serve ``slot`` from the store, or have a worker evaluate it."""
-        known = store.lookup(slot.key, ctx.key)
+              pool: Any, known: CandidateRecord | None) -> None:
+        """Serve ``slot`` from the store (``known``: its reusable record), or have a worker
+        evaluate it."""
         if known is not None or rec is not None:
             finish(slot, known or rec, cached=known is not None)  # type: ignore[arg-type]
         else:
@@ -301,21 +303,23 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         cand, why = space.realize(slot.params)
         rec = None if cand is not None else hw_invalid_record(
             wl, space.hardware(slot.params), why)
-        begin(slot, cand, rec, pool)
+        begin(slot, cand, rec, pool, store.lookup(slot.key, ctx.key))
 
-    last_check = 0.0
+    last_check = last_refresh = 0.0
     slots = store.slot_counts(study)[0]
     try:
         beat.start()
         warmup, _ = space.realize({})  # the base hardware with suggested knobs
         with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                        timeout, warmup=warmup) as pool:
+                        timeout, warmup=warmup, lazy=True) as pool:
             while True:
                 while pending and pool.idle:
                     adopt(pending.pop(0), pool)
                 free = pool.idle - len(pending)
                 if free > 0 and slots < trials and not exhausted:
-                    refresh()  # learn what the other processes found before planning
+                    if time.monotonic() - last_refresh >= REFRESH_S:
+                        refresh()  # learn what the other processes found before planning
+                        last_refresh = time.monotonic()
                     wanted: list[tuple[str, Params, Candidate | None, CandidateRecord | None]] = []
                     want = min(free, trials - slots)
                     while len(wanted) < want and not exhausted:
@@ -345,15 +349,20 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                     granted, refused = store.claim(study, owner,
                                                    [(k, p) for k, p, _, _ in wanted], trials)
                     by_key = {s.key: s for s in granted}
+                    known = store.lookup_many([k for k, _, _, _ in wanted if k in by_key],
+                                              ctx.key)
                     for key, params, cand, rec in wanted:
                         if key in by_key:
-                            begin(by_key[key], cand, rec, pool)
+                            begin(by_key[key], cand, rec, pool, known.get(key))
                             continue
                         smp.discard(params)
                         if key in refused:  # another process has it: a repeat for us
                             seen.setdefault(key, None)
                             prog.repeats += 1
-                    slots = store.slot_counts(study)[0]
+                    if len(granted) + len(refused) < len(wanted):
+                        slots = store.slot_counts(study)[0]  # the study is full: by whom?
+                    else:
+                        slots += len(granted)  # others' claims show when the limit is met
                 for task, rec in pool.poll(0.05 if inflight else 0.0):
                     slot, cand, attempts = inflight.pop(task)
                     if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:

@@ -41,6 +41,7 @@ class WorkerError(UserError):
 def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float | None,
            warmup: Candidate | None = None) -> None:
     """Worker main loop: receive (task id, candidate), acknowledge, send back the record."""
+    import os
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -68,7 +69,9 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
             except EOFError:
                 return
             if msg is None:
-                return
+                # nothing is left to flush (every result went out with its send): skip the
+                # interpreter's teardown of TVM, which takes seconds the search would wait for
+                os._exit(0)
             task, cand = msg
             t0 = time.monotonic()  # CLOCK_MONOTONIC is one clock for every process
             conn.send((STARTED, task, t0))
@@ -101,8 +104,8 @@ def _exit_with_parent() -> None:
 
 @dataclass
 class _Worker:
-    proc: Any
-    conn: Connection
+    proc: Any  # None: not started yet (a lazy pool)
+    conn: Connection | None
     task: int | None = None
     cand: Candidate | None = None
     started: float | None = None  # when the worker acknowledged the task (monotonic)
@@ -113,18 +116,21 @@ class WorkerPool:
     """``n`` worker processes evaluating candidates on one board.
 
     ``timeout`` (seconds) bounds one evaluation, counted from the worker's acknowledgement;
-    ``warmup``: a candidate each worker evaluates at start-up (its result is dropped).
+    ``warmup``: a candidate each worker evaluates at start-up (its result is dropped);
+    ``lazy``: a worker process starts with the first task it is given (a search whose
+    candidates are all served from the store starts none).
     """
 
     def __init__(self, n: int, board: str, fit_board: bool = True,
                  max_area_mm2: float | None = None, timeout: float = 120.0,
-                 warmup: Candidate | None = None):
+                 warmup: Candidate | None = None, lazy: bool = False):
         self._ctx = mp.get_context("spawn")
         self._args = (board, fit_board, max_area_mm2, warmup)
         self.timeout = timeout
         self._deaths_in_a_row = 0
         self.restarts = 0
-        self.workers = [self._start() for _ in range(max(1, n))]
+        self.workers = [_Worker(None, None) if lazy else self._start()
+                        for _ in range(max(1, n))]
 
     def _start(self) -> _Worker:
         parent, child = self._ctx.Pipe()
@@ -135,6 +141,7 @@ class WorkerPool:
 
     def _replace(self, i: int) -> None:
         w = self.workers[i]
+        assert w.proc is not None and w.conn is not None
         if not w.ready:
             self._deaths_in_a_row += 1
             if self._deaths_in_a_row > MAX_STARTUP_DEATHS * len(self.workers):
@@ -159,8 +166,11 @@ class WorkerPool:
     def submit(self, task: int, cand: Candidate) -> None:
         """Give ``task`` to an idle worker (replacing one found dead)."""
         i = next(i for i, w in enumerate(self.workers) if w.task is None)
+        if self.workers[i].proc is None:
+            self.workers[i] = self._start()
         for _ in range(MAX_STARTUP_DEATHS * len(self.workers) + 2):
             w = self.workers[i]
+            assert w.conn is not None
             try:
                 w.conn.send((task, cand))
                 break
@@ -174,9 +184,12 @@ class WorkerPool:
         from vtatune.search.evaluate import FAILED, TIMEOUT, failure_record
 
         out: list[tuple[int, CandidateRecord]] = []
-        ready = wait([w.conn for w in self.workers], timeout=wait_s)
+        conns = [w.conn for w in self.workers if w.conn is not None]
+        ready = wait(conns, timeout=wait_s) if conns else []
         now = time.monotonic()
         for i, w in enumerate(self.workers):
+            if w.proc is None or w.conn is None:
+                continue  # not started (lazy)
             dead = False
             if w.conn in ready:
                 try:
@@ -216,14 +229,15 @@ class WorkerPool:
         return out
 
     def close(self) -> None:
-        for w in self.workers:
+        started = [w for w in self.workers if w.proc is not None and w.conn is not None]
+        for w in started:
             try:
                 if w.task is None:
                     w.conn.send(None)
             except (BrokenPipeError, OSError):
                 pass
         deadline = time.monotonic() + 2.0
-        for w in self.workers:
+        for w in started:
             w.proc.join(max(0.0, deadline - time.monotonic()))
             if w.proc.is_alive():
                 w.proc.kill()

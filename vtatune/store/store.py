@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import weakref
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,30 @@ RUNNING, DONE = "running", "done"
 _MIGRATION_LOCK = 0x7674_756E
 
 
+#: One lock per SQLite file for the write transactions of this process's threads (the search
+#: loop, its Optuna mirror and heartbeat): a waiter wakes the moment the holder commits, where
+#: SQLite's busy handler polls with sleeps of up to 100 ms (seconds of a search's wall time).
+#: Other processes still meet at SQLite's lock.
+_SQLITE_WRITERS: dict[str, threading.RLock] = {}
+_SQLITE_WRITERS_GUARD = threading.Lock()
+os.register_at_fork(after_in_child=_SQLITE_WRITERS.clear)  # a lock held by another thread
+
+
+def _file_of(url: str) -> str:
+    """The resolved path of a SQLite database (its writers' lock), else ""."""
+    path = sqlite_path(url)
+    return str(path.resolve()) if path is not None else ""
+
+
+def _writer_lock(key: str) -> threading.RLock:
+    """The lock of the SQLite file ``key`` (its resolved path)."""
+    with _SQLITE_WRITERS_GUARD:
+        lock = _SQLITE_WRITERS.get(key)
+        if lock is None:
+            lock = _SQLITE_WRITERS[key] = threading.RLock()
+        return lock
+
+
 def row_key(key: str, context: str) -> str:
     """The stored row's identity of candidate ``key`` measured in ``context``."""
     return f"{key}@{context}" if context else key
@@ -154,6 +179,7 @@ class Store:
         self._writer: Engine | None = None
         self._pid = 0
         self._columns: dict[str, set[str]] | None = None
+        self._file = _file_of(self.url)
         _LIVE.add(self)
         with self._session():  # open now: a bad URL fails here, as one line
             pass
@@ -209,7 +235,9 @@ class Store:
         try:
             reader, writer = self._engines()
             connecting = False
-            with Session(writer if write else reader, expire_on_commit=False) as session:
+            lock = _writer_lock(self._file) if write and self._file else nullcontext()
+            with lock, \
+                    Session(writer if write else reader, expire_on_commit=False) as session:
                 with session.begin():
                     yield session
         except sa_exc.IntegrityError:
@@ -240,6 +268,12 @@ class Store:
             detail += f" (another process held the write lock for over {self.timeout_s:g} s)"
         return f"cannot open {where}: {detail}" if opening else f"{where}: {detail}"
 
+    def transaction(self) -> Any:
+        """A write transaction (a context manager yielding a SQLAlchemy ``Session``) for tables
+        the store shares a database with but does not own (the Optuna mirror): on SQLite it
+        holds the write lock from its start, and errors become ``StoreError`` as everywhere."""
+        return self._session(write=True)
+
     def close(self) -> None:
         """Release this process's connections (the store reopens on next use)."""
         if self._engine is not None and self._pid == os.getpid():
@@ -260,6 +294,7 @@ class Store:
         self.readonly = state.get("readonly", False)
         self._engine = self._writer = None
         self._pid, self._columns = 0, None
+        self._file = _file_of(self.url)
 
     def __repr__(self) -> str:
         return f"Store({self.display_url!r})"
