@@ -74,6 +74,9 @@ class SearchSummary:
     best_cycles: int | None
     elapsed_s: float
     exhausted: bool
+    #: candidates in the space when the search enumerated it (it ran out of unseen ones),
+    #: else None (as the CLI's ``--json`` ``space_size``)
+    space_size: int | None = None
 
 
 def open_store(db: str | Store | None = None, *, create: bool = False) -> Store:
@@ -172,7 +175,8 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     return SearchSummary(study=res.study, db=res.db, trials=res.trials,
                          new_trials=res.new_trials, evaluated=res.evaluated, cached=res.cached,
                          feasible=res.feasible, best_cycles=res.best_cycles,
-                         elapsed_s=res.elapsed_s, exhausted=res.exhausted)
+                         elapsed_s=res.elapsed_s, exhausted=res.exhausted,
+                         space_size=res.space_size)
 
 
 # ---- records -> rows ---------------------------------------------------------------------------

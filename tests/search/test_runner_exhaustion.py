@@ -51,3 +51,14 @@ def test_cli_says_the_space_is_exhausted(db: str, capsys) -> None:
     assert main(args) == 0  # resumed: nothing left to evaluate, and it says so again
     assert ("space exhausted after 30 of 50 requested trials: every candidate of the space "
             "(30) has been evaluated") in capsys.readouterr().out
+
+
+def test_the_python_api_reports_the_space_size(db: str) -> None:
+    import vtatune.api as vt
+
+    res = vt.search("dense", shape=SHAPE, hw="default", objective="latency", trials=40,
+                    sampler="random", seed=3, db=db, study="api", workers=1)
+    assert res.exhausted and res.space_size == 30 and res.trials == 30
+    short = vt.search("dense", shape=SHAPE, hw="default", objective="latency", trials=5,
+                      sampler="random", seed=3, db=db, study="api-short", workers=1)
+    assert not short.exhausted and short.space_size is None
