@@ -7,7 +7,7 @@ hardware, so a reused compile gives exactly the ``CompileResult`` a fresh one gi
 ``stage_ms`` then holds the verification only, and ``reused`` is set).
 
 One cache lives in each process (``default_cache``): the search's worker processes each keep
-their own, and the search sends candidates of one program to the same worker.
+their own (a program lowered by one worker is lowered again by another that meets it).
 """
 
 from __future__ import annotations

@@ -46,6 +46,12 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _exit_with_parent()
+    # TVM's FFI imports torch first thing when it is installed (the gp extra): ~2 s of CPU per
+    # worker for a library no evaluation uses. A fresh spawned process has not imported it,
+    # so marking it absent makes that import fail fast, as without torch.
+    import sys
+
+    sys.modules.setdefault("torch", None)  # type: ignore[assignment]
     # Import everything an evaluation needs now, so no task's clock includes it.
     import vtatune.area
     import vtatune.compiler
