@@ -7,7 +7,11 @@
   Reported: the median number of trials until a trial is within 2% of the optimum;
 - joint quality: the same on a reduced joint hardware x schedule space, reporting the
   hypervolume of each sampler's (area, cycles) front after 100/250/500 trials as a share of the
-  brute-force front's.
+  brute-force front's;
+- held-out quality: on conv2d layers that are not in ResNet-18 (whose layers the samplers'
+  defaults were tuned on: ``HELDOUT``), the default sampler's best after 32 trials of a
+  schedule search at the default config (one worker, no warm start, 3 seeds) against the
+  exhaustive optimum of the schedule space (``search.exhaustive``).
 
     python -m vtatune.search.bench [--quick]
 """
@@ -15,6 +19,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import statistics
 import subprocess
@@ -34,6 +39,14 @@ SAMPLERS = tuple(n for n in ("xgb", "tpe", "nsga2", "random", "grid", "gp")
 #: GP proposals cost ~0.2-1 s each on 2 cores (repeats included): it gets 60 trials, 1 seed.
 GP_TRIALS = 60
 SCHEDULE_LAYERS = ("C2", "C8", "C11")
+#: Held-out conv2d layers (N,CIN,H,W,COUT,KH,KW,PAD,STRIDE), none in ResNet-18 and none used to
+#: tune any sampler default: a stride-2 3x3 on 96 channels, a MobileNet-v2-like pointwise
+#: projection (1x1, 144 -> 48 channels), an AlexNet-like 5x5 on an odd 27x27 map.
+HELDOUT = {"stride-2 3x3": "1,96,16,16,96,3,3,1,2",
+           "1x1 pointwise": "1,144,28,28,48,1,1,0,1",
+           "5x5 on 27x27": "1,48,27,27,64,5,5,2,1"}
+#: Trials after which the held-out benchmark reads the best found.
+HELDOUT_TRIALS = 32
 JOINT_SPACE = """
 [study]
 board = "pynq-z1"
@@ -179,6 +192,89 @@ def bench_joint_quality(seeds: int = 3, workers: int = 2) -> list[tuple[str, str
                  f"front's nadir)", ", ".join(cells))]
 
 
+def heldout_ratios(shape: str, seeds: int = 3, trials: int = HELDOUT_TRIALS,
+                   workers: int = 2, sampler: str = "xgb") -> tuple[int, int, list[float]]:
+    """(schedule-space size, exhaustive optimum in cycles, best-after-``trials`` / optimum per
+    seed) of ``sampler`` on the conv2d ``shape`` at the default config.
+
+    The reference is evaluated once (``workers`` processes) and stored in its evaluation
+    context, so each seed's search (one worker, no warm start: nothing of the layer is learned
+    beforehand) is served from the store: the same records a fresh evaluation gives.
+    """
+    from vtatune.search import exhaustive
+    from vtatune.store import Store
+    from vtatune.store.identity import context
+
+    sp = spaces.load("conv2d_schedule", shape=shape)
+    hw = sp.hardware({})
+    ref = exhaustive.reference(sp.workload, hw, sp.board, fit_board=sp.fit_board,
+                               workers=workers)
+    assert ref.best is not None and ref.best.cycles is not None
+    best = ref.best.cycles
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"sqlite:///{tmp}/heldout.sqlite"
+        ctx = context(sp.board, sp.constraints)
+        Store(db).save_many(runner.stamp(r, ctx) for r in ref.records)
+        for seed in range(seeds):
+            study = f"{sampler}-{seed}"
+            runner.run(sp, sampler=sampler, trials=trials, study=study, db=db, workers=1,
+                       seed=seed, warm_start=False)
+            found = [t.candidate.cycles for t in Store(db).trials(study)
+                     if t.candidate.feasible and t.candidate.cycles is not None]
+            ratios.append(min(found) / best if found else math.inf)
+    return len(ref.records), best, ratios
+
+
+def bench_heldout_quality(quick: bool = False) -> list[tuple[str, str]]:
+    layers = dict(list(HELDOUT.items())[:1]) if quick else HELDOUT
+    cells = []
+    for name, shape in layers.items():
+        size, best, ratios = heldout_ratios(shape)
+        cells.append(f"{name} `{shape}` ({size} candidates, optimum {best:,} cycles): "
+                     f"{statistics.median(ratios):.3f}x (worst seed {max(ratios):.3f}x)")
+    return [(f"schedule search on held-out conv2d layers (not in ResNet-18), default config: "
+             f"default sampler's best after {HELDOUT_TRIALS} trials / exhaustive optimum, median "
+             f"of 3 seeds (--workers 1, no warm start)", "; ".join(cells))]
+
+
+def bench_compile_cache(quick: bool = False) -> list[tuple[str, str]]:
+    """Compile-cache hit rate and compile speedup on the candidates a joint search evaluates:
+    a seeded ``xgb`` search of the default conv2d joint space (200 trials, 60 quick), then
+    its compiled candidates compiled again in this process, in trial order, once through one
+    ``ProgramCache`` (lower each distinct program once, verify each candidate) and once
+    lowering every candidate afresh."""
+    from vtatune.compiler import compile_candidate
+    from vtatune.compiler.cache import ProgramCache
+    from vtatune.hardware.config import HwConfig
+    from vtatune.store import Store
+
+    n = 60 if quick else 200
+    sp = spaces.load("conv2d")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"sqlite:///{tmp}/cache.sqlite"
+        runner.run(sp, sampler="xgb", trials=n, study="cache", db=db, workers=2, seed=0,
+                   warm_start=False)
+        recs = [t.candidate for t in Store(db).trials("cache")]
+    cands = [(HwConfig(**{k.lower(): v for k, v in r.hw.items()}), dict(r.knobs))
+             for r in recs if r.compile_ms is not None]
+    compile_candidate(sp.workload, *cands[0])  # warm-up: TVM's first compile
+    cache = ProgramCache()
+    t = time.perf_counter()
+    for hw, knobs in cands:
+        cache.compile(sp.workload, hw, knobs)
+    cached = time.perf_counter() - t
+    t = time.perf_counter()
+    for hw, knobs in cands:
+        compile_candidate(sp.workload, hw, knobs)
+    fresh = time.perf_counter() - t
+    st = cache.stats()
+    return [(f"compile cache on a joint search's candidates (conv2d default joint space, xgb "
+             f"seed 0, {n} trials: {len(cands)} compiled, one process)",
+             f"hit rate {st.hit_rate:.0%} ({st.misses} distinct programs); compile time "
+             f"{fresh:.1f} s fresh vs {cached:.1f} s cached ({fresh / cached:.1f}x)")]
+
+
 def bench_search_speed() -> list[tuple[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "vtatune", "search", "conv2d", "--trials", "500",
@@ -195,7 +291,7 @@ def bench_search_speed() -> list[tuple[str, str]]:
 
 
 def bench_search(quick: bool = False) -> list[tuple[str, str]]:
-    rows = bench_search_speed()
+    rows = bench_search_speed() + bench_compile_cache(quick) + bench_heldout_quality(quick)
     if quick:
         return rows + bench_schedule_quality(("C11",), seeds=2, max_trials=150)
     return rows + bench_schedule_quality() + bench_joint_quality()

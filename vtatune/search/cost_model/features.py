@@ -95,6 +95,7 @@ class Featurizer:
         self._hw: dict[tuple[int, ...], HwInfo] = {}
         self._suggestion: dict[tuple[int, ...], Knobs] = {}
         self._rows: dict[Hashable, list[float]] = {}
+        self._points: dict[tuple[Any, ...], Point] = {}
 
     # ---- realization -----------------------------------------------------------------------
     def hw_info(self, params: Params) -> HwInfo:
@@ -106,7 +107,18 @@ class Featurizer:
         return info
 
     def point(self, params: Params) -> Point:
-        """Realize ``params`` like ``space.realize`` (cached per hardware)."""
+        """Realize ``params`` like ``space.realize`` (cached per hardware; the annealer meets
+        the same canonical parameters again and again, so whole points are cached too)."""
+        memo = tuple(sorted(params.items()))
+        p = self._points.get(memo)
+        if p is None:
+            p = self._point(params)
+            if len(self._points) > 200_000:  # bound memory over very long searches
+                self._points.clear()
+            self._points[memo] = p
+        return Point(p.key, dict(p.params), p.hw, p.knobs)
+
+    def _point(self, params: Params) -> Point:
         info = self.hw_info(params)
         if not info.valid:
             rounded = tuple(sorted((k, round(float(v), 6)) for k, v in params.items()
