@@ -1,0 +1,154 @@
+"""Network files: the built-in ResNet-18 against its architecture, and every kind of bad file."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from vtatune import networks
+from vtatune.errors import ConfigError
+from vtatune.networks import network as net
+from vtatune.networks import space as nspace
+from vtatune.workloads import Conv2d, Dense
+
+
+def _resnet18_convs() -> list[Conv2d]:
+    """ResNet-18's convolutions built from the architecture (He et al. 2016, Table 1; option B
+    shortcuts as torchvision's BasicBlock), independently of the shipped file."""
+    convs = [Conv2d(1, 3, 224, 224, 64, 7, 7, 3, 2)]
+    h, cin = 56, 64  # after the 3x3/2 max pool
+    for stage, cout in enumerate((64, 128, 256, 512)):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            convs.append(Conv2d(1, cin, h, h, cout, 3, 3, 1, stride))
+            out = h // stride
+            convs.append(Conv2d(1, cout, out, out, cout, 3, 3, 1, 1))
+            if stride != 1 or cin != cout:
+                convs.append(Conv2d(1, cin, h, h, cout, 1, 1, 0, stride))
+            cin, h = cout, out
+    return convs
+
+
+def test_resnet18_counts_match_the_architecture() -> None:
+    sp = networks.load("resnet18")
+    convs = _resnet18_convs()
+    assert len(convs) == 20
+    shipped = Counter()
+    for layer in sp.network.layers:
+        if layer.workload.kind == "conv2d":
+            shipped[layer.workload.signature] += layer.count
+    assert shipped == Counter(c.signature for c in convs)
+    assert sum(shipped.values()) == 20
+    assert [la.name for la in sp.network.layers] == [f"C{i}" for i in range(1, 12)] + ["fc"]
+    fc = sp.network.layer("fc")
+    assert fc.workload == Dense(1, 512, 1000) and fc.count == 1
+    # MACs of the whole network: ResNet-18's well-known ~1.8 G multiply-accumulates
+    assert sp.network.macs == sum(c.macs for c in convs) + 512 * 1000
+    assert 1.80e9 < sp.network.macs < 1.83e9
+
+
+def test_resnet18_space_is_joint_over_the_conv2d_hardware() -> None:
+    from vtatune.search import space as spaces
+
+    sp = networks.load("resnet18")
+    single = spaces.load("conv2d")
+    assert sp.hw_choices == single.hw_choices and sp.board == single.board
+    assert sp.objective == "area-latency" and len(sp.units) == 12
+    c2 = sp.unit_spaces[sp.network.layer("C2").workload.signature]
+    assert c2.knobs == single.knobs  # the same candidates as a per-layer study
+    assert sp.hw_space.knobs == () and sp.hw_space.workload.name == "C2"
+
+
+def _layers(*entries: dict) -> dict:
+    return {"network": {"name": "n", "layers": list(entries)}}
+
+
+GOOD = {"name": "a", "kind": "conv2d", "shape": "1,16,8,8,16,3,3,1,1", "count": 2}
+
+
+def test_a_user_network_file(tmp_path) -> None:
+    p = tmp_path / "mine.toml"
+    p.write_text('[network]\nname = "tiny"\n'
+                 '[[network.layers]]\nname = "a"\nkind = "conv2d"\n'
+                 'shape = [1, 16, 8, 8, 16, 3, 3, 1, 1]\ncount = 2\n'
+                 '[[network.layers]]\nname = "b"\nkind = "dense"\nshape = "1,64,32"\n'
+                 '[[network.layers]]\nname = "a2"\nkind = "conv2d"\n'
+                 'shape = "1,16,8,8,16,3,3,1,1"\ncount = 3\n')
+    sp = networks.load(str(p))
+    assert sp.network.name == "tiny" and [la.count for la in sp.network.layers] == [2, 1, 3]
+    units = sp.units
+    assert [u.name for u in units] == ["a", "b"] and units[0].count == 5  # same shape: one unit
+    assert sp.objective == "latency" and not sp.searched_hw  # no [hardware]: fixed design
+    assert networks.is_network_file(str(p))
+
+
+@pytest.mark.parametrize(("raw", "needle"), [
+    ({"network": {"name": "n"}}, "has no layers"),
+    ({"network": {"layers": []}}, "has no layers"),
+    (_layers({**GOOD, "kind": "pool2d"}), "unknown workload 'pool2d'"),
+    (_layers({**GOOD, "count": 0}), "count 0 must be between 1"),
+    (_layers({**GOOD, "count": -3}), "count -3 must be between 1"),
+    (_layers({**GOOD, "count": 2.5}), "count 2.5 must be an integer"),
+    (_layers({**GOOD, "count": True}), "count True must be an integer"),
+    (_layers({**GOOD, "shape": "1,16,8"}), "takes 9 comma-separated integers"),
+    (_layers({**GOOD, "shape": "1,16,8,8,x,3,3,1,1"}), "every field must be an integer"),
+    (_layers({**GOOD, "shape": "1,16,8,8,16,0,3,1,1"}), "kh=0 must be >= 1"),
+    (_layers({**GOOD, "shape": {"n": 1}}), "must be a string of comma-separated"),
+    (_layers({**GOOD, "layer": "C2"}), "give either shape or layer, not both"),
+    (_layers({k: v for k, v in GOOD.items() if k != "shape"}), "give either shape or layer"),
+    (_layers({**GOOD, "name": "a b"}), "must be 1-64 letters"),
+    (_layers({**GOOD, "name": "../x"}), "must be 1-64 letters"),
+    (_layers({k: v for k, v in GOOD.items() if k != "name"}), "no name"),
+    (_layers({k: v for k, v in GOOD.items() if k != "kind"}), "no kind"),
+    (_layers(GOOD, dict(GOOD)), "duplicate name (also layer 1)"),
+    (_layers({**GOOD, "stride": 2}), "unknown key 'stride'"),
+    ({"network": {"layers": "C1"}}, "must be a list of tables"),
+    ({"network": "resnet18"}, "[network] must be a table"),
+    ({**_layers(GOOD), "workload": {"kind": "conv2d"}}, "unknown section [workload]"),
+    ({**_layers(GOOD), "inner": {"trials": 0}}, "[inner] trials must be an integer"),
+    ({**_layers(GOOD), "inner": {"sampler": "tpe"}}, "[inner] sampler 'tpe'"),
+    ({**_layers(GOOD), "hardware": {"LOG_BLOCK": [4]}}, "unknown parameter 'LOG_BLOCK'"),
+    ({**_layers(GOOD), "schedule": {"knobs": ["tile_q"]}}, "unknown knobs ['tile_q']"),
+])
+def test_bad_network_spaces_name_the_problem(raw, needle) -> None:
+    with pytest.raises(ConfigError) as err:
+        nspace.from_dict(raw, "bad.toml")
+    assert needle in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_every_problem_is_listed_at_once() -> None:
+    raw = _layers({**GOOD, "count": 0}, {**GOOD, "name": "b", "kind": "pool2d"},
+                  {**GOOD, "name": "b"})
+    raw["inner"] = {"trials": -1}
+    with pytest.raises(ConfigError) as err:
+        nspace.from_dict(raw, "bad.toml")
+    assert len(err.value.problems) == 4
+
+
+def test_unreadable_files_are_one_line(tmp_path) -> None:
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b'[network]\nname = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        networks.load(str(bad))
+    huge = tmp_path / "huge.toml"
+    huge.write_bytes(b"#" * (nspace.MAX_FILE_BYTES + 10))
+    with pytest.raises(ConfigError, match="larger than 1 MiB"):
+        networks.load(str(huge))
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[network\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        networks.load(str(broken))
+    with pytest.raises(ConfigError, match="cannot read"):
+        networks.load(str(tmp_path / "missing.toml"))
+    plain = tmp_path / "plain.toml"
+    plain.write_text('[workload]\nkind = "dense"\n')
+    with pytest.raises(ConfigError, match="no \\[network\\] table"):
+        networks.load(str(plain))
+
+
+def test_too_many_layers_is_refused_without_parsing_them() -> None:
+    many = [{**GOOD, "name": f"l{i}"} for i in range(net.MAX_LAYERS + 1)]
+    with pytest.raises(ConfigError, match="at most 1000"):
+        nspace.from_dict(_layers(*many), "many.toml")
