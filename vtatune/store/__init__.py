@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from vtatune.store.records import (
     DETERMINISTIC,
+    NETWORK_STATUSES,
     STATUSES,
     TRANSIENT,
     CandidateRecord,
+    LayerResult,
+    NetworkEval,
+    NetworkTrialRecord,
     StudyInfo,
     TrialRecord,
 )
@@ -23,6 +27,6 @@ from vtatune.store.store import (
     sqlite_path,
 )
 
-__all__ = ["DETERMINISTIC", "STATUSES", "TRANSIENT", "CandidateRecord", "Store", "StoreError",
-           "StudyInfo", "TrialRecord", "database_exists", "default_url", "normalize_url",
-           "sqlite_path"]
+__all__ = ["DETERMINISTIC", "NETWORK_STATUSES", "STATUSES", "TRANSIENT", "CandidateRecord",
+           "LayerResult", "NetworkEval", "NetworkTrialRecord", "Store", "StoreError", "StudyInfo",
+           "TrialRecord", "database_exists", "default_url", "normalize_url", "sqlite_path"]

@@ -14,6 +14,11 @@ clash. The models have their own ``MetaData``; ``create_all`` never touches Optu
   ``done`` with its trial: how several processes share one study without duplicates.
 - ``vt_owners``: the search processes holding slots, with heartbeats; ``vt_mirror_leases``:
   which process writes a study's Optuna mirror.
+- ``vt_network_trials``: trial ``number`` of a network study: one hardware design, its
+  network totals and the best schedule of every layer (``layers``, JSON); unique
+  (study_id, number).
+- ``vt_network_evals``: every layer candidate a network trial evaluated or was served, in
+  order (``seq``), pointing at the shared ``vt_candidates`` row.
 
 **Adding a column** is one line here: it must be nullable (or have a default the database
 applies), and every existing database gets it when a writer opens it (``store.migrate``).
@@ -164,6 +169,47 @@ class MirrorLeaseRow(Base):
     expires: Mapped[float] = mapped_column(Float)
 
 
+class NetworkTrialRow(Base):
+    __tablename__ = "vt_network_trials"
+    __table_args__ = (UniqueConstraint("study_id", "number",
+                                       name="uq_vt_network_trials_study_number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("vt_studies.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    hw_key: Mapped[str] = mapped_column(String(255))
+    hw: Mapped[dict[str, Any]]
+    hw_name: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    area_mm2: Mapped[float | None] = mapped_column(Float)
+    cycles: Mapped[int | None] = mapped_column(BigInteger)
+    seconds: Mapped[float | None] = mapped_column(Float)
+    bound_cycles: Mapped[float | None] = mapped_column(Float)
+    layers: Mapped[dict[str, Any]]  # {"layers": [...]}: JSON columns hold objects here
+    resources: Mapped[dict[str, Any]]
+    params: Mapped[dict[str, Any]]
+    sampler: Mapped[str] = mapped_column(String(64))
+    evaluated: Mapped[int] = mapped_column(Integer, default=0)
+    cached: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class NetworkEvalRow(Base):
+    __tablename__ = "vt_network_evals"
+    __table_args__ = (UniqueConstraint("study_id", "number", "seq",
+                                       name="uq_vt_network_evals_study_number_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("vt_studies.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int] = mapped_column(Integer)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("vt_candidates.id"), index=True)
+    cached: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 #: Every table of the store, in creation order.
 TABLES = [StudyRow.__table__, CandidateRow.__table__, TrialRow.__table__, ClaimRow.__table__,
-          OwnerRow.__table__, MirrorLeaseRow.__table__]
+          OwnerRow.__table__, MirrorLeaseRow.__table__, NetworkTrialRow.__table__,
+          NetworkEvalRow.__table__]

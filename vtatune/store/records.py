@@ -118,6 +118,11 @@ class StudyInfo:
     best_cycles: int | None = None
     identity: dict[str, Any] | None = None
 
+    @property
+    def is_network(self) -> bool:
+        """A network study: its trials are hardware designs (``Store.network_trials``)."""
+        return "network" in self.space
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -129,3 +134,91 @@ class Slot:
     key: str
     params: dict[str, Any]
     owner: str
+
+
+#: Statuses of a network trial (one hardware design). ``ok``: every layer has a feasible
+#: schedule and the totals are known; ``hw_invalid`` / ``no_fit``: as for candidates, found
+#: before any layer is compiled; ``dominated``: the design's lower bound on network latency
+#: cannot reach the study's front, so its layers were not tuned (``reason`` names the trial
+#: that dominates it); ``no_schedule``: a layer got no feasible schedule within the design's
+#: budget; ``running``: being tuned (or interrupted; a rerun continues it).
+NETWORK_STATUSES = ("ok", "hw_invalid", "no_fit", "dominated", "no_schedule", "running")
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    """One layer of a network design: the best schedule its shape got on the design.
+
+    ``key`` is the ``vt_candidates`` key of that schedule (None when no feasible one was
+    found); ``cycles``/``seconds`` are for one run of the layer (the network runs it
+    ``count`` times); ``trials`` counts the evaluations its shape got for this design;
+    ``bound_cycles`` is its physical lower bound on the design; ``status`` is ``ok`` or,
+    without a feasible schedule, the most frequent failure.
+    """
+
+    name: str
+    workload: str
+    count: int
+    key: str | None = None
+    knobs: dict[str, int] = field(default_factory=dict)
+    cycles: int | None = None
+    seconds: float | None = None
+    bound_cycles: float | None = None
+    trials: int = 0
+    status: str = "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "workload": self.workload, "count": self.count,
+                "key": self.key, "knobs": dict(self.knobs), "cycles": self.cycles,
+                "seconds": self.seconds, "bound_cycles": self.bound_cycles,
+                "trials": self.trials, "status": self.status}
+
+
+@dataclass(frozen=True)
+class NetworkTrialRecord:
+    """Trial ``number`` of a network study: one hardware design with every layer tuned.
+
+    ``cycles``/``seconds`` are network totals (sum over layers of count x the layer's best);
+    ``bound_cycles`` is the network's physical lower bound on this design (the same sum over
+    the layers' bounds); ``evaluated``/``cached`` count the layer candidates compiled or served
+    from the store for it. Units as ``CandidateRecord``.
+    """
+
+    study: str
+    number: int
+    hw_key: str
+    hw: dict[str, int]
+    hw_name: str
+    status: str
+    reason: str = ""
+    area_mm2: float | None = None
+    cycles: int | None = None
+    seconds: float | None = None
+    bound_cycles: float | None = None
+    layers: tuple[LayerResult, ...] = ()
+    resources: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    sampler: str = ""
+    evaluated: int = 0
+    cached: int = 0
+    created_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in NETWORK_STATUSES:
+            raise ValueError(f"unknown network trial status {self.status!r} (known: "
+                             f"{', '.join(NETWORK_STATUSES)})")
+
+    @property
+    def feasible(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class NetworkEval:
+    """One layer candidate network trial ``number`` evaluated (``cached``: served from the
+    store), in the order the trial asked for them (``seq``)."""
+
+    number: int
+    seq: int
+    candidate: CandidateRecord
+    cached: bool

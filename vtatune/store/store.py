@@ -68,15 +68,24 @@ from vtatune.store.models import (
     CandidateRow,
     ClaimRow,
     MirrorLeaseRow,
+    NetworkEvalRow,
+    NetworkTrialRow,
     OwnerRow,
     StudyRow,
     TrialRow,
     utcnow,
 )
+from vtatune.store.network import (
+    network_study_stats,
+    network_trial_record,
+    network_trial_values,
+)
 from vtatune.store.records import (
     DETERMINISTIC,
     TRANSIENT,
     CandidateRecord,
+    NetworkEval,
+    NetworkTrialRecord,
     Slot,
     StudyInfo,
     TrialRecord,
@@ -309,6 +318,9 @@ class Store:
     def _has(self, table: Table) -> bool:
         return bool((self._columns or {}).get(table.name))
 
+    def _stats(self, s: Session, ids: list[int] | None) -> dict[int, tuple[int, int, int | None]]:
+        return _study_stats(s, ids, set(self._columns or {}))
+
     # ---- candidates --------------------------------------------------------------------------
     def lookup(self, key: str, context: str = "") -> CandidateRecord | None:
         """The record of candidate ``key`` measured in ``context`` (an ``EvalContext.key``),
@@ -397,7 +409,7 @@ class Store:
                 if row["sampler"] != sampler:
                     s.execute(table.update().where(table.c.id == row["id"])
                               .values(sampler=sampler))
-            stats = _study_stats(s, [row["id"]]).get(row["id"], (0, 0, None))
+            stats = self._stats(s, [row["id"]]).get(row["id"], (0, 0, None))
             return _study_info({**row, "sampler": sampler}, *stats)
 
     def check_study(self, name: str, workload: str, objective: str,
@@ -441,7 +453,7 @@ class Store:
         """The study called ``name``; ``StoreError`` listing the known ones otherwise."""
         with self._session() as s:
             row = self._study_row(s, name)
-            return _study_info(row, *_study_stats(s, [row["id"]]).get(row["id"], (0, 0, None)))
+            return _study_info(row, *self._stats(s, [row["id"]]).get(row["id"], (0, 0, None)))
 
     def studies(self) -> list[StudyInfo]:
         """Every study, oldest first."""
@@ -450,7 +462,7 @@ class Store:
             if not self._has(table):
                 return []
             rows = list(s.execute(select(*self._cols(table)).order_by(table.c.id)).mappings())
-            stats = _study_stats(s, None)
+            stats = self._stats(s, None)
             return [_study_info(r, *stats.get(r["id"], (0, 0, None))) for r in rows]
 
     def add_trial(self, study: str, number: int, candidate_key: str, sampler: str,
@@ -733,6 +745,65 @@ class Store:
             sid = self._study_row(s, study)["id"]
             return int(s.scalar(select(func.count(t.c.id)).where(t.c.study_id == sid)) or 0)
 
+    # ---- network studies (trials are hardware designs; store/network.py) ---------------------
+    def save_network_trial(self, rec: NetworkTrialRecord) -> None:
+        """Insert network trial ``rec.number`` of ``rec.study``, or replace it."""
+        with self._session(write=True) as s:
+            values = network_trial_values(rec, self._study_row(s, rec.study)["id"])
+            for k in ("layers", "resources", "params"):
+                values[k] = _jsonable(values[k])
+            values["created_at"] = rec.created_at or utcnow()
+            _upsert(s, NetworkTrialRow, [values], ("study_id", "number"),
+                    keep=("id", "study_id", "number"))
+
+    def add_network_eval(self, study: str, number: int, seq: int, candidate_key: str,
+                         cached: bool, context: str = "") -> None:
+        """Network trial ``number`` got the saved record of ``candidate_key`` in ``context``
+        as its ``seq``-th layer evaluation (adding the same (number, seq) again replaces it)."""
+        cands = CandidateRow.__table__
+        with self._session(write=True) as s:
+            study_id = self._study_row(s, study)["id"]
+            cand_id = s.scalar(select(cands.c.id).where(
+                cands.c.key == row_key(candidate_key, context)))
+            if cand_id is None:
+                raise ValueError(f"candidate {candidate_key!r} is not in the store: save() it "
+                                 "before add_network_eval()")
+            values = {"study_id": study_id, "number": int(number), "seq": int(seq),
+                      "candidate_id": cand_id, "cached": bool(cached), "created_at": utcnow()}
+            _upsert(s, NetworkEvalRow, [values], ("study_id", "number", "seq"),
+                    keep=("id", "study_id", "number", "seq"))
+
+    def network_trials(self, study: str) -> list[NetworkTrialRecord]:
+        """Every network trial of ``study`` (running ones included), by number."""
+        t = NetworkTrialRow.__table__
+        with self._session() as s:
+            study_id = self._study_row(s, study)["id"]
+            if not self._has(t):
+                return []
+            q = select(*self._cols(t)).where(t.c.study_id == study_id).order_by(t.c.number)
+            return [network_trial_record(study, m, _utc(m.get("created_at")))
+                    for m in s.execute(q).mappings()]
+
+    def network_evals(self, study: str, number: int | None = None) -> list[NetworkEval]:
+        """The layer candidates the network trials of ``study`` got (only trial ``number``'s
+        when given), by trial and order."""
+        e, c = NetworkEvalRow.__table__, CandidateRow.__table__
+        with self._session() as s:
+            study_id = self._study_row(s, study)["id"]
+            if not self._has(e):
+                return []
+            q = (select(*self._cols(e), *self._cols(c, "c_"))
+                 .select_from(e.join(c, e.c.candidate_id == c.c.id))
+                 .where(e.c.study_id == study_id))
+            if number is not None:
+                q = q.where(e.c.number == int(number))
+            out = []
+            for m in s.execute(q.order_by(e.c.number, e.c.seq)).mappings():
+                cand = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
+                out.append(NetworkEval(number=m["number"], seq=m["seq"],
+                                       candidate=_candidate(cand), cached=bool(m["cached"])))
+            return out
+
     def _lock_study(self, s: Session, study: str) -> int:
         """The study's id, its row locked for this transaction (PostgreSQL; SQLite's write
         transaction already excludes every other writer)."""
@@ -997,10 +1068,20 @@ def _candidate(m: Any) -> CandidateRecord:
     )
 
 
-def _study_stats(s: Session, ids: list[int] | None) -> dict[int, tuple[int, int, int | None]]:
-    """study id -> (trials, feasible trials, best feasible cycles)."""
+def _study_stats(s: Session, ids: list[int] | None, have: set[str]
+                 ) -> dict[int, tuple[int, int, int | None]]:
+    """study id -> (trials, feasible trials, best feasible cycles), for the tables ``have``
+    (a read-only older database may lack some); a network study's trials are its finished
+    designs and its cycles network totals."""
+    stats = _candidate_study_stats(s, ids, have)
+    if NetworkTrialRow.__tablename__ in have:
+        stats.update(network_study_stats(s, ids))
+    return stats
+
+
+def _candidate_study_stats(s: Session, ids: list[int] | None, have: set[str]
+                           ) -> dict[int, tuple[int, int, int | None]]:
     t, c = TrialRow.__table__, CandidateRow.__table__
-    have = set(inspect(s.connection()).get_table_names()) if ids is None else {t.name, c.name}
     if t.name not in have or c.name not in have:  # a read-only database with studies only
         return {}
     ok = c.c.status == "ok"

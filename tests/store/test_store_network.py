@@ -1,0 +1,79 @@
+"""Network studies in the store: design trials with per-layer picks, their evaluations, stats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.store.conftest import HW, HW_KEY, record
+from vtatune.store import LayerResult, NetworkTrialRecord, Store
+
+
+def _trial(number: int, status: str = "ok", cycles: int | None = 500_000, **kw) -> \
+        NetworkTrialRecord:
+    layers = (LayerResult("C2", "w2", 4, key="k2", knobs={"tile_h": np.int64(8)},
+                          cycles=100_000, seconds=1e-3, bound_cycles=90_000.0, trials=6),
+              LayerResult("fc", "w9", 1, status="invalid", trials=3))
+    values = dict(study="net", number=number, hw_key=HW_KEY, hw=dict(HW), hw_name="1x16x16",
+                  status=status, area_mm2=30.0, cycles=cycles, seconds=5e-3,
+                  bound_cycles=450_000.0, layers=layers, resources={"lut": np.float32(1.5)},
+                  params={"LOG_BLOCK_IN": 4}, sampler="tpe", evaluated=7, cached=2)
+    values.update(kw)
+    return NetworkTrialRecord(**values)
+
+
+def _study(store: Store, name: str = "net") -> None:
+    store.create_or_load_study(name, "network:resnet18", {"network": {"name": "resnet18"}},
+                               "tpe", "area-latency", "pynq-z1", 0)
+
+
+def test_network_trials_round_trip_and_count_in_the_study(url: str) -> None:
+    store = Store(url)
+    _study(store)
+    store.save_network_trial(_trial(0, status="running", cycles=None))
+    assert store.study("net").n_trials == 0  # a running design is not a finished trial
+    store.save_network_trial(_trial(0))
+    store.save_network_trial(_trial(1, status="dominated", cycles=None, reason="by trial 0"))
+    store.save_network_trial(_trial(2, cycles=400_000))
+    got = store.network_trials("net")
+    assert [t.number for t in got] == [0, 1, 2]
+    t0 = got[0]
+    assert t0.status == "ok" and t0.cycles == 500_000 and t0.hw == HW and t0.evaluated == 7
+    assert t0.layers[0] == LayerResult("C2", "w2", 4, key="k2", knobs={"tile_h": 8},
+                                       cycles=100_000, seconds=1e-3, bound_cycles=90_000.0,
+                                       trials=6)
+    assert t0.layers[1].key is None and t0.layers[1].status == "invalid"
+    assert got[1].reason == "by trial 0" and not got[1].feasible
+    info = store.study("net")
+    assert info.is_network and (info.n_trials, info.n_feasible, info.best_cycles) == (
+        3, 2, 400_000)
+    assert store.trials("net") == []  # candidate trials are a separate table
+
+
+def test_network_evals_link_shared_candidates_in_order(url: str) -> None:
+    store = Store(url)
+    _study(store)
+    recs = [record(i) for i in range(3)]
+    store.save_many(recs)
+    store.add_network_eval("net", 0, 0, recs[2].key, cached=False)
+    store.add_network_eval("net", 0, 1, recs[0].key, cached=True)
+    store.add_network_eval("net", 1, 0, recs[0].key, cached=True)
+    store.add_network_eval("net", 0, 1, recs[1].key, cached=False)  # replaces seq 1
+    evals = store.network_evals("net", 0)
+    assert [(e.seq, e.candidate.key, e.cached) for e in evals] == [
+        (0, recs[2].key, False), (1, recs[1].key, False)]
+    assert len(store.network_evals("net")) == 3
+    with pytest.raises(ValueError, match="not in the store"):
+        store.add_network_eval("net", 0, 5, "missing", cached=False)
+    # a record measured in an evaluation context is linked by (key, context)
+    ctx = record(5, context="ctx1", model="m1", board="pynq-z1")
+    store.save(ctx)
+    with pytest.raises(ValueError, match="not in the store"):
+        store.add_network_eval("net", 2, 0, ctx.key, cached=False)
+    store.add_network_eval("net", 2, 0, ctx.key, cached=False, context="ctx1")
+    assert store.network_evals("net", 2)[0].candidate.context == "ctx1"
+
+
+def test_unknown_network_status_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown network trial status"):
+        _trial(0, status="great")
