@@ -16,7 +16,8 @@ HwOption = Annotated[
 BoardOption = Annotated[str, typer.Option("--board", help="Board name (see `vtatune boards`).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 WorkloadArg = Annotated[str, typer.Argument(
-    help="Operator: conv2d, dense, ... (`vtatune operators` lists them).")]
+    help="Operator: conv2d, dense, ... (`vtatune operators` lists them); search also takes a "
+    "network (resnet18).")]
 LayerOption = Annotated[
     str | None,
     typer.Option("--layer", help="A named layer of the operator, e.g. ResNet-18's C1..C11 "

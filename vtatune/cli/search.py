@@ -30,7 +30,8 @@ DEFAULT_SAMPLER = "xgb"
 
 def search(
     workload: Annotated[str | None, typer.Argument(
-        help="Operator (see `vtatune operators`; default: the --space file's, else conv2d).",
+        help="Operator (see `vtatune operators`) or network (resnet18; default: the --space "
+        "file's, else conv2d).",
         show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
@@ -42,8 +43,9 @@ def search(
         "--board", help="Target board (default: the space's).")] = None,
     trials: Annotated[int, typer.Option("--trials", "-n", callback=int_in(1, TRIALS_MAX),
                                         help="Trials the study should hold.")] = 100,
-    sampler: Annotated[str, typer.Option(
-        "--sampler", help="tpe, nsga2, gp, random, grid or xgb.")] = DEFAULT_SAMPLER,
+    sampler: Annotated[str | None, typer.Option(
+        "--sampler", help="tpe, nsga2, gp, random, grid or xgb (default xgb; for a network: "
+        "over its hardware designs).")] = None,
     objective: Annotated[str | None, typer.Option(
         "--objective", help="area-latency (Pareto front) or latency.")] = None,
     study: Annotated[str | None, typer.Option(
@@ -62,22 +64,51 @@ def search(
         "--warm-start/--no-warm-start",
         help="xgb: learn from stored results of the workload in other studies.")] = True,
     passes: PassesOption = None,
+    layer_trials: Annotated[int | None, typer.Option(
+        "--layer-trials", help="Network search: layer evaluations per hardware design "
+        "(default: the space's [inner] trials).")] = None,
+    inner_sampler: Annotated[str | None, typer.Option(
+        "--inner-sampler", help="Network search: how each design's layers are tuned: xgb (one "
+        "cost model across layers and designs) or random.")] = None,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
 
     Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
-    simulated, and stored; identical candidates are served from the store.
+    simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
+    network (resnet18, or --space FILE with a [network] table): a trial is then one hardware
+    design with every layer's schedule tuned.
     """
     from vtatune.cli.options import refuse_memory_db
     from vtatune.errors import UserError
     from vtatune.escaping import shown
+    from vtatune.networks import space as nspace
     from vtatune.search import space as spaces
     from vtatune.search.samplers import names, require
     from vtatune.workloads import registry
 
-    if workload is not None:
-        registry.get(workload)  # an unknown operator fails here, naming the known ones
+    network = next((n for n in (space, workload) if n is not None and nspace.is_network_file(n)),
+                   None)
+    if network is not None:
+        from vtatune.cli.network import search_network
+
+        if passes is not None:
+            raise UserError("--passes applies to single-operator searches; a network search "
+                            "compiles its layers with VTA's passes only")
+
+        search_network(workload, space=space, layer=layer, shape=shape, hw=hw, board=board,
+                       trials=trials, sampler=sampler, objective=objective, study=study, db=db,
+                       workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
+                       layer_trials=layer_trials, inner_sampler=inner_sampler, json_=json_)
+        return
+    if layer_trials is not None or inner_sampler is not None:
+        raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
+                        "vtatune search resnet18)")
+    sampler = sampler or DEFAULT_SAMPLER
+    if workload is not None and workload not in registry.kinds():
+        networks = ", ".join(nspace.builtin_names())
+        raise UserError(f"unknown workload {shown(workload)} (known: {', '.join(registry.kinds())}; "
+                        f"networks: {networks or 'none'})")
     if trials < 1:
         raise UserError(f"--trials must be at least 1, got {trials}")
     if sampler not in names():

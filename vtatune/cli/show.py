@@ -20,6 +20,11 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
         raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
     store = Store(db, readonly=True)
     info = store.study(study)
+    if info.is_network:
+        from vtatune.cli.network import show_network
+
+        show_network(store, info, json_)
+        return
     data = summarize(info, store.trials(study))
     if json_:
         console.print_json(data)

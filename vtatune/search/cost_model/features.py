@@ -205,6 +205,10 @@ class Featurizer:
             self._rows[point.key] = row
         return row
 
+    def forget_rows(self) -> None:
+        """Drop cached feature rows (a caller done with a batch of points frees the memory)."""
+        self._rows.clear()
+
     def matrix(self, points: Iterable[Point]) -> np.ndarray:
         """Feature rows of ``points`` as a float32 matrix (NaN: missing)."""
         rows = [self.row(p) for p in points]

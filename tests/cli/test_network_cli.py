@@ -1,0 +1,102 @@
+"""vtatune search NETWORK / show / studies for network studies; one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.networks.conftest import TINY
+from vtatune.cli.main import main
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _toml(raw: dict) -> str:
+    """TINY as a space file (only the shapes of TOML it uses)."""
+    lines = ['[network]', f'name = "{raw["network"]["name"]}"']
+    for la in raw["network"]["layers"]:
+        lines.append("[[network.layers]]")
+        lines += [f'{k} = {json.dumps(v)}' for k, v in la.items()]
+    for section in ("hardware", "objective", "inner"):
+        lines.append(f"[{section}]")
+        lines += [f'{k} = {json.dumps(v)}' for k, v in raw[section].items()]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def space_file(tmp_path_factory):
+    p = tmp_path_factory.mktemp("spaces") / "tiny.toml"
+    p.write_text(_toml(TINY))
+    return p
+
+
+def test_network_search_json_show_and_studies(capsys, tmp_path, space_file) -> None:
+    db = f"sqlite:///{tmp_path / 'n.sqlite'}"
+    rc, out, err = _run(capsys, "search", "--space", str(space_file), "--trials", "3",
+                        "--layer-trials", "5", "--sampler", "random", "--seed", "0",
+                        "--workers", "1", "--db", db, "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["study"] == "network-tiny-random" and d["trials"] == 3 and d["network"] == "tiny"
+    assert d["feasible"] >= 1 and d["pareto"]
+    for p in d["pareto"]:
+        assert set(p) >= {"hw", "hw_name", "area_mm2", "cycles", "seconds", "layers"}
+        assert [la["name"] for la in p["layers"]] == ["a", "b", "a2", "fc"]
+        for la in p["layers"]:
+            assert set(la) >= {"name", "count", "knobs", "cycles", "seconds"}
+        assert p["cycles"] == sum(la["count"] * la["cycles"] for la in p["layers"])
+        assert p["seconds"] == pytest.approx(sum(la["count"] * la["seconds"]
+                                                 for la in p["layers"]))
+    rc, out, _ = _run(capsys, "show", d["study"], "--db", db, "--json")
+    shown = json.loads(out)
+    assert rc == 0 and shown["pareto"] == d["pareto"] and shown["trials"] == 3
+    rc, out, _ = _run(capsys, "show", d["study"], "--db", db)
+    assert rc == 0 and "Pareto front, area_mm2 vs network latency" in out
+    assert "fc" in out and "share" in out
+    rc, out, _ = _run(capsys, "studies", "--db", db, "--json")
+    (s,) = json.loads(out)["studies"]
+    assert s["workload"] == "network:tiny" and s["trials"] == 3
+    # a rerun continues the study
+    rc, out, err = _run(capsys, "search", "--space", str(space_file), "--trials", "4",
+                        "--layer-trials", "5", "--sampler", "random", "--seed", "0",
+                        "--workers", "1", "--db", db, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["trials"] == 4 and json.loads(out)["new_trials"] == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["search", "resnet18", "--layer", "C1"], "a network search tunes every layer"),
+    (["search", "resnet18", "--layer-trials", "0"], "--layer-trials must be at least 1"),
+    (["search", "resnet18", "--inner-sampler", "tpe"], "unknown --inner-sampler 'tpe'"),
+    (["search", "resnet18", "--sampler", "anneal"], "unknown sampler 'anneal'"),
+    (["search", "resnet18", "--trials", "0"], "--trials must be at least 1"),
+    (["search", "conv2d", "--layer-trials", "4"], "apply to network searches"),
+    (["search", "resnet19"], "networks: resnet18"),
+])
+def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
+    rc, out, err = _run(capsys, *argv)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2, err
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[network]\nname = "x"\n', "has no layers"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\ncount = 0\n',
+     "count 0"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "pool"\nshape = "1,2"\n',
+     "unknown workload 'pool'"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "dense"\nshape = "1,2"\n',
+     "takes 3 comma-separated integers"),
+])
+def test_bad_network_files_are_one_line_and_exit_2(capsys, tmp_path, text, message) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    rc, out, err = _run(capsys, "search", "--space", str(p))
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and message in lines[0], err

@@ -1,0 +1,197 @@
+"""One cost model for every layer of a network on every hardware design.
+
+A network search evaluates each distinct layer (a *unit*) on each design it tries, so what is
+learned on one layer and design must carry to the next. The schedule parameterization already
+transfers (tile knobs are log-positions in workload units, ``vtatune.search.space``); this
+module adds the layer's shape, so one XGBoost model serves all layers:
+
+- **features**: each unit's ``Featurizer`` row (hardware parameters, knob positions and values,
+  analytic SRAM fill, DRAM traffic, bounds, area) placed into one column layout shared by all
+  units (a column a unit's operator lacks is missing), plus the unit's shape (log2 of every
+  shape field, log2 MACs, its operator kind);
+- **target**: log2 of the measured latency over the unit's compute bound on that design
+  (padded MACs / MACs per cycle) -- how far from peak the schedule runs -- which is comparable
+  across layers and designs where raw latencies differ by orders of magnitude. Within one
+  (unit, design) the bound is a constant, so ranking by the prediction ranks by latency;
+- a feasibility classifier on every observation (SRAM or micro-op overflow, failed compile).
+
+Candidates whose analytic SRAM footprint overflows a buffer are never proposed: the compile
+path's verification would reject them (``schedules.footprint`` equals the compiled bytes, as
+tests/compiler check).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vtatune.search.cost_model.features import Featurizer, Point
+from vtatune.search.cost_model.xgb_model import FeasibilityModel, LatencyModel
+from vtatune.search.space import THREAD_KNOBS, U_PREFIX
+
+if TYPE_CHECKING:
+    from vtatune.networks.space import NetworkSpace
+
+#: Feasible observations (over all units) before the model ranks proposals.
+MIN_FEASIBLE = 16
+#: Weight of "probably infeasible" in a proposal's cost, in log2 latency units (1 = 2x slower).
+INFEASIBLE_PENALTY = 1.0
+#: P(feasible) at and above which a proposal is not penalized.
+FEASIBLE_THRESHOLD = 0.5
+#: Featurizer columns that are SRAM fill ratios (footprint / capacity).
+FILL_COLUMNS = ("inp_fill", "wgt_fill", "acc_fill")
+
+
+class NetworkFeatures:
+    """Feature rows of layer candidates of every unit of a network space, in one layout."""
+
+    def __init__(self, space: NetworkSpace):
+        self.space = space
+        self.featurizers = {sig: Featurizer(sp) for sig, sp in space.unit_spaces.items()}
+        self.kinds = sorted({u.workload.kind for u in space.units})
+        names: list[str] = []
+        for f in self.featurizers.values():
+            names += [n for n in f.names if n not in names]
+        self._shape_names: list[str] = []
+        for u in space.units:
+            self._shape_names += [n for n in _shape_features(u.workload)
+                                  if n not in self._shape_names]
+        self.names = names + self._shape_names + [f"kind:{k}" for k in self.kinds]
+        index = {n: i for i, n in enumerate(self.names)}
+        self._columns = {sig: np.array([index[n] for n in f.names])
+                         for sig, f in self.featurizers.items()}
+        self._shape_rows: dict[str, np.ndarray] = {}
+        for u in space.units:
+            row = np.full(len(self.names), np.nan, dtype=np.float32)
+            for n, v in _shape_features(u.workload).items():
+                row[index[n]] = v
+            for k in self.kinds:
+                row[index[f"kind:{k}"]] = float(u.workload.kind == k)
+            self._shape_rows[u.signature] = row
+        self._bound_col = {sig: f.names.index("log2:compute_bound_cycles")
+                           for sig, f in self.featurizers.items()}
+        self._fill_cols = {sig: [f.names.index(c) for c in FILL_COLUMNS]
+                           for sig, f in self.featurizers.items()}
+
+    def point(self, sig: str, params: dict[str, Any]) -> Point:
+        return self.featurizers[sig].point(params)
+
+    def candidates(self, sig: str, hw_values: dict[str, int]) -> list[Point]:
+        """Every schedule of unit ``sig`` on the hardware ``hw_values`` names whose analytic
+        SRAM footprint fits (deduplicated, in knob-space order); [] for impossible hardware."""
+        import itertools
+
+        f = self.featurizers[sig]
+        info = f.hw_info(hw_values)
+        if not info.valid:
+            return []
+        ks = info.knob_space
+        assert ks is not None
+        searched = f.space.knobs
+        out: dict[Hashable, Point] = {}
+        fills = self._fill_cols[sig]
+        for combo in itertools.product(*(ks.axes[k] for k in searched)):
+            params = dict(hw_values)
+            for knob, value in zip(searched, combo, strict=True):
+                if knob in THREAD_KNOBS:
+                    params[knob] = value
+                else:
+                    params[U_PREFIX + knob] = f.u_of(info, knob, value)
+            p = f.point(params)
+            if not p.valid or p.key in out:
+                continue
+            row = f.row(p)
+            if all(row[c] <= 1.0 for c in fills):
+                out[p.key] = p
+        return list(out.values())
+
+    def matrix(self, sig: str, points: Sequence[Point]) -> np.ndarray:
+        """Rows of ``points`` of unit ``sig`` in the shared layout (float32, NaN missing)."""
+        f = self.featurizers[sig]
+        x = np.tile(self._shape_rows[sig], (len(points), 1))
+        if points:
+            x[:, self._columns[sig]] = np.asarray([f.row(p) for p in points], dtype=np.float32)
+        return x
+
+    def log2_bound(self, sig: str, point: Point) -> float:
+        """log2 of the unit's compute bound (cycles) on ``point``'s hardware."""
+        return float(self.featurizers[sig].row(point)[self._bound_col[sig]])
+
+
+class NetworkCostModel:
+    """Learns log2(latency / compute bound) of layer candidates across units and designs, and
+    P(feasible); ranks a unit's candidates on one design (see the module docstring)."""
+
+    def __init__(self, features: NetworkFeatures, seed: int | None = None):
+        self.features = features
+        self.rng = np.random.default_rng(seed)
+        self.latency = LatencyModel("reg")
+        self.feasibility = FeasibilityModel()
+        self._rows: list[np.ndarray] = []
+        self._ok: list[bool] = []
+        self._y: list[float] = []
+        self._keys: set[tuple[str, Hashable]] = set()
+        self.version = 0  # increases with every fit
+        self._fitted_at = 0
+
+    @property
+    def observations(self) -> int:
+        return len(self._rows)
+
+    @property
+    def ready(self) -> bool:
+        return self.version > 0
+
+    def observe(self, sig: str, point: Point, latency_s: float | None, clock_hz: float
+                ) -> None:
+        """A measured candidate of unit ``sig`` (``latency_s`` None: infeasible). A candidate
+        observed twice counts once."""
+        if (sig, point.key) in self._keys or not point.valid:
+            return
+        self._keys.add((sig, point.key))
+        self._rows.append(self.features.matrix(sig, [point])[0])
+        ok = latency_s is not None and latency_s > 0 and math.isfinite(latency_s)
+        self._ok.append(ok)
+        y = math.log2(latency_s * clock_hz) - self.features.log2_bound(sig, point) if ok \
+            else math.nan
+        self._y.append(y)
+
+    def stale(self, every: int) -> bool:
+        """Worth refitting: ``every`` new observations (or 10% more) since the last fit."""
+        new = len(self._rows) - self._fitted_at
+        return sum(self._ok) >= MIN_FEASIBLE and new >= max(every, self._fitted_at // 10)
+
+    def fit(self) -> None:
+        x = np.vstack(self._rows)
+        ok = np.asarray(self._ok, dtype=bool)
+        seed = int(self.rng.integers(2**31))
+        self.latency.fit(x[ok], np.asarray(self._y)[ok], seed=seed)
+        self.feasibility.fit(x, ok, seed=seed)
+        self._fitted_at = len(self._rows)
+        self.version += 1
+
+    def rank(self, sig: str, points: Sequence[Point]) -> list[Point]:
+        """``points`` best first: predicted log2 inefficiency, penalized when probably
+        infeasible."""
+        if not points:
+            return []
+        x = self.features.matrix(sig, points)
+        pred = self.latency.predict(x)
+        p = self.feasibility.predict(x)
+        doubt = np.clip((FEASIBLE_THRESHOLD - p) / FEASIBLE_THRESHOLD, 0.0, 1.0)
+        order = np.argsort(pred + INFEASIBLE_PENALTY * doubt, kind="stable")
+        return [points[int(i)] for i in order]
+
+
+def _shape_features(wl: Any) -> dict[str, float]:
+    """log2 of every positive integer field of a workload's shape, and of its MACs."""
+    out = {"shape:log2_macs": math.log2(max(wl.macs, 1))}
+    for f in fields(wl):
+        v = getattr(wl, f.name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[f"shape:{wl.kind}.{f.name}"] = math.log2(v + 1)
+    return out

@@ -1,0 +1,492 @@
+"""The network search loop: a trial is one hardware design with every layer's schedule tuned.
+
+Per design (the outer sampler -- any ``--sampler`` -- proposes hardware parameters):
+
+1. **Hardware and area first** (no compile): impossible hardware is ``hw_invalid``; a design
+   that does not fit the board (or the area budget) is ``no_fit``.
+2. **Early stop by the lower bound**: every layer's physical bound (compute and compulsory
+   memory traffic, ``simulator.bounds``) times its count gives a bound on the network's
+   latency; a design whose (area, bound) is dominated by the study's current front cannot
+   reach it and is recorded as ``dominated`` (the reason names the trial that dominates it).
+3. **Inner tuning** (``tuner.DesignTuner``): the design's layer evaluations go to the worker
+   pool (``search.workers``) in a stream that keeps every worker busy, up to two designs at a
+   time. A layer candidate is the candidate a per-layer study of that shape would evaluate
+   (same key), so one already in the store -- from any study -- is served, never compiled
+   again. One cost model (``cost_model.NetworkCostModel``) learns from every layer of every
+   design (and, with ``warm_start``, from every stored result of the network's layers).
+4. The trial stores the network totals -- the count-weighted sums of the layers' best
+   latencies in cycles and seconds -- and every layer's pick; the outer sampler is told
+   (area, seconds) (or seconds alone for a ``latency`` objective) or, for an infeasible or
+   dominated design, a constraint violation.
+
+**Resume.** Designs are committed when done; every layer result is committed as it arrives
+and linked to its design, so a rerun of the same study replays the finished designs into
+the samplers and continues an interrupted one with the results it had.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
+from vtatune.networks.space import NetworkSpace
+from vtatune.networks.tuner import DesignTuner, Request
+from vtatune.search.pareto import pareto_front
+from vtatune.search.samplers import Observation, Params, make
+from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialRecord
+
+if TYPE_CHECKING:
+    from vtatune.hardware.boards import Board
+    from vtatune.hardware.config import HwConfig
+    from vtatune.store import Store
+
+#: Designs tuned at the same time (the next starts while the last one's results come in).
+MAX_ACTIVE = 2
+#: New layer observations after which the cost model is refit (or 10% more, if larger).
+REFIT_EVERY = 32
+#: Repeated design proposals in a row after which a random unseen design is taken.
+REPEATS_BEFORE_RANDOM = 10
+#: Random draws that must all be seen before the hardware space counts as exhausted.
+MAX_RANDOM_DRAWS = 500
+#: Stored results per layer shape a warm start learns from (the most recent).
+WARM_START_LIMIT = 5000
+
+
+@dataclass
+class NetworkProgress:
+    """Live state of a network search, passed to the progress callback after every event."""
+
+    total: int
+    done: int = 0  # finished designs (trials)
+    feasible: int = 0
+    evaluated: int = 0  # layer candidates compiled and simulated in this run
+    cached: int = 0  # layer candidates served from the store in this run
+    best_seconds: float | None = None
+    best_cycles: int | None = None
+    pareto_size: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    active: int = 0
+    started: float = field(default_factory=time.monotonic)
+    resumed_from: int = 0
+
+    @property
+    def rate(self) -> float:
+        """Layer evaluations per second in this run."""
+        dt = time.monotonic() - self.started
+        return (self.evaluated + self.cached) / dt if dt > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class NetworkSearchResult:
+    """What a finished (or exhausted) network search run did."""
+
+    study: str
+    db: str
+    trials: int
+    new_trials: int
+    evaluated: int
+    cached: int
+    repeats: int
+    feasible: int
+    best_cycles: int | None
+    best_seconds: float | None
+    elapsed_s: float
+    exhausted: bool
+
+
+@dataclass
+class _Design:
+    number: int
+    params: Params
+    hw: HwConfig
+    area_mm2: float
+    resources: dict[str, Any]
+    tuner: DesignTuner
+    seq: int = 0
+    evaluated: int = 0
+    cached: int = 0
+
+
+def study_workload(space: NetworkSpace) -> str:
+    """The ``workload`` a network study is stored under."""
+    return f"network:{space.network.name}"
+
+
+def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
+        workers: int = 1, seed: int | None = None, timeout: float = 120.0,
+        warm_start: bool = True,
+        on_progress: Callable[[NetworkProgress], None] | None = None) -> NetworkSearchResult:
+    """Run network study ``study`` until it holds ``trials`` designs (see the module
+    docstring). Raises ``UserError`` for bad input only."""
+    from vtatune.hardware import boards
+    from vtatune.search.workers import WorkerPool
+    from vtatune.store import Store
+
+    store = Store(db)
+    board = boards.load(space.board)
+    loop = _Loop(space, store, board, sampler, study, seed, on_progress)
+    loop.open(warm_start)
+    loop.progress.total = trials
+    try:
+        with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
+                        timeout) as pool:
+            loop.drive(pool, trials)
+    finally:
+        loop.smp.close()
+    p = loop.progress
+    return NetworkSearchResult(
+        study=study, db=store.display_url, trials=p.done, new_trials=p.done - p.resumed_from,
+        evaluated=p.evaluated, cached=p.cached, repeats=loop.repeats, feasible=p.feasible,
+        best_cycles=p.best_cycles, best_seconds=p.best_seconds,
+        elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted)
+
+
+class _Loop:
+    """State of one run of a network study (``run`` drives it)."""
+
+    def __init__(self, space: NetworkSpace, store: Store, board: Board, sampler: str,
+                 study: str, seed: int | None,
+                 on_progress: Callable[[NetworkProgress], None] | None):
+        self.space = space
+        self.store = store
+        self.board = board
+        self.sampler = sampler
+        self.study = study
+        self.seed = seed
+        self.on_progress = on_progress
+        self.n_obj = 2 if space.objective == "area-latency" else 1
+        self.features = NetworkFeatures(space)
+        self.model = NetworkCostModel(self.features, seed)
+        self.smp = make(sampler, space.hw_space, self.n_obj, seed)
+        self.rng = random.Random(seed)
+        self.progress = NetworkProgress(total=0)
+        self.front: list[tuple[float, float, int]] = []  # (area, seconds, trial) of ok designs
+        self.seen: set[str] = set()  # hardware keys of the study's designs
+        self.active: list[_Design] = []
+        self.resume: list[NetworkTrialRecord] = []
+        self.number = 0
+        self.repeats = 0
+        self.repeats_in_a_row = 0
+        self.exhausted = False
+
+    # ---- opening: replay the study, warm-start the cost model -------------------------------
+    def open(self, warm_start: bool) -> None:
+        sp = self.space
+        self.store.create_or_load_study(self.study, study_workload(sp), sp.describe(),
+                                        self.sampler, sp.objective, sp.board, self.seed)
+        past = self.store.network_trials(self.study)
+        params_names = set(sp.hw_space.param_space())
+        for t in past:
+            self.seen.add(t.hw_key)
+            self.number = max(self.number, t.number + 1)
+            if t.status == "running":
+                self.resume.append(t)
+                continue
+            if set(t.params) == params_names:
+                self.smp.tell(t.params, self._observation(t))
+            self._account(t)
+        self.progress.resumed_from = self.progress.done
+        evals = self.store.network_evals(self.study)
+        mine = {e.candidate.key for e in evals}
+        for e in evals:
+            self._observe(e.candidate)
+        if warm_start:
+            for u in sp.units:
+                history = [r for r in self.store.history(u.signature) if r.key not in mine]
+                for rec in history[-WARM_START_LIMIT:]:
+                    self._observe(rec)
+        if self.model.stale(1):
+            self.model.fit()
+        self.progress.evaluated = self.progress.cached = 0
+        self.progress.started = time.monotonic()
+
+    def _observe(self, rec: CandidateRecord) -> None:
+        """Teach the cost model a stored layer candidate of one of the network's units."""
+        from vtatune.hardware.config import HwConfig
+        from vtatune.search.space import Candidate
+
+        sp = self.space.unit_spaces.get(rec.workload)
+        if sp is None or not rec.knobs or rec.status == "hw_invalid":
+            return
+        try:
+            hw = HwConfig(**{k.lower(): v for k, v in rec.hw.items()})
+            params = sp.params_of(Candidate(sp.workload, hw, dict(rec.knobs)))
+        except (KeyError, TypeError, ValueError):
+            return
+        point = self.features.point(rec.workload, params)
+        latency = _latency(rec, self.board) if rec.feasible else None
+        self.model.observe(rec.workload, point, latency, self.board.clock_hz)
+
+    # ---- the loop -------------------------------------------------------------------------
+    def drive(self, pool: Any, trials: int) -> None:
+        inflight: dict[int, tuple[_Design, Request]] = {}
+        task = 0
+        for t in self.resume:  # interrupted designs first, with what they had
+            if self.progress.done + len(self.active) < trials:
+                self._continue(t)
+        while True:
+            while pool.idle > 0:
+                got = self._next_request(trials)
+                if got is None:
+                    break
+                design, req = got
+                known = self.store.lookup(req.candidate.key)
+                if known is not None:
+                    self._result(design, req, known, cached=True)
+                    continue
+                inflight[task] = (design, req)
+                pool.submit(task, req.candidate)
+                task += 1
+            self._finish_done()
+            if not self.active and not inflight and (
+                    self.progress.done >= trials or self.exhausted):
+                return
+            for t, rec in pool.poll(0.05):
+                design, req = inflight.pop(t)
+                self._result(design, req, rec, cached=False)
+            if self.model.stale(REFIT_EVERY):
+                self.model.fit()
+
+    def _next_request(self, trials: int) -> tuple[_Design, Request] | None:
+        """A layer candidate of an active design, starting designs as needed."""
+        while True:
+            for d in self.active:
+                req = d.tuner.next()
+                if req is not None:
+                    return d, req
+            self._finish_done()
+            room = trials - self.progress.done - len(self.active)
+            if room <= 0 or len(self.active) >= MAX_ACTIVE or self.exhausted:
+                return None
+            self._start_design()
+
+    def _result(self, design: _Design, req: Request, rec: CandidateRecord, cached: bool
+                ) -> None:
+        if not cached:
+            self.store.save(rec)
+        self.store.add_network_eval(self.study, design.number, design.seq, rec.key, cached)
+        design.seq += 1
+        if cached:
+            design.cached += 1
+            self.progress.cached += 1
+        else:
+            design.evaluated += 1
+            self.progress.evaluated += 1
+        design.tuner.tell(req, rec)
+        latency = _latency(rec, self.board) if rec.feasible else None
+        self.model.observe(req.sig, req.point, latency, self.board.clock_hz)
+        self._report()
+
+    # ---- designs ----------------------------------------------------------------------------
+    def _start_design(self) -> None:
+        """Ask the outer sampler for a new design and start it (or record it at once when it
+        is impossible, does not fit or is dominated)."""
+        params = self._ask()
+        if params is None:
+            self.exhausted = True
+            return
+        hw = self.space.hw_space.hardware(params)
+        self.seen.add(hw.key)
+        number, self.number = self.number, self.number + 1
+        self._begin(number, params, hw, replay=())
+
+    def _continue(self, t: NetworkTrialRecord) -> None:
+        from vtatune.hardware.config import HwConfig
+
+        hw = self.space.hw_space.hardware(t.params) if t.params else HwConfig(
+            **{k.lower(): v for k, v in t.hw.items()})
+        self._begin(t.number, dict(t.params), hw,
+                    replay=self.store.network_evals(self.study, t.number))
+
+    def _begin(self, number: int, params: Params, hw: HwConfig,
+               replay: Sequence[NetworkEval]) -> None:
+        from vtatune.hardware import config
+
+        problems = config.problems_of(hw)
+        base = dict(study=self.study, number=number, hw_key=hw.key, hw=hw.log_params(),
+                    hw_name=hw.name, params=params, sampler=self.sampler)
+        if problems:
+            self._close(NetworkTrialRecord(status="hw_invalid", reason="hardware: " +
+                                           "; ".join(problems), **base), violation=1.0)
+            return
+        area_mm2, resources, why, violation = self._area(hw)
+        base.update(area_mm2=area_mm2, resources=resources)
+        if why:
+            self._close(NetworkTrialRecord(status="no_fit", reason=why, **base),
+                        violation=violation)
+            return
+        hw_values = {k: hw.log_params()[k] for k in self.space.hw_choices}
+        inner = self.space.inner
+        tuner = DesignTuner(self.space, self.features, self.model, hw, hw_values, self.board,
+                            budget=inner.trials, min_per_unit=inner.min_per_layer,
+                            sampler=inner.sampler, seed=self.rng.randrange(2**31))
+        bound_s = tuner.bound_seconds
+        base["bound_cycles"] = tuner.bound_cycles
+        by = self._dominated_by(area_mm2, bound_s)
+        if by is not None and not replay:
+            a, s, n = by
+            self._close(NetworkTrialRecord(
+                status="dominated", layers=tuner.layers(), reason=(
+                    f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm2 is dominated by "
+                    f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm2): layers not tuned"), **base),
+                violation=max(bound_s / s - 1.0, 1e-3))
+            return
+        design = _Design(number, params, hw, area_mm2, resources, tuner)
+        for e in replay:  # an interrupted design keeps what it had, in its order
+            tuner.replay(e.candidate.workload, e.candidate)
+            design.seq = e.seq + 1
+            design.cached += e.cached
+            design.evaluated += not e.cached
+        self.store.save_network_trial(NetworkTrialRecord(status="running", layers=(),
+                                                         **base))
+        self.active.append(design)
+        self.progress.active = len(self.active)
+
+    def _finish_done(self) -> None:
+        for d in [d for d in self.active if d.tuner.finished]:
+            self.active.remove(d)
+            self.progress.active = len(self.active)
+            t = d.tuner
+            cycles, seconds = t.totals()
+            base = dict(study=self.study, number=d.number, hw_key=d.hw.key,
+                        hw=d.hw.log_params(), hw_name=d.hw.name, area_mm2=d.area_mm2,
+                        resources=d.resources, params=d.params, sampler=self.sampler,
+                        bound_cycles=t.bound_cycles, layers=t.layers(),
+                        evaluated=d.evaluated, cached=d.cached)
+            if seconds is None:
+                missing = t.unsolved()
+                rec = NetworkTrialRecord(status="no_schedule", reason=(
+                    f"no feasible schedule found for {', '.join(missing)} "
+                    f"({t.issued} layer evaluations)"), **base)
+                self._close(rec, violation=1.0)
+            else:
+                self._close(NetworkTrialRecord(status="ok", cycles=cycles, seconds=seconds,
+                                               **base), violation=0.0)
+            t.forget()
+
+    def _close(self, rec: NetworkTrialRecord, violation: float) -> None:
+        """Store a finished design and tell the outer sampler."""
+        self.store.save_network_trial(rec)
+        obs = self._observation(rec, violation)
+        if set(rec.params) == set(self.space.hw_space.param_space()):
+            self.smp.tell(rec.params, obs)
+        self._account(rec)
+        self._report()
+
+    def _observation(self, rec: NetworkTrialRecord, violation: float = 1.0) -> Observation:
+        if rec.status == "ok" and rec.seconds is not None:
+            values = (float(rec.area_mm2 or 0.0), float(rec.seconds)) if self.n_obj == 2 \
+                else (float(rec.seconds),)
+            return Observation(values, 0.0, "ok")
+        if rec.status == "no_fit" and rec.resources:
+            violation = _fit_violation(rec.resources, rec.area_mm2, self.space.max_area_mm2)
+        elif rec.status == "dominated" and rec.bound_cycles:
+            best = min((s for a, s, _ in self.front if a <= (rec.area_mm2 or 0.0)),
+                       default=None)
+            bound_s = rec.bound_cycles / self.board.clock_hz
+            violation = max(bound_s / best - 1.0, 1e-3) if best else 1e-3
+        return Observation(None, violation, rec.status)
+
+    def _account(self, rec: NetworkTrialRecord) -> None:
+        p = self.progress
+        p.done += 1
+        p.statuses[rec.status] += 1
+        if rec.status == "ok" and rec.seconds is not None:
+            p.feasible += 1
+            if p.best_seconds is None or rec.seconds < p.best_seconds:
+                p.best_seconds, p.best_cycles = rec.seconds, rec.cycles
+            self.front.append((float(rec.area_mm2 or 0.0), float(rec.seconds), rec.number))
+            pts = [(a, s) for a, s, _ in self.front]
+            keep = pareto_front(pts) if self.n_obj == 2 else [
+                min(range(len(pts)), key=lambda i: pts[i][1])]
+            self.front = [self.front[i] for i in keep]
+            p.pareto_size = len(self.front)
+
+    def _dominated_by(self, area: float, bound_s: float) -> tuple[float, float, int] | None:
+        """The front point that dominates (area, bound), if any."""
+        for a, s, n in self.front:
+            if self.n_obj == 2:
+                if a <= area and s <= bound_s and (a < area or s < bound_s):
+                    return a, s, n
+            elif s <= bound_s:
+                return a, s, n
+        return None
+
+    def _area(self, hw: HwConfig) -> tuple[float, dict[str, Any], str, float]:
+        """(area mm2, resources, why it is infeasible or "", violation) of a design."""
+        from vtatune.area import estimate, fit
+
+        report = estimate(hw, self.board)
+        fitted = fit(report, self.board)
+        resources = {**{k: float(v) for k, v in report.totals.items()},
+                     "logic_kind": report.logic_kind, "bram_kind": report.bram_kind,
+                     "fits": fitted.fits, "over": list(fitted.over),
+                     "utilization": {u.kind: u.utilization_pct for u in fitted.usage}}
+        why = ""
+        if self.space.fit_board and not fitted.fits:
+            why = fitted.summary()
+        elif self.space.max_area_mm2 is not None and report.area_mm2 > self.space.max_area_mm2:
+            why = (f"area {report.area_mm2:.1f} mm2 exceeds the {self.space.max_area_mm2:.1f} "
+                   "mm2 budget")
+        violation = _fit_violation(resources, report.area_mm2, self.space.max_area_mm2) \
+            if why else 0.0
+        return report.area_mm2, resources, why, violation
+
+    # ---- the outer sampler ------------------------------------------------------------------
+    def _ask(self) -> Params | None:
+        """A design not in the study yet (None when the hardware space is exhausted)."""
+        hw_space = self.space.hw_space
+        while True:
+            if self.repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
+                self.repeats_in_a_row = 0
+                return self._random_unseen()
+            proposals = self.smp.ask(1)
+            if not proposals:
+                return self._random_unseen()
+            params = proposals[0]
+            key = hw_space.hardware(params).key
+            if key in self.seen:
+                self.repeats += 1
+                self.repeats_in_a_row += 1
+                self.smp.discard(params)
+                continue
+            self.repeats_in_a_row = 0
+            return params
+
+    def _random_unseen(self) -> Params | None:
+        kinds = self.space.hw_space.param_space()
+        for _ in range(MAX_RANDOM_DRAWS):
+            params = {k: self.rng.choice(v) for k, (_, v) in kinds.items()}
+            if self.space.hw_space.hardware(params).key not in self.seen:
+                return params
+        return None
+
+    def _report(self) -> None:
+        if self.on_progress:
+            self.on_progress(self.progress)
+
+
+def _latency(rec: CandidateRecord, board: Board) -> float:
+    """A feasible record's latency in seconds (end to end when the record has it)."""
+    if rec.seconds is not None:
+        return float(rec.seconds)
+    assert rec.cycles is not None
+    return rec.cycles / board.clock_hz
+
+
+def _fit_violation(resources: dict[str, Any], area: float | None,
+                   max_area: float | None) -> float:
+    """How far a design is from fitting: the largest overflowing utilization - 1 (as
+    ``search.evaluate.violation``), or the area over budget."""
+    over = [u for k, u in resources.get("utilization", {}).items()
+            if k in resources.get("over", []) and u is not None]
+    if over:
+        return max(max(u / 100.0 - 1.0 for u in over), 1e-3)
+    if max_area is not None and area is not None and area > max_area:
+        return max(area / max_area - 1.0, 1e-3)
+    return 1.0

@@ -1,0 +1,64 @@
+"""A network study in numbers: counts by status, the front of designs and the fastest ones.
+
+Used by ``vtatune search`` (its closing table and JSON), ``vtatune show`` and the reports. The
+front is over finished ``ok`` designs, non-dominated in (area_mm2, network seconds); a
+``latency`` study lists its fastest designs instead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from vtatune.search.pareto import pareto_front
+from vtatune.store.records import NetworkTrialRecord, StudyInfo
+
+#: Designs listed for a latency study.
+TOP_N = 10
+
+
+def front_trials(trials: list[NetworkTrialRecord]) -> list[NetworkTrialRecord]:
+    """Finished feasible designs, non-dominated in (area, network seconds), by area."""
+    ok = [t for t in trials if t.feasible and t.seconds is not None and t.area_mm2 is not None]
+    return [ok[i] for i in pareto_front([(float(t.area_mm2 or 0.0), float(t.seconds or 0.0))
+                                         for t in ok])]
+
+
+def fastest(trials: list[NetworkTrialRecord], n: int = TOP_N) -> list[NetworkTrialRecord]:
+    ok = [t for t in trials if t.feasible and t.seconds is not None]
+    return sorted(ok, key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number))[:n]
+
+
+def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TOP_N
+              ) -> dict[str, Any]:
+    """What ``show`` prints for a network study (JSON-ready)."""
+    finished = [t for t in trials if t.status != "running"]
+    ok = [t for t in finished if t.feasible and t.cycles is not None]
+    network = info.space.get("network", {})
+    return {
+        "study": info.name, "network": network.get("name", info.workload),
+        "objective": info.objective, "board": info.board, "sampler": info.sampler,
+        "trials": len(finished), "running": len(trials) - len(finished),
+        "feasible": len(ok),
+        "best_cycles": min((t.cycles for t in ok if t.cycles is not None), default=None),
+        "best_seconds": min((t.seconds for t in ok if t.seconds is not None), default=None),
+        "statuses": dict(Counter(t.status for t in finished).most_common()),
+        "evaluated": sum(t.evaluated for t in trials),
+        "cached": sum(t.cached for t in trials),
+        "layers": [la.get("name") for la in network.get("layers", [])],
+        "pareto": [design_row(t) for t in front_trials(finished)],
+        "top": [design_row(t) for t in fastest(finished, top_n)],
+    }
+
+
+def design_row(t: NetworkTrialRecord) -> dict[str, Any]:
+    """One design as ``--json`` shows it: network totals and every layer's pick."""
+    return {"trial": t.number, "hw": dict(t.hw), "hw_name": t.hw_name,
+            "area_mm2": t.area_mm2, "cycles": t.cycles, "seconds": t.seconds,
+            "bound_cycles": t.bound_cycles,
+            "efficiency": (t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
+            "layers": [{"name": la.name, "count": la.count, "knobs": dict(la.knobs),
+                        "cycles": la.cycles, "seconds": la.seconds,
+                        "share": (la.count * la.seconds / t.seconds)
+                        if la.seconds is not None and t.seconds else None,
+                        "trials": la.trials} for la in t.layers]}

@@ -1,0 +1,298 @@
+"""Tune every layer of a network on one hardware design, within a budget of layer evaluations.
+
+``DesignTuner`` hands out layer candidates (``next``) and learns their results (``tell``); the
+search loop (``networks.runner``) sends them to the worker pool and the store, so the tuner
+never sees either. Each distinct layer shape (*unit*) is tuned once; the network runs it
+``count`` times.
+
+**Budget.** ``budget`` layer evaluations per design (served-from-the-store ones included).
+Every unit first gets ``min_per_unit``; after that the next evaluation goes to the unit whose
+share of the budget lags most behind its share of the design's current network time
+(count x its best latency so far), so the budget follows where the network's time goes. A
+unit without any feasible schedule yet goes first; a unit whose candidates are all evaluated
+gets no more.
+
+**Proposals.** With the ``xgb`` sampler a unit's candidates (its whole knob space on the design
+minus the ones whose analytic SRAM footprint overflows) are ranked by the shared
+``NetworkCostModel`` -- re-ranked when the model is refit -- and taken best first, with a
+share ``eps`` of uniformly random picks so the model keeps seeing what it does not favour.
+Before the model is ready (too few feasible results in the whole study) the first proposal
+of a unit is the template's suggestion (least analytic DRAM traffic that fits) and the rest
+are random. ``random`` proposes uniformly at random throughout (a baseline).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from vtatune.networks.network import Unit
+from vtatune.search.cost_model.features import Point
+from vtatune.search.space import Candidate, SearchSpace
+from vtatune.store.records import CandidateRecord, LayerResult
+
+if TYPE_CHECKING:
+    from vtatune.hardware.boards import Board
+    from vtatune.hardware.config import HwConfig
+    from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
+    from vtatune.networks.space import NetworkSpace
+
+#: Share of random proposals once the cost model ranks them.
+EPS = 0.1
+#: Evaluations a unit with no feasible schedule may still get once the budget is spent.
+UNSOLVED_EXTRA = 8
+#: Latency / lower bound assumed for a unit with no feasible result yet (when others have
+#: none either); otherwise the median of the units that have one.
+DEFAULT_INEFFICIENCY = 2.0
+
+
+@dataclass(frozen=True)
+class Request:
+    """One layer candidate the tuner wants measured."""
+
+    sig: str
+    candidate: Candidate
+    point: Point
+
+
+@dataclass
+class _UnitState:
+    unit: Unit
+    space: SearchSpace
+    bound_cycles: float
+    pool: list[Point] | None = None  # candidates not yet issued, best first once ranked
+    ranked_with: int = -1  # model version of the pool's order (-1: knob-space order)
+    issued: set[Hashable] = field(default_factory=set)
+    inflight: int = 0
+    records: list[CandidateRecord] = field(default_factory=list)
+    best: CandidateRecord | None = None
+
+    @property
+    def exhausted(self) -> bool:
+        return self.pool is not None and not self.pool
+
+
+class DesignTuner:
+    """Tunes every unit of ``space`` on hardware ``hw`` (see the module docstring)."""
+
+    def __init__(self, space: NetworkSpace, features: NetworkFeatures,
+                 model: NetworkCostModel, hw: HwConfig, hw_values: dict[str, int],
+                 board: Board, *, budget: int, min_per_unit: int, sampler: str = "xgb",
+                 seed: int | None = None):
+        from vtatune.simulator import bounds
+
+        self.space = space
+        self.features = features
+        self.model = model
+        self.hw = hw
+        self.hw_values = dict(hw_values)
+        self.board = board
+        self.budget = budget
+        self.min_per_unit = min_per_unit
+        self.sampler = sampler
+        self.rng = np.random.default_rng(seed)
+        self.issued = 0
+        self.units: dict[str, _UnitState] = {}
+        for u in space.units:
+            b = bounds(u.workload.macs, u.workload.compulsory_bytes(hw), hw, board)
+            self.units[u.signature] = _UnitState(u, space.unit_spaces[u.signature], b.cycles)
+
+    # ---- bounds and totals ------------------------------------------------------------------
+    @property
+    def bound_cycles(self) -> float:
+        """Physical lower bound of the network's latency on this design (cycles): the
+        count-weighted sum of every unit's compute/memory bound."""
+        return sum(s.unit.count * s.bound_cycles for s in self.units.values())
+
+    @property
+    def bound_seconds(self) -> float:
+        return self.bound_cycles / self.board.clock_hz
+
+    @property
+    def inflight(self) -> int:
+        """Requests handed out whose result has not been told yet."""
+        return sum(s.inflight for s in self.units.values())
+
+    @property
+    def finished(self) -> bool:
+        """Nothing in flight and nothing more to ask."""
+        return self.inflight == 0 and not self._has_more()
+
+    @property
+    def feasible(self) -> bool:
+        return all(s.best is not None for s in self.units.values())
+
+    def layers(self) -> tuple[LayerResult, ...]:
+        """Per network layer (in the network's order): its unit's best schedule."""
+        out = []
+        for layer in self.space.network.layers:
+            s = self.units[layer.workload.signature]
+            b = s.best
+            status = "ok" if b is not None else (
+                Counter(r.status for r in s.records).most_common(1)[0][0] if s.records
+                else "no_candidate")
+            out.append(LayerResult(
+                name=layer.name, workload=layer.workload.signature, count=layer.count,
+                key=b.key if b else None, knobs=dict(b.knobs) if b else {},
+                cycles=b.cycles if b else None, seconds=b.seconds if b else None,
+                bound_cycles=s.bound_cycles, trials=len(s.records), status=status))
+        return tuple(out)
+
+    def totals(self) -> tuple[int | None, float | None]:
+        """(network cycles, network seconds): count-weighted sums of the units' best, None
+        while a unit has no feasible schedule."""
+        if not self.feasible:
+            return None, None
+        cycles = seconds = 0
+        for s in self.units.values():
+            assert s.best is not None and s.best.cycles is not None
+            cycles += s.unit.count * s.best.cycles
+            seconds += s.unit.count * _seconds(s.best, self.board)
+        return int(cycles), float(seconds)
+
+    def unsolved(self) -> list[str]:
+        """Names of the units without a feasible schedule."""
+        return [s.unit.name for s in self.units.values() if s.best is None]
+
+    # ---- asking and telling -----------------------------------------------------------------
+    def next(self) -> Request | None:
+        """The next layer candidate to measure, or None (budget issued, or every unit
+        exhausted; results may still be in flight)."""
+        while True:
+            s = self._pick()
+            if s is None:
+                return None
+            point = self._propose(s)
+            if point is None:
+                continue  # that unit just ran out of candidates: pick again
+            s.issued.add(point.key)
+            s.inflight += 1
+            self.issued += 1
+            assert point.knobs is not None
+            return Request(s.unit.signature, Candidate(s.unit.workload, self.hw,
+                                                       dict(point.knobs)), point)
+
+    def tell(self, req: Request, rec: CandidateRecord) -> None:
+        """The result of ``req`` (from a worker or the store)."""
+        s = self.units[req.sig]
+        s.inflight -= 1
+        self._learn(s, rec)
+
+    def replay(self, sig: str, rec: CandidateRecord) -> None:
+        """A result this design got before (a resumed study): counted against the budget."""
+        s = self.units[sig]
+        point = self.point_of(sig, rec)
+        if point is None or point.key in s.issued:
+            return
+        s.issued.add(point.key)
+        if s.pool is not None:
+            s.pool = [p for p in s.pool if p.key != point.key]
+        self.issued += 1
+        self._learn(s, rec)
+
+    def point_of(self, sig: str, rec: CandidateRecord) -> Point | None:
+        """The cost model's point of a stored candidate of unit ``sig`` on this design."""
+        s = self.units[sig]
+        if not rec.knobs:
+            return None
+        try:
+            params = s.space.params_of(Candidate(s.unit.workload, self.hw, dict(rec.knobs)))
+        except KeyError:
+            return None
+        p = self.features.point(sig, params)
+        return p if p.valid else None
+
+    def _learn(self, s: _UnitState, rec: CandidateRecord) -> None:
+        s.records.append(rec)
+        if rec.feasible and rec.cycles is not None:
+            if s.best is None or _seconds(rec, self.board) < _seconds(s.best, self.board):
+                s.best = rec
+
+    # ---- which unit, which candidate --------------------------------------------------------
+    def _pick(self) -> _UnitState | None:
+        open_ = [s for s in self.units.values() if not s.exhausted]
+        if not open_:
+            return None
+        for s in open_:  # every unit first gets its minimum
+            if len(s.issued) < self.min_per_unit:
+                return s
+        for s in open_:  # a unit with nothing feasible yet and nothing in flight goes first
+            if s.best is None and s.inflight == 0 and (
+                    self.issued < self.budget
+                    or len(s.issued) < self.min_per_unit + UNSOLVED_EXTRA):
+                return s
+        if self.issued >= self.budget:
+            return None
+        weights = {id(s): s.unit.count * self._estimate(s) for s in open_}
+        total = sum(weights.values()) or 1.0
+        spent = self.issued + 1
+        return max(open_, key=lambda s: (spent * weights[id(s)] / total - len(s.issued),
+                                         -len(s.issued)))
+
+    def _estimate(self, s: _UnitState) -> float:
+        """The unit's latency on this design as known now (seconds)."""
+        if s.best is not None:
+            return _seconds(s.best, self.board)
+        ratios = [_seconds(o.best, self.board) * self.board.clock_hz / o.bound_cycles
+                  for o in self.units.values() if o.best is not None and o.bound_cycles > 0]
+        ratio = statistics.median(ratios) if ratios else DEFAULT_INEFFICIENCY
+        return ratio * s.bound_cycles / self.board.clock_hz
+
+    def _has_more(self) -> bool:
+        while True:
+            s = self._pick()
+            if s is None:
+                return False
+            self._fill(s)
+            if s.pool:
+                return True
+
+    def _fill(self, s: _UnitState) -> None:
+        if s.pool is None:
+            s.pool = [p for p in self.features.candidates(s.unit.signature, self.hw_values)
+                      if p.key not in s.issued]
+
+    def _propose(self, s: _UnitState) -> Point | None:
+        self._fill(s)
+        if not s.pool:
+            return None
+        use_model = self.sampler == "xgb" and self.model.ready
+        if use_model and s.ranked_with != self.model.version:
+            s.pool = self.model.rank(s.unit.signature, s.pool)
+            s.ranked_with = self.model.version
+        if use_model:
+            i = int(self.rng.integers(len(s.pool))) if self.rng.random() < EPS else 0
+        elif self.sampler == "xgb" and not s.issued:
+            i = self._suggestion_index(s)
+        else:
+            i = int(self.rng.integers(len(s.pool)))
+        return s.pool.pop(i)
+
+    def _suggestion_index(self, s: _UnitState) -> int:
+        from vtatune import schedules
+
+        want = schedules.suggest(s.unit.workload, self.hw)
+        for i, p in enumerate(s.pool or []):
+            if p.knobs == want:
+                return i
+        return int(self.rng.integers(len(s.pool or [0])))
+
+    def forget(self) -> None:
+        """Free the candidate pools and cached feature rows (the design is finished)."""
+        for s in self.units.values():
+            s.pool = [] if s.pool is not None else None
+        for f in self.features.featurizers.values():
+            f.forget_rows()
+
+
+def _seconds(rec: CandidateRecord, board: Board) -> float:
+    """A record's latency in seconds (end to end when the record has it; else at the clock)."""
+    if rec.seconds is not None:
+        return float(rec.seconds)
+    assert rec.cycles is not None
+    return rec.cycles / board.clock_hz
