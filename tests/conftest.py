@@ -69,3 +69,30 @@ def studies(tmp_path_factory: pytest.TempPathFactory) -> Studies:
     Store(db).create_or_load_study(out.empty, sp.workload.signature, sp.describe(), "random",
                                    sp.objective, sp.board, 0)
     return out
+
+
+@dataclass(frozen=True)
+class NetworkStudies:
+    """A database holding network studies of the tiny network (tests/networks/conftest.py):
+    ``study`` (random designs, every layer tuned) and ``other`` (another seed)."""
+
+    db: str
+    path: Path
+    study: str = "net"
+    other: str = "net2"
+
+
+@pytest.fixture(scope="session")
+def network_studies(tmp_path_factory: pytest.TempPathFactory) -> NetworkStudies:
+    from tests.networks.conftest import TINY
+    from vtatune.networks import runner
+    from vtatune.networks import space as nspace
+
+    folder = tmp_path_factory.mktemp("network-studies")
+    out = NetworkStudies(db=f"sqlite:///{folder / 'net.sqlite'}", path=folder / "net.sqlite")
+    sp = nspace.from_dict({**TINY, "inner": {"trials": 5, "min_per_layer": 1}}, "tiny.toml")
+    runner.run(sp, sampler="random", trials=4, study=out.study, db=out.db, workers=1, seed=0,
+               warm_start=False)
+    runner.run(sp, sampler="random", trials=3, study=out.other, db=out.db, workers=1, seed=5,
+               warm_start=False)
+    return out

@@ -100,3 +100,41 @@ def test_bad_network_files_are_one_line_and_exit_2(capsys, tmp_path, text, messa
     rc, out, err = _run(capsys, "search", "--space", str(p))
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and message in lines[0], err
+
+
+def test_report_compare_export_verify_of_network_studies(capsys, tmp_path,
+                                                         network_studies) -> None:
+    db, a, b = network_studies.db, network_studies.study, network_studies.other
+    rc, out, err = _run(capsys, "report", a, "--db", db, "--out", str(tmp_path / "r"), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["network"] == "tiny" and d["front"] and "breakdown.png" in d["files"]
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "c"),
+                        "--json")
+    assert rc == 0, err
+    assert [s["study"] for s in json.loads(out)["studies"]] == [a, b]
+    rc, out, err = _run(capsys, "export", a, "--pick", "fastest", "--db", db, "--out",
+                        str(tmp_path / "e"), "--json")
+    assert rc == 0, err
+    e = json.loads(out)
+    assert [la["name"] for la in e["layers"]] == ["a", "b", "a2", "fc"]
+    rc, out, err = _run(capsys, "verify-export", str(tmp_path / "e"))
+    assert rc == 0, err
+    assert "pass  functional fc" in out and "passes every check" in out
+    (tmp_path / "e" / "programs" / "a.bin").write_bytes(b"VTAPROG\0garbage")
+    rc, out, _ = _run(capsys, "verify-export", str(tmp_path / "e"))
+    assert rc == 1 and "FAIL  checksums" in out
+
+
+def test_compare_refuses_mixing_network_and_layer_studies(capsys, network_studies) -> None:
+    from vtatune.store import Store
+
+    store = Store(network_studies.db)
+    rec = store.network_evals(network_studies.study)[0].candidate
+    store.create_or_load_study("plain", rec.workload, {}, "random", "area-latency", "pynq-z1",
+                               0)
+    store.add_trial("plain", 0, rec.key, "random", {}, True)
+    for argv, message in ((["plain", network_studies.study], "is a network study"),
+                          ([network_studies.study, "plain"], "is not a network study")):
+        rc, _, err = _run(capsys, "compare", *argv, "--db", network_studies.db)
+        assert rc == 2 and message in err

@@ -29,10 +29,18 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
 
     t0 = time.perf_counter()
     names = list(dict.fromkeys(studies))
+    if open_study(names[0], db)[0].is_network:
+        from vtatune.cli.network import compare_network
+
+        compare_network(names, db, out, json_)
+        return
     loaded = []
     where = ""
     for name in names:
         info, trials, where = open_study(name, db)
+        if info.is_network:
+            raise UserError(f"study '{name}' is a network study: compare it with network "
+                            "studies")
         if not trials:
             raise UserError(f"study '{name}' has no trials yet")
         loaded.append((info, trials))

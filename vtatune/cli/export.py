@@ -30,6 +30,11 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     t0 = time.perf_counter()
     info, trials, where = open_study(study, db)
+    if info.is_network:
+        from vtatune.cli.network import export_network
+
+        export_network(info, pick, db, out, json_)
+        return
     trial = pick_trial(info, trials, pick)  # bad picks fail here, before any compile
     folder = out if out is not None else default_out(study, f"export-trial{trial.number}")
     res = write_files(lambda: write_bundle(info, trials, pick, folder, where), folder)

@@ -166,3 +166,161 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                   ",".join(f"{k}={v}" for k, v in sorted(la["knobs"].items()))]
                  for la in r["layers"]]):
             console.line(text)
+
+
+def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
+    """``vtatune report`` of a network study."""
+    import time
+
+    from vtatune.cli.report import default_out, write_files
+    from vtatune.reports.network_data import network_report_data, require_feasible
+    from vtatune.reports.network_write import write_network_report
+    from vtatune.store import Store
+
+    t0 = time.perf_counter()
+    store = Store(db)
+    trials = store.network_trials(info.name)
+    require_feasible(info, trials)
+    data = network_report_data(info, trials)
+    folder = out if out is not None else default_out(info.name)
+    files = write_files(lambda: write_network_report(data, folder), folder)
+    elapsed = time.perf_counter() - t0
+    picks = {"knee": data.knee, "fastest": data.fastest, "smallest": data.smallest}
+    if json_:
+        console.print_json({
+            "study": data.study, "network": data.network, "db": store.display_url,
+            "out": str(folder), "files": {k: str(v) for k, v in files.items()},
+            "trials": data.n_trials, "feasible": data.n_feasible,
+            "hypervolume": data.hypervolume, "ref_point": data.ref_point,
+            "front": [_point_json(p) for p in data.front],
+            **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
+        return
+    console.line(f"study {data.study}: network {data.network} on {data.board}, "
+                 f"{data.n_trials} designs, {data.n_feasible} feasible; front "
+                 f"{len(data.front)} design{'' if len(data.front) == 1 else 's'}, hypervolume "
+                 f"{data.hypervolume:.4f}")
+    for label, p in picks.items():
+        if p is not None:
+            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, {p.latency_ms:.4g} ms "
+                         f"({p.cycles:,} cycles), {p.area_mm2:.3g} mm2")
+    others = ", ".join(n for n in files if n != "index.html")
+    console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
+
+
+def _point_json(p: Any) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "area_mm2": p.area_mm2,
+            "cycles": p.cycles, "latency_ms": p.latency_ms, "bound_ms": p.bound_ms,
+            "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
+                        "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}
+
+
+def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> None:
+    """``vtatune compare`` of network studies (same network and board)."""
+    import time
+    from pathlib import Path
+
+    from vtatune.cli.report import default_out, write_files
+    from vtatune.cli.studies import aligned
+    from vtatune.errors import UserError
+    from vtatune.reports import safe_name
+    from vtatune.reports.network_data import network_compare_data
+    from vtatune.reports.network_write import write_network_comparison
+    from vtatune.store import Store
+
+    t0 = time.perf_counter()
+    store = Store(db)
+    loaded = []
+    for name in names:
+        info = store.study(name)
+        if not info.is_network:
+            raise UserError(f"study '{name}' is not a network study: compare network studies "
+                            "with network studies")
+        trials = [t for t in store.network_trials(name) if t.status != "running"]
+        if not trials:
+            raise UserError(f"study '{name}' has no finished design yet")
+        loaded.append((info, trials))
+    for what, get in (("network", lambda i: (i.space or {}).get("network")),
+                      ("board", lambda i: i.board)):
+        values = {json_key(get(info)) for info, _ in loaded}
+        if len(values) > 1:
+            raise UserError(f"studies differ in {what} ("
+                            + ", ".join(f"{i.name}: {_short(get(i))}" for i, _ in loaded)
+                            + "): their fronts are not comparable")
+    if not any(t.feasible for _, trials in loaded for t in trials):
+        raise UserError("none of the studies has a feasible design: every front is empty")
+    data = network_compare_data(loaded)
+    folder = out if out is not None else default_out(
+        "compare-" + "-vs-".join(safe_name(n, 40) for n in names))
+    files = write_files(lambda: write_network_comparison(data, folder), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "db": store.display_url, "out": str(folder),
+            "files": {k: str(v) for k, v in files.items()}, "network": data.network,
+            "board": data.board, "ref_point": data.ref_point,
+            "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
+                         "feasible": s.n_feasible, "best_ms": s.best_ms,
+                         "hypervolume": s.hypervolume, "front_size": len(s.front),
+                         "layer_evaluations": s.evaluated,
+                         "front": [_point_json(p) for p in s.front]} for s in data.series],
+            "elapsed_s": elapsed})
+        return
+    console.line(f"network {data.network} on {data.board}; hypervolume in (area, network "
+                 "latency) against one shared reference")
+    for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
+                         "hypervolume", "layer evals"],
+                        [[s.study, s.sampler, s.n_trials, s.n_feasible,
+                          "-" if s.best_ms is None else s.best_ms,
+                          len(s.front) if s.front else "empty", s.hypervolume, s.evaluated]
+                         for s in data.series]):
+        console.line(text)
+    console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
+                 f"in {elapsed:.1f} s")
+
+
+def json_key(v: Any) -> str:
+    import json
+
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, dict):
+        return f"{v.get('name', '?')} ({len(v.get('layers', []))} layers)"
+    return str(v)
+
+
+def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) -> None:
+    """``vtatune export`` of a network study: one bundle for the whole network."""
+    import time
+
+    from vtatune.cli.report import default_out, write_files
+    from vtatune.export.network import pick_design, write_network_bundle
+    from vtatune.store import Store
+
+    t0 = time.perf_counter()
+    store = Store(db)
+    trials = store.network_trials(info.name)
+    design = pick_design(info, trials, pick)  # bad picks fail here, before any compile
+    folder = out if out is not None else default_out(info.name, f"export-trial{design.number}")
+    res = write_files(lambda: write_network_bundle(info, trials, pick, folder,
+                                                   store.display_url), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
+            "network": res.network, "hw_name": res.hw_name, "cycles": res.cycles,
+            "stored_cycles": res.stored_cycles, "seconds": res.seconds,
+            "area_mm2": res.area_mm2, "layers": list(res.layers),
+            "files": {k: str(v) for k, v in res.files.items()}, "elapsed_s": elapsed})
+        return
+    console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
+                 f"{res.hw_name}; {res.cycles:,} cycles ({res.seconds * 1e3:.4g} ms), "
+                 f"{res.area_mm2:.3g} mm2, {len(res.layers)} layers")
+    if res.cycles != res.stored_cycles:
+        console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
+                     "simulator changed since, the bundle holds the rebuilt programs' cycles")
+    console.line(f"wrote {res.folder}/ ({len(res.files)} files) in {elapsed:.1f} s; check it "
+                 f"with: vtatune verify-export {res.folder}")

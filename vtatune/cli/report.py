@@ -30,6 +30,11 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     t0 = time.perf_counter()
     info, trials, where = open_study(study, db)
+    if info.is_network:
+        from vtatune.cli.network import report_network
+
+        report_network(info, db, out, json_)
+        return
     require_feasible(info, trials)
     data = report_data(info, trials)
     folder = out if out is not None else default_out(study)

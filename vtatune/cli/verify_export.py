@@ -22,21 +22,25 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     """Rebuild an exported bundle from its own files and check every part.
 
     Checks: checksums, vta_config.json, schedule, program.bin, byte-identical rebuild, exact
-    cycles, bit-exact functional check, resources. Exit 0 when every check passes, 1 when
-    one fails, 2 when DIR is not a bundle.
+    cycles, bit-exact functional check, resources; a network bundle gets the program, rebuild,
+    cycles and functional checks for every layer shape and a check of its network total.
+    Exit 0 when every check passes, 1 when one fails, 2 when DIR is not a bundle.
     """
     import time
 
     from vtatune.export import verify_bundle
+    from vtatune.export.network import is_network_bundle, verify_network_bundle
 
     t0 = time.perf_counter()
-    width = 11
+    network = folder.is_dir() and is_network_bundle(folder)
+    width = 18 if network else 11
 
     def show(c: Check) -> None:
         if not json_:
             console.line(f"{c.status:5s} {c.name:{width}s} {c.detail}")
 
-    report = verify_bundle(folder, board, on_check=show)
+    verify = verify_network_bundle if network else verify_bundle
+    report = verify(folder, board, on_check=show)
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({"folder": str(folder), "board": report.board, "ok": report.ok,

@@ -1,0 +1,92 @@
+"""Network reports: data against direct computations, the files, compare."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from vtatune.reports.network_data import (
+    hypervolume,
+    network_compare_data,
+    network_report_data,
+    reference_point,
+)
+from vtatune.reports.network_write import write_network_comparison, write_network_report
+from vtatune.search.pareto import hypervolume_2d
+from vtatune.store import Store
+
+
+@pytest.fixture(scope="module")
+def data(network_studies):
+    store = Store(network_studies.db)
+    return network_report_data(store.study(network_studies.study),
+                               store.network_trials(network_studies.study))
+
+
+def test_front_is_non_dominated_and_complete(data) -> None:
+    feas = [p for p in data.points if p.feasible]
+    assert data.n_trials == 4 and data.n_feasible == len(feas) >= 1
+    for p in feas:
+        dominated = any(q.area_mm2 <= p.area_mm2 and q.latency_ms <= p.latency_ms
+                        and (q.area_mm2, q.latency_ms) != (p.area_mm2, p.latency_ms)
+                        for q in feas)
+        assert (p in data.front) == (not dominated)
+    assert data.knee in data.front and data.smallest == data.front[0]
+    assert data.fastest.latency_ms == min(p.latency_ms for p in feas)
+
+
+def test_hypervolume_and_convergence(data) -> None:
+    ref = reference_point(data.points)
+    feas = [p for p in data.points if p.feasible]
+    assert ref == pytest.approx((1.1 * max(p.area_mm2 for p in feas),
+                                 1.1 * max(p.latency_ms for p in feas)))
+    want = hypervolume_2d([(p.area_mm2, p.latency_ms) for p in feas], ref) / (ref[0] * ref[1])
+    assert data.hypervolume == pytest.approx(want) and 0 < data.hypervolume < 1
+    assert hypervolume(data.front, ref) == pytest.approx(want)
+    conv = data.convergence
+    assert conv.trials == tuple(range(1, 5)) and conv.hypervolume[-1] == pytest.approx(want)
+    assert conv.best_latency_ms[-1] == pytest.approx(data.fastest.latency_ms)
+    assert list(conv.hypervolume) == sorted(conv.hypervolume)
+
+
+def test_breakdown_adds_up_to_the_network(data) -> None:
+    for p in data.front:
+        assert [la.name for la in p.layers] == ["a", "b", "a2", "fc"]
+        assert sum(la.total_ms for la in p.layers) == pytest.approx(p.latency_ms)
+        assert sum(la.share for la in p.layers) == pytest.approx(1.0)
+        for la in p.layers:
+            assert la.total_ms == pytest.approx(la.count * la.latency_ms)
+            assert 0 < la.efficiency <= 1
+        assert 0 < p.efficiency <= 1
+
+
+def test_report_files(data, tmp_path) -> None:
+    files = write_network_report(data, tmp_path)
+    for name in ("front.png", "front.svg", "breakdown.png", "breakdown.svg", "convergence.png",
+                 "front.csv", "designs.csv", "index.html"):
+        assert files[name].stat().st_size > 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "front.csv").read_text())))
+    assert [int(r["trial"]) for r in rows] == [p.trial for p in data.front]
+    assert sum(r["knee"] == "True" for r in rows) == 1
+    for r, p in zip(rows, data.front, strict=True):
+        total = sum(float(r[f"{n}_ms"]) for n in ("a", "b", "a2", "fc"))
+        assert total == pytest.approx(p.latency_ms, rel=1e-9)
+    assert len(list(csv.DictReader(io.StringIO((tmp_path / "designs.csv").read_text())))) == 4
+    page = (tmp_path / "index.html").read_text()
+    assert "Where the time goes" in page and "data:image/png;base64" in page
+
+
+def test_compare_shares_one_reference(network_studies, tmp_path) -> None:
+    store = Store(network_studies.db)
+    loaded = [(store.study(n), store.network_trials(n))
+              for n in (network_studies.study, network_studies.other)]
+    cmp = network_compare_data(loaded)
+    assert [s.study for s in cmp.series] == [network_studies.study, network_studies.other]
+    every = [p for s in cmp.series for p in s.points]
+    assert cmp.ref_point == reference_point(every)
+    for s in cmp.series:
+        assert s.hypervolume == pytest.approx(hypervolume(s.points, cmp.ref_point))
+    files = write_network_comparison(cmp, tmp_path)
+    assert set(files) == {"compare.png", "compare.svg", "compare.csv", "index.html"}

@@ -1,0 +1,410 @@
+"""A network bundle: one hardware design and every layer's schedule and program, rebuilt from
+a network study, and its verification.
+
+Files (``manifest.json`` lists the sha256 and size of every other one):
+
+- ``vta_config.json``: the one accelerator (VTA's own keys, TARGET = the board's target);
+- ``schedule.json``: the network (every layer: name, count, shape signature, program file) and,
+  per distinct shape, its workload, knobs, epilogue, cycles and latency on the board, plus the
+  network totals (count-weighted sums);
+- ``programs/<layer>.bin``: the VTA program of each distinct shape, named after the first
+  layer of that shape (``Program.to_bytes``);
+- ``resources.json``: the area model's resources, area and board fit;
+- ``manifest.json``: format ``vtatune-network-bundle/1``, versions, the source study/trial.
+
+``verify_network_bundle`` rebuilds it from its own files, layer by layer: checksums, config,
+schedule, every program parses, recompiles byte-identically, gives exactly the exported
+cycles, runs bit-exactly against numpy; the network totals add up; resources match.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vtatune.errors import UserError, VtatuneError
+from vtatune.export.bundle import (
+    MANIFEST,
+    PICKS,
+    RESOURCES,
+    SCHEDULE,
+    VTA_CONFIG,
+    Built,
+    _json,
+    build,
+    hw_of,
+    sha256,
+    versions,
+)
+from vtatune.export.verify import (
+    FAIL,
+    INFO,
+    PASS,
+    SKIP,
+    Check,
+    VerifyReport,
+    _checksums,
+    _Failed,
+    _fit,
+    _Note,
+    _resources,
+    _versions_line,
+    _vta_config,
+)
+from vtatune.store.records import NetworkTrialRecord, StudyInfo
+from vtatune.workloads.base import DEFAULT_SHIFT
+
+NETWORK_BUNDLE_FORMAT = "vtatune-network-bundle/1"
+NETWORK_SCHEDULE_FORMAT = "vtatune-network-schedule/1"
+PROGRAMS = "programs"
+#: Seed of the functional check's random inputs (as for single-layer bundles).
+CHECK_SEED = 0
+
+
+@dataclass(frozen=True)
+class NetworkBundleResult:
+    """What ``write_network_bundle`` wrote; ``stored_cycles`` is the network latency the study
+    measured (it differs from ``cycles`` only if the compiler or simulator changed since)."""
+
+    folder: Path
+    study: str
+    trial: int
+    pick: str
+    hw_name: str
+    network: str
+    cycles: int
+    stored_cycles: int
+    seconds: float
+    area_mm2: float
+    layers: tuple[dict[str, Any], ...]
+    files: dict[str, Path]
+
+
+def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
+                ) -> NetworkTrialRecord:
+    """The design ``pick`` names: ``fastest`` (least network latency), ``smallest`` (least
+    area on the front), ``knee`` (of the front) or a trial number; ``UserError`` otherwise."""
+    from vtatune.hardware import boards
+    from vtatune.reports.data import knee
+    from vtatune.reports.network_data import front_of, network_point, require_feasible
+
+    require_feasible(info, trials)
+    by_number = {t.number: t for t in trials}
+    done = [t for t in trials if t.status != "running"]
+    if pick in PICKS:
+        feasible = [t for t in done if t.feasible and t.seconds is not None]
+        if pick == "fastest":
+            return min(feasible, key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number))
+        clock = boards.load(info.board).clock_mhz
+        front = front_of([network_point(t, clock) for t in done])
+        chosen = front[0] if pick == "smallest" and front else knee(front)  # type: ignore
+        if chosen is None:
+            raise UserError(f"study '{info.name}' has no front to pick the {pick} from")
+        return by_number[chosen.trial]
+    try:
+        number = int(pick)
+    except ValueError:
+        raise UserError(f"--pick must be one of {', '.join(PICKS)} or a trial number, not "
+                        f"{pick!r}") from None
+    if number not in by_number:
+        raise UserError(f"study '{info.name}' has no trial {number} (trials "
+                        f"{min(by_number)}..{max(by_number)})")
+    t = by_number[number]
+    if not t.feasible:
+        raise UserError(f"trial {number} of '{info.name}' is {t.status}"
+                        + (f" ({t.reason})" if t.reason else "")
+                        + ": only feasible designs can be exported")
+    return t
+
+
+def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str,
+                         out: Path, db: str = "") -> NetworkBundleResult:
+    """Rebuild the picked design's every layer and write the bundle into ``out``."""
+    from vtatune.area import estimate, fit
+    from vtatune.hardware import boards
+    from vtatune.workloads import from_signature
+
+    t = pick_design(info, trials, pick)
+    board = boards.load(info.board)
+    hw = hw_of(t.hw, board, t.hw_name)
+    units: dict[str, tuple[str, Built]] = {}  # signature -> (program file, built)
+    for la in t.layers:
+        if la.workload not in units:
+            wl = from_signature(la.workload)
+            units[la.workload] = (f"{PROGRAMS}/{la.name}.bin", build(wl, hw, la.knobs, board))
+    area = estimate(hw, board)
+    fitted = fit(area, board)
+    schedule = network_schedule_json(info, t, units, board)
+    contents: dict[str, bytes] = {
+        VTA_CONFIG: _json(hw.to_vta_json()),
+        SCHEDULE: _json(schedule),
+        RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+    }
+    for path, built in units.values():
+        contents[path] = built.program_bytes
+    network = (info.space or {}).get("network", {}).get("name", info.workload)
+    manifest = {
+        "format": NETWORK_BUNDLE_FORMAT,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "versions": versions(),
+        "source": {"study": info.name, "trial": t.number, "pick": pick, "db": db,
+                   "sampler": t.sampler, "objective": info.objective,
+                   "stored_cycles": t.cycles,
+                   "candidate_keys": {la.name: la.key for la in t.layers}},
+        "network": network, "board": board.name, "hw_name": t.hw_name,
+        "cycles": schedule["network"]["cycles"],
+        "files": {name: {"sha256": sha256(data), "bytes": len(data)}
+                  for name, data in contents.items()},
+    }
+    (out / PROGRAMS).mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
+        (out / name).write_bytes(data)
+        files[name] = out / name
+    return NetworkBundleResult(
+        folder=out, study=info.name, trial=t.number, pick=pick, hw_name=t.hw_name,
+        network=network, cycles=schedule["network"]["cycles"],
+        stored_cycles=int(t.cycles or 0), seconds=schedule["network"]["latency_ms"] / 1e3,
+        area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files)
+
+
+def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
+                          units: dict[str, tuple[str, Built]], board: Any) -> dict[str, Any]:
+    workloads = {}
+    for sig, (path, b) in units.items():
+        workloads[sig] = {
+            "workload": b.workload.describe(), "knobs": dict(sorted(b.knobs.items())),
+            "epilogue": {"shift": b.shift, "clip": [0, 127]}, "program": path,
+            "cycles": b.timing.cycles, "latency_ms": round(b.timing.seconds * 1e3, 9),
+            "instructions": len(b.program.insns), "uops": int(b.program.uops.size)}
+    layers = [{"name": la.name, "count": la.count, "workload": la.workload,
+               "program": units[la.workload][0], "cycles": units[la.workload][1].timing.cycles,
+               "latency_ms": round(units[la.workload][1].timing.seconds * 1e3, 9)}
+              for la in t.layers]
+    cycles = sum(la["count"] * la["cycles"] for la in layers)
+    seconds = sum(la["count"] * units[la["workload"]][1].timing.seconds for la in layers)
+    name = (info.space or {}).get("network", {}).get("name", info.workload)
+    return {"format": NETWORK_SCHEDULE_FORMAT, "board": board.name,
+            "clock_mhz": board.clock_mhz,
+            "network": {"name": name, "layers": layers, "cycles": int(cycles),
+                        "latency_ms": round(seconds * 1e3, 9)},
+            "workloads": workloads}
+
+
+# ---- verification ------------------------------------------------------------------------------
+
+def is_network_bundle(folder: Path) -> bool:
+    """True when ``folder``'s manifest says it is a network bundle (False if unreadable)."""
+    try:
+        doc = json.loads((folder / MANIFEST).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == NETWORK_BUNDLE_FORMAT
+
+
+def read_network_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of a network bundle; ``UserError`` when the bundle is incomplete."""
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: unreadable manifest ({exc})") from None
+    files = manifest.get("files")
+    required = (VTA_CONFIG, SCHEDULE, RESOURCES)
+    if not isinstance(files, dict) or not all(n in files for n in required) or not all(
+            isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("sha256"), str)
+            for k, v in files.items()):
+        raise UserError(f"{path}: the manifest must list sha256 checksums of "
+                        f"{', '.join(required)} and every program")
+    root = folder.resolve()
+    for name in files:
+        if not (folder / name).resolve().is_relative_to(root):
+            raise UserError(f"{path}: file {name!r} lies outside the bundle")
+    missing = [n for n in files if not (folder / n).is_file()]
+    if missing:
+        raise UserError(f"bundle {folder} is incomplete: missing {', '.join(missing)}")
+    return manifest
+
+
+def verify_network_bundle(folder: Path, board: str | None = None, functional: bool = True,
+                          on_check: Callable[[Check], None] | None = None) -> VerifyReport:
+    """Every check of a network bundle (see the module docstring); per layer shape, one
+    ``program``, ``rebuild``, ``cycles`` and ``functional`` check named after its file."""
+    from vtatune.hardware import boards
+
+    manifest = read_network_manifest(folder)
+    exported = str(manifest.get("board", ""))
+    brd = boards.load(board or exported)
+    checks: list[Check] = []
+    state: dict[str, Any] = {}
+
+    def record(name: str, status: str, detail: str) -> None:
+        c = Check(name, status, detail)
+        checks.append(c)
+        if on_check is not None:
+            on_check(c)
+
+    def run(name: str, needs: Sequence[str], where: dict[str, Any],
+            step: Callable[[], str]) -> None:
+        missing = [n for n in needs if n not in where]
+        if missing:
+            record(name, SKIP, f"needs {', '.join(missing)}")
+            return
+        try:
+            record(name, PASS, step())
+        except _Failed as exc:
+            record(name, FAIL, str(exc))
+        except _Note as exc:
+            record(name, INFO, str(exc))
+        except VtatuneError as exc:
+            record(name, FAIL, f"{type(exc).__name__}: {exc}")
+
+    raw = {n: (folder / n).read_bytes() for n in manifest["files"]}
+    record("versions", INFO, _versions_line(manifest.get("versions", {})))
+    run("checksums", (), state, lambda: _checksums(raw, manifest))
+    run("vta_config", (), state, lambda: _vta_config(folder, state))
+    run("schedule", ("hw",), state, lambda: _network_schedule(raw, state))
+    for path, unit in state.get("units", {}).items():
+        tag = Path(path).stem
+        run(f"program {tag}", ("hw",), state, lambda u=unit, p=path: _unit_program(
+            raw.get(p, b""), state["hw"], u))
+        run(f"rebuild {tag}", ("program",), unit, lambda u=unit, p=path: _unit_rebuild(
+            raw[p], state["hw"], brd, u))
+        run(f"cycles {tag}", ("program",), unit, lambda u=unit: _unit_cycles(brd, exported, u))
+        if functional:
+            run(f"functional {tag}", ("program",), unit, lambda u=unit: _unit_functional(u))
+    if "units" in state:
+        units = state["units"]
+        needs = [u for u in units.values() if "timed" not in u]
+        if needs or brd.name != exported:
+            record("network", SKIP if needs else INFO, "needs every layer's cycles" if needs
+                   else f"{_network_cycles(state):,} cycles on {brd.name}")
+        else:
+            run("network", (), state, lambda: _network_total(state))
+    run("resources", ("hw",), state, lambda: _resources(raw[RESOURCES], state))
+    if brd.name != exported:
+        run("fit", ("hw",), state, lambda: _fit(brd, state))
+    return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
+
+
+def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
+    from vtatune import schedules
+    from vtatune.workloads import from_signature
+
+    try:
+        doc = json.loads(raw[SCHEDULE])
+        net = doc["network"]
+        layers = [(str(la["name"]), int(la["count"]), str(la["workload"]), str(la["program"]))
+                  for la in net["layers"]]
+        total = int(net["cycles"])
+        entries = {str(sig): ({str(k): int(v) for k, v in e["knobs"].items()},
+                              int(e["cycles"]), int(e.get("epilogue", {}).get("shift",
+                                                                              DEFAULT_SHIFT)),
+                              str(e["program"]))
+                   for sig, e in doc["workloads"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _Failed(f"malformed {SCHEDULE} ({type(exc).__name__}: {exc}); expected a network "
+                      "with layers and per-workload knobs, cycles and programs") from None
+    if not layers:
+        raise _Failed(f"{SCHEDULE} lists no layers")
+    problems = []
+    units: dict[str, dict[str, Any]] = {}
+    for name, count, sig, path in layers:
+        if count < 1:
+            problems.append(f"layer {name}: count {count} < 1")
+        if sig not in entries:
+            problems.append(f"layer {name}: no schedule for {sig}")
+            continue
+        knobs, cycles, shift, program = entries[sig]
+        if program != path:
+            problems.append(f"layer {name}: program {path} is not its shape's {program}")
+        if path not in raw:
+            problems.append(f"layer {name}: program {path} is not in the manifest")
+            continue
+        unit = units.setdefault(path, {"sig": sig, "knobs": knobs, "cycles": cycles,
+                                       "shift": shift, "layers": []})
+        unit["layers"].append((name, count))
+    for path, unit in units.items():
+        wl = from_signature(unit["sig"])
+        why = schedules.knob_space(wl, state["hw"]).problem(unit["knobs"])
+        if why:
+            problems.append(f"{path}: knobs {unit['knobs']} are not legal for {unit['sig']} "
+                            f"on this hardware: {why}")
+        unit["workload"] = wl
+    if problems:
+        raise _Failed("; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)"
+                                                   if len(problems) > 4 else ""))
+    state.update(units=units, total=total)
+    return (f"network {net.get('name', '?')}: {len(layers)} layers "
+            f"({sum(c for _, c, _, _ in layers)} runs), {len(units)} distinct shapes; "
+            f"{total:,} cycles")
+
+
+def _unit_program(raw: bytes, hw: Any, unit: dict[str, Any]) -> str:
+    import struct
+
+    from vtatune.program.program import Program
+
+    try:
+        program = Program.from_bytes(hw, raw)
+    except (ValueError, IndexError, struct.error, UnicodeDecodeError) as exc:
+        raise _Failed(f"corrupt program ({type(exc).__name__}: {exc})") from None
+    problems = program.check()
+    if problems:
+        raise _Failed("; ".join(problems[:3]))
+    unit["program"] = program
+    return f"{len(program.insns):,} instructions, {program.uops.size:,} micro-ops"
+
+
+def _unit_rebuild(raw: bytes, hw: Any, board: Any, unit: dict[str, Any]) -> str:
+    built = build(unit["workload"], hw, unit["knobs"], board, unit["shift"])
+    if built.program_bytes != raw:
+        n = min(len(raw), len(built.program_bytes))
+        first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
+        raise _Failed(f"the rebuilt program differs (sizes {len(raw):,} vs "
+                      f"{len(built.program_bytes):,} bytes, first difference at byte {first})")
+    return f"recompiled {unit['sig']}: byte-identical ({len(raw):,} bytes)"
+
+
+def _unit_cycles(board: Any, exported: str, unit: dict[str, Any]) -> str:
+    from vtatune.simulator import simulate
+
+    timing = simulate(unit["program"], board)
+    unit["timed"] = timing.cycles
+    if board.name != exported:
+        raise _Note(f"{timing.cycles:,} cycles on {board.name}; not compared with the "
+                    f"{unit['cycles']:,} exported for {exported}")
+    if timing.cycles != unit["cycles"]:
+        raise _Failed(f"{timing.cycles:,} cycles on {board.name}, the bundle says "
+                      f"{unit['cycles']:,}")
+    layers = ", ".join(f"{n} x{c}" for n, c in unit["layers"])
+    return f"{timing.cycles:,} cycles on {board.name}, as exported ({layers})"
+
+
+def _unit_functional(unit: dict[str, Any]) -> str:
+    from vtatune.runtime.execute import execute, random_inputs
+
+    wl = unit["workload"]
+    data, kernel = random_inputs(wl, CHECK_SEED)
+    got = execute(unit["program"], wl, data, kernel).output
+    want = wl.reference(data, kernel, unit["shift"])
+    if got.shape != want.shape or not (got == want).all():
+        wrong = int((got != want).sum()) if got.shape == want.shape else got.size
+        raise _Failed(f"{wrong:,} of {want.size:,} outputs differ from numpy")
+    return f"bit-exact vs numpy ({want.size:,} outputs, seed {CHECK_SEED})"
+
+
+def _network_cycles(state: dict[str, Any]) -> int:
+    return sum(c * u["timed"] for u in state["units"].values() for _, c in u["layers"])
+
+
+def _network_total(state: dict[str, Any]) -> str:
+    total = _network_cycles(state)
+    if total != state["total"]:
+        raise _Failed(f"the layers add up to {total:,} cycles, the bundle says "
+                      f"{state['total']:,}")
+    return f"{total:,} cycles = the layers' count-weighted sum, as exported"

@@ -1,0 +1,264 @@
+"""What a network study's report shows, computed from its frozen records (no drawing).
+
+A network trial is one hardware design with every layer tuned. Units: ``latency_ms`` is the
+network's latency (the count-weighted sum of its layers' best latencies) in milliseconds;
+``area_mm2`` as in ``reports.data``. The front is ``vtatune show``'s: finished feasible
+designs, non-dominated in (area_mm2, network latency). Hypervolume is the share of the box
+[0, ref] the front dominates, in (area_mm2, latency_ms), ``ref`` being ``HV_MARGIN`` beyond
+the worst feasible design.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vtatune.reports.data import HV_MARGIN, Convergence, knee
+from vtatune.search.pareto import hypervolume_2d, pareto_front
+from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
+
+
+@dataclass(frozen=True)
+class LayerShare:
+    """Where a design's network time goes: one layer (all ``count`` runs of it)."""
+
+    name: str
+    count: int
+    latency_ms: float | None  # one run
+    total_ms: float | None  # count x one run
+    share: float | None  # of the network's latency
+    efficiency: float | None  # physical bound / cycles of one run
+    knobs: dict[str, int]
+    trials: int
+
+
+@dataclass(frozen=True)
+class NetworkPoint:
+    """One network trial (design) as the report shows it; numbers an unfinished or infeasible
+    design does not have are None. ``bound_ms`` is the network's physical lower bound."""
+
+    trial: int
+    status: str
+    reason: str
+    hw_name: str
+    hw: dict[str, int]
+    area_mm2: float | None
+    cycles: int | None
+    latency_ms: float | None
+    bound_ms: float | None
+    lut: float | None
+    bram: float | None
+    logic_kind: str
+    bram_kind: str
+    evaluated: int
+    cached: int
+    layers: tuple[LayerShare, ...]
+
+    @property
+    def feasible(self) -> bool:
+        return self.status == "ok" and self.latency_ms is not None
+
+    @property
+    def efficiency(self) -> float | None:
+        """Network lower bound / network latency."""
+        if self.bound_ms is None or not self.latency_ms:
+            return None
+        return self.bound_ms / self.latency_ms
+
+
+@dataclass(frozen=True)
+class NetworkReportData:
+    """Everything a network report draws and tabulates."""
+
+    study: str
+    network: str
+    board: str
+    clock_mhz: float
+    objective: str
+    sampler: str
+    n_trials: int
+    n_feasible: int
+    statuses: dict[str, int]
+    layer_names: tuple[str, ...]
+    points: tuple[NetworkPoint, ...]
+    front: tuple[NetworkPoint, ...]
+    knee: NetworkPoint | None
+    fastest: NetworkPoint | None
+    smallest: NetworkPoint | None
+    ref_point: tuple[float, float] | None  # (area_mm2, latency_ms)
+    hypervolume: float
+    convergence: Convergence
+    evaluated: int
+    cached: int
+
+
+def network_point(t: NetworkTrialRecord, clock_mhz: float) -> NetworkPoint:
+    res = t.resources or {}
+    logic_kind = str(res.get("logic_kind", "lut"))
+    bram_kind = str(res.get("bram_kind", "bram36"))
+    ms = None if t.seconds is None else 1e3 * t.seconds
+    return NetworkPoint(
+        trial=t.number, status=t.status, reason=t.reason, hw_name=t.hw_name, hw=dict(t.hw),
+        area_mm2=t.area_mm2, cycles=t.cycles, latency_ms=ms if t.status == "ok" else None,
+        bound_ms=None if t.bound_cycles is None else t.bound_cycles / (clock_mhz * 1e3),
+        lut=_num(res.get(logic_kind)), bram=_num(res.get(bram_kind)), logic_kind=logic_kind,
+        bram_kind=bram_kind,
+        evaluated=t.evaluated, cached=t.cached,
+        layers=tuple(layer_share(la, t.seconds) for la in t.layers))
+
+
+def layer_share(la: LayerResult, network_seconds: float | None) -> LayerShare:
+    one = None if la.seconds is None else 1e3 * la.seconds
+    total = None if one is None else la.count * one
+    share = (total / (1e3 * network_seconds)) if total is not None and network_seconds \
+        else None
+    eff = (la.bound_cycles / la.cycles) if la.bound_cycles and la.cycles else None
+    return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials)
+
+
+def front_of(points: Sequence[NetworkPoint]) -> list[NetworkPoint]:
+    """Feasible points non-dominated in (area, latency), by increasing area."""
+    feas = [p for p in points if p.feasible and p.area_mm2 is not None]
+    return [feas[i] for i in pareto_front([(float(p.area_mm2 or 0.0), float(p.latency_ms or 0))
+                                           for p in feas])]
+
+
+def reference_point(points: Sequence[NetworkPoint], margin: float = HV_MARGIN
+                    ) -> tuple[float, float] | None:
+    feas = [p for p in points if p.feasible and p.area_mm2 is not None]
+    if not feas:
+        return None
+    return (max(float(p.area_mm2 or 0.0) for p in feas) * (1 + margin),
+            max(float(p.latency_ms or 0.0) for p in feas) * (1 + margin))
+
+
+def hypervolume(points: Sequence[NetworkPoint], ref: tuple[float, float] | None) -> float:
+    """Share of the box [0, ref] dominated by the feasible ``points`` (0..1)."""
+    if ref is None:
+        return 0.0
+    xy = [(float(p.area_mm2 or 0.0), float(p.latency_ms or 0.0)) for p in points
+          if p.feasible and p.area_mm2 is not None]
+    return hypervolume_2d(xy, ref) / (ref[0] * ref[1])
+
+
+def convergence(points: Sequence[NetworkPoint], ref: tuple[float, float] | None
+                ) -> Convergence:
+    """Best network latency and hypervolume after each design (in trial order)."""
+    best: float | None = None
+    best_cycles: int | None = None
+    front: list[tuple[float, float]] = []
+    hv = 0.0
+    bests: list[float | None] = []
+    cycles: list[int | None] = []
+    hvs: list[float] = []
+    for p in sorted(points, key=lambda p: p.trial):
+        if p.feasible and p.latency_ms is not None:
+            if best is None or p.latency_ms < best:
+                best, best_cycles = p.latency_ms, p.cycles
+            if p.area_mm2 is not None and ref is not None:
+                cand = [*front, (p.area_mm2, p.latency_ms)]
+                front = [cand[i] for i in pareto_front(cand)]
+                hv = hypervolume_2d(front, ref) / (ref[0] * ref[1])
+        bests.append(best)
+        cycles.append(best_cycles)
+        hvs.append(hv)
+    return Convergence(trials=tuple(range(1, len(bests) + 1)), best_cycles=tuple(cycles),
+                       best_latency_ms=tuple(bests), hypervolume=tuple(hvs))
+
+
+def require_feasible(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -> None:
+    """``UserError`` (one line) for a network study without a finished feasible design."""
+    from vtatune.errors import UserError
+
+    done = [t for t in trials if t.status != "running"]
+    if not done:
+        raise UserError(f"study '{info.name}' has no finished design yet (run `vtatune search "
+                        f"... --study {info.name}`)")
+    if not any(t.feasible for t in done):
+        statuses = ", ".join(f"{k} {v}" for k, v in
+                             Counter(t.status for t in done).most_common())
+        raise UserError(f"study '{info.name}' has no feasible design, so its front is empty "
+                        f"({len(done)} designs: {statuses})")
+
+
+def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]
+                        ) -> NetworkReportData:
+    """A network study's report data (running designs left out)."""
+    from vtatune.hardware import boards
+
+    board = boards.load(info.board)
+    done = [t for t in trials if t.status != "running"]
+    points = [network_point(t, board.clock_mhz) for t in done]
+    front = front_of(points)
+    feas = [p for p in points if p.feasible]
+    ref = reference_point(points)
+    network = (info.space or {}).get("network", {})
+    return NetworkReportData(
+        study=info.name, network=network.get("name", info.workload), board=board.name,
+        clock_mhz=board.clock_mhz, objective=info.objective, sampler=info.sampler,
+        n_trials=len(points), n_feasible=len(feas),
+        statuses=dict(Counter(p.status for p in points).most_common()),
+        layer_names=tuple(la.get("name", "") for la in network.get("layers", [])),
+        points=tuple(points), front=tuple(front), knee=knee(front),  # type: ignore[arg-type]
+        fastest=min(feas, key=lambda p: (p.latency_ms, p.area_mm2 or 0.0, p.trial),
+                    default=None),
+        smallest=front[0] if front else None, ref_point=ref,
+        hypervolume=hypervolume(front, ref), convergence=convergence(points, ref),
+        evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials))
+
+
+# ---- comparing network studies ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NetworkSeries:
+    """One network study in a comparison, under the shared reference point."""
+
+    study: str
+    sampler: str
+    n_trials: int
+    n_feasible: int
+    best_ms: float | None
+    front: tuple[NetworkPoint, ...]
+    points: tuple[NetworkPoint, ...]
+    hypervolume: float
+    convergence: Convergence
+    evaluated: int
+
+
+@dataclass(frozen=True)
+class NetworkCompareData:
+    network: str
+    board: str
+    clock_mhz: float
+    ref_point: tuple[float, float] | None
+    series: tuple[NetworkSeries, ...]
+
+
+def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTrialRecord]]]
+                         ) -> NetworkCompareData:
+    """Fronts, hypervolumes and convergence of network studies of one network and board,
+    against one reference point (the worst feasible design of all, plus ``HV_MARGIN``)."""
+    from vtatune.hardware import boards
+
+    board = boards.load(studies[0][0].board)
+    every = [(info, trials, [network_point(t, board.clock_mhz) for t in trials
+                             if t.status != "running"]) for info, trials in studies]
+    ref = reference_point([p for _, _, pts in every for p in pts])
+    series = []
+    for info, trials, pts in every:
+        front = front_of(pts)
+        feas = [p.latency_ms for p in pts if p.feasible and p.latency_ms is not None]
+        series.append(NetworkSeries(
+            study=info.name, sampler=info.sampler, n_trials=len(pts),
+            n_feasible=len(feas), best_ms=min(feas, default=None), front=tuple(front),
+            points=tuple(pts), hypervolume=hypervolume(front, ref),
+            convergence=convergence(pts, ref), evaluated=sum(t.evaluated for t in trials)))
+    network = (studies[0][0].space or {}).get("network", {}).get("name", "")
+    return NetworkCompareData(network=network, board=board.name, clock_mhz=board.clock_mhz,
+                              ref_point=ref, series=tuple(series))
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

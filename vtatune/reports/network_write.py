@@ -1,0 +1,188 @@
+"""Write a network study's report or a comparison of network studies: figures, CSV, HTML.
+
+Report files: ``front.png``/``.svg`` (area vs network latency), ``breakdown.png``/``.svg``
+(where each front design's time goes, per layer), ``convergence.png``, ``front.csv`` (one row
+per front design, with each layer's latency and knobs), ``designs.csv`` (every design, any
+status) and ``index.html``. Comparison files: ``compare.png``/``.svg``, ``compare.csv``,
+``index.html``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from vtatune.reports import html, network_plots, plots
+from vtatune.reports.network_data import NetworkCompareData, NetworkPoint, NetworkReportData
+
+
+def write_network_report(data: NetworkReportData, out: Path) -> dict[str, Path]:
+    """Write the report into ``out`` (created); returns file name -> path."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    pngs: dict[str, bytes] = {}
+    for name, draw, svg in (("front", network_plots.front_figure, True),
+                            ("breakdown", network_plots.breakdown_figure, True),
+                            ("convergence", network_plots.convergence_figure, False)):
+        fig = draw(data)
+        pngs[name] = plots.to_bytes(fig, "png")
+        written[f"{name}.png"] = _put(out / f"{name}.png", pngs[name])
+        if svg:
+            written[f"{name}.svg"] = _put(out / f"{name}.svg", plots.to_bytes(fig, "svg"))
+    written["front.csv"] = _put(out / "front.csv", front_csv(data).encode())
+    written["designs.csv"] = _put(out / "designs.csv", designs_csv(data.points).encode())
+    written["index.html"] = _put(out / "index.html", report_page(data, pngs).encode())
+    return written
+
+
+def write_network_comparison(data: NetworkCompareData, out: Path) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    fig = network_plots.compare_figure(data)
+    png = plots.to_bytes(fig, "png")
+    return {"compare.png": _put(out / "compare.png", png),
+            "compare.svg": _put(out / "compare.svg", plots.to_bytes(fig, "svg")),
+            "compare.csv": _put(out / "compare.csv", compare_csv(data).encode()),
+            "index.html": _put(out / "index.html", compare_page(data, png).encode())}
+
+
+# ---- CSV -----------------------------------------------------------------------------------------
+
+DESIGN_COLUMNS = ["trial", "status", "hw_name", "area_mm2", "cycles", "latency_ms",
+                  "bound_ms", "efficiency", "evaluated", "cached", "reason"]
+
+
+def _design_row(p: NetworkPoint) -> dict[str, Any]:
+    return {"trial": p.trial, "status": p.status, "hw_name": p.hw_name,
+            "area_mm2": p.area_mm2, "cycles": p.cycles, "latency_ms": p.latency_ms,
+            "bound_ms": p.bound_ms, "efficiency": p.efficiency, "evaluated": p.evaluated,
+            "cached": p.cached, "reason": p.reason}
+
+
+def designs_csv(points: Sequence[NetworkPoint]) -> str:
+    """Every design, any status."""
+    return _write(DESIGN_COLUMNS, [_design_row(p) for p in points])
+
+
+def front_csv(data: NetworkReportData) -> str:
+    """Front designs with, per layer, its count-weighted latency, share and knobs."""
+    names = list(data.layer_names)
+    cols = [*DESIGN_COLUMNS[:-1], "knee"]
+    for n in names:
+        cols += [f"{n}_ms", f"{n}_share", f"{n}_knobs"]
+    knee = data.knee.trial if data.knee else None
+    rows = []
+    for p in data.front:
+        row = _design_row(p)
+        row["knee"] = p.trial == knee
+        for la in p.layers:
+            row[f"{la.name}_ms"] = la.total_ms
+            row[f"{la.name}_share"] = la.share
+            row[f"{la.name}_knobs"] = ";".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))
+        rows.append(row)
+    return _write(cols, rows)
+
+
+def compare_csv(data: NetworkCompareData) -> str:
+    cols = ["study", "sampler", "trial", "hw_name", "area_mm2", "latency_ms", "cycles"]
+    rows = [{"study": s.study, "sampler": s.sampler, "trial": p.trial, "hw_name": p.hw_name,
+             "area_mm2": p.area_mm2, "latency_ms": p.latency_ms, "cycles": p.cycles}
+            for s in data.series for p in s.front]
+    return _write(cols, rows)
+
+
+def _write(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
+    return buf.getvalue()
+
+
+# ---- HTML ----------------------------------------------------------------------------------------
+
+def _front_table(data: NetworkReportData) -> str:
+    cols = ["trial", "hardware", "area (mm²)", "latency (ms)", "cycles", "bound (ms)",
+            "of bound (%)"]
+    cols += [f"{n} (%)" for n in data.layer_names]
+    rows = []
+    for p in data.front:
+        shares = {la.name: None if la.share is None else 100 * la.share for la in p.layers}
+        rows.append([p.trial, p.hw_name, p.area_mm2, p.latency_ms, p.cycles, p.bound_ms,
+                     None if p.efficiency is None else 100 * p.efficiency,
+                     *[shares.get(n) for n in data.layer_names]])
+    knee = data.knee.trial if data.knee else None
+    return html.table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
+                      text_cols=(1,))
+
+
+def _layers_table(p: NetworkPoint) -> str:
+    cols = ["layer", "count", "ms per run", "ms in all", "share (%)", "of bound (%)",
+            "evaluations", "knobs"]
+    rows = [[la.name, la.count, la.latency_ms, la.total_ms,
+             None if la.share is None else 100 * la.share,
+             None if la.efficiency is None else 100 * la.efficiency, la.trials,
+             ", ".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))] for la in p.layers]
+    return html.table(cols, rows, text_cols=(0, 7))
+
+
+def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
+    statuses = ", ".join(f"{k} {v}" for k, v in data.statuses.items())
+    picks = []
+    for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
+                     ("knee", data.knee)):
+        if p is not None:
+            picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
+                         f"{p.latency_ms:.4g} ms ({p.cycles:,} cycles), {p.area_mm2:.3g} mm² "
+                         f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
+                         "</li>")
+    hv = ("–" if data.ref_point is None else
+          f"{data.hypervolume:.4f} of the box ({data.ref_point[0]:.4g} mm² × "
+          f"{data.ref_point[1]:.4g} ms)")
+    body = [
+        f"<h1>vtatune report: {escape(data.study)}</h1>",
+        f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
+        f"{data.clock_mhz:g} MHz · objective {escape(data.objective)} · sampler "
+        f"{escape(data.sampler)} · {data.evaluated:,} layer candidates evaluated, "
+        f"{data.cached:,} served from the store</p>",
+        f'<p class="meta">{data.n_trials} designs, {data.n_feasible} feasible '
+        f"({escape(statuses)}) · front {len(data.front)} designs · hypervolume {hv}</p>",
+        "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty.</p>",
+        "<h2>Pareto front (area vs network latency)</h2>",
+        html.image(images["front"], "front"),
+        "<h2>Where the time goes (front designs)</h2>",
+        html.image(images["breakdown"], "breakdown"),
+        f"<h2>Front table ({len(data.front)} designs; knee highlighted; per-layer shares of "
+        "the network's latency)</h2>",
+        _front_table(data) if data.front else "<p>empty front</p>",
+    ]
+    if data.knee is not None:
+        body += [f"<h2>Knee design, trial {data.knee.trial}: every layer</h2>",
+                 _layers_table(data.knee)]
+    body += ["<h2>Convergence</h2>", html.image(images["convergence"], "convergence"),
+             '<p class="meta">of bound = the network\'s physical lower bound (each layer\'s '
+             "compute or memory roofline × its count) / its latency. Files: front.png/.svg, "
+             "breakdown.png/.svg, convergence.png, front.csv, designs.csv.</p>"]
+    return html.page(f"vtatune report: {data.study}", "\n".join(body))
+
+
+def compare_page(data: NetworkCompareData, png: bytes) -> str:
+    cols = ["study", "sampler", "designs", "feasible", "best (ms)", "front size",
+            "hypervolume", "layer evaluations"]
+    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible, s.best_ms, len(s.front),
+             s.hypervolume, s.evaluated] for s in data.series]
+    body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
+            f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
+            f"{data.clock_mhz:g} MHz · hypervolume in (area, network latency) against one "
+            "shared reference</p>",
+            html.image(png, "comparison"), html.table(cols, rows, text_cols=(0, 1))]
+    return html.page("vtatune compare", "\n".join(body))
+
+
+def _put(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
