@@ -160,12 +160,13 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 def run(quick: bool = False) -> str:
     rows = bench_compile(quick)
     from vtatune.area.bench import bench_area
+    from vtatune.networks.bench import bench_network
     from vtatune.runtime.bench import bench_simulator
     from vtatune.search.bench import bench_search
     from vtatune.store.bench import bench_store
 
     rows += bench_simulator() + bench_area() + bench_store(quick) + bench_search(quick)
-    rows += bench_reports(quick)
+    rows += bench_reports(quick) + bench_network(quick)
     if not quick:  # minutes each, and the first needs the package index
         rows += bench_tests() + bench_setup()
     lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "

@@ -76,38 +76,70 @@ class NetworkFeatures:
                            for sig, f in self.featurizers.items()}
         self._fill_cols = {sig: [f.names.index(c) for c in FILL_COLUMNS]
                            for sig, f in self.featurizers.items()}
+        self._combo_cache: dict[Any, list[tuple[tuple[int, ...], dict[str, Any]]]] = {}
 
     def point(self, sig: str, params: dict[str, Any]) -> Point:
         return self.featurizers[sig].point(params)
 
     def candidates(self, sig: str, hw_values: dict[str, int]) -> list[Point]:
         """Every schedule of unit ``sig`` on the hardware ``hw_values`` names whose analytic
-        SRAM footprint fits (deduplicated, in knob-space order); [] for impossible hardware."""
-        import itertools
+        SRAM footprint fits (deduplicated, in knob-space order); [] for impossible hardware.
 
+        The points equal ``Featurizer.point`` of their canonical parameters (tested); the knob
+        combinations and their log-positions depend only on the knob space and the GEMM
+        shape, so they are computed once per (unit, knob space) and reused on every design.
+        """
         f = self.featurizers[sig]
         info = f.hw_info(hw_values)
         if not info.valid:
             return []
         ks = info.knob_space
         assert ks is not None
-        searched = f.space.knobs
-        out: dict[Hashable, Point] = {}
+        combos = self._combos(sig, info)
+        if not combos:
+            return []
+        hw_params = {k: info.values[f.hw_keys.index(k)] for k in f.param_space
+                     if k in f.space.hw_choices}
+        base = f.point({**hw_params, **combos[0][1]})  # knobs not searched: as point() sets
+        assert base.knobs is not None
+        fixed = {k: v for k, v in base.knobs.items() if k not in f.space.knobs}
         fills = self._fill_cols[sig]
-        for combo in itertools.product(*(ks.axes[k] for k in searched)):
-            params = dict(hw_values)
-            for knob, value in zip(searched, combo, strict=True):
-                if knob in THREAD_KNOBS:
-                    params[knob] = value
-                else:
-                    params[U_PREFIX + knob] = f.u_of(info, knob, value)
-            p = f.point(params)
-            if not p.valid or p.key in out:
+        out = []
+        for values, uparams in combos:
+            knobs = {**fixed, **dict(zip(f.space.knobs, values, strict=True))}
+            if ks.problem(knobs):
                 continue
+            p = Point((info.values, tuple(knobs[n] for n in f.knob_names)),
+                      {**hw_params, **uparams}, info, knobs)
             row = f.row(p)
             if all(row[c] <= 1.0 for c in fills):
-                out[p.key] = p
-        return list(out.values())
+                out.append(p)
+        return out
+
+    def _combos(self, sig: str, info: Any) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+        """Searched knob values and their canonical parameters (thread counts, tile-knob
+        log-positions) on ``info``'s knob space, cached per knob space and GEMM shape."""
+        import itertools
+
+        f = self.featurizers[sig]
+        ks = info.knob_space
+        hw = info.hw
+        key = (sig, tuple((k, tuple(v)) for k, v in ks.axes.items()), hw.batch, hw.block_in,
+               hw.block_out)
+        got = self._combo_cache.get(key)
+        if got is None:
+            searched = f.space.knobs
+            got = []
+            for values in itertools.product(*(ks.axes[k] for k in searched)):
+                uparams: dict[str, Any] = {}
+                for knob, value in zip(searched, values, strict=True):
+                    if knob in THREAD_KNOBS:
+                        uparams[knob] = value
+                    else:
+                        uparams[U_PREFIX + knob] = f.u_of(info, knob, value)
+                got.append((values, uparams))
+            self._combo_cache[key] = got
+        return got
 
     def matrix(self, sig: str, points: Sequence[Point]) -> np.ndarray:
         """Rows of ``points`` of unit ``sig`` in the shared layout (float32, NaN missing)."""

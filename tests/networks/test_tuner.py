@@ -1,0 +1,91 @@
+"""DesignTuner without compiling: minimums first, then the budget follows the network time."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from vtatune.hardware import boards
+from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
+from vtatune.networks.tuner import DesignTuner
+from vtatune.store import CandidateRecord
+
+HW = {"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_WGT_BUFF_SIZE": 16, "LOG_ACC_BUFF_SIZE": 15}
+
+
+def _tuner(tiny, budget: int, min_per_unit: int = 2, sampler: str = "random") -> DesignTuner:
+    feats = NetworkFeatures(tiny)
+    hw = tiny.hw_space.hardware(HW)
+    return DesignTuner(tiny, feats, NetworkCostModel(feats, 0), hw, HW,
+                       boards.load(tiny.board), budget=budget, min_per_unit=min_per_unit,
+                       sampler=sampler, seed=0)
+
+
+def _record(req, cycles: int | None) -> CandidateRecord:
+    c = req.candidate
+    return CandidateRecord(key=c.key, workload=c.workload.signature, hw_key=c.hw.key,
+                           hw=c.hw.log_params(), hw_name=c.hw.name, knobs=dict(c.knobs),
+                           status="ok" if cycles else "invalid", cycles=cycles,
+                           seconds=None if cycles is None else cycles / 100e6)
+
+
+def _drive(tuner, latency) -> Counter:
+    """Answer every request at once with ``latency(signature)`` cycles."""
+    asked = Counter()
+    while True:
+        req = tuner.next()
+        if req is None:
+            break
+        asked[req.sig] += 1
+        tuner.tell(req, _record(req, latency(req.sig)))
+    assert tuner.inflight == 0 and tuner.finished
+    return asked
+
+
+def test_minimum_first_then_the_budget_follows_count_times_latency(tiny) -> None:
+    a, b, fc = (u.signature for u in tiny.units)  # counts 3 (a + a2), 1, 3
+    slow = {a: 100_000, b: 10_000, fc: 1_000}
+    tuner = _tuner(tiny, budget=30)
+    asked = _drive(tuner, lambda s: slow[s])
+    assert sum(asked.values()) == 30 and min(asked.values()) >= 2
+    # network time: a 300k, b 10k, fc 3k -> almost everything beyond the minimums goes to a
+    assert asked[a] >= 30 - 2 * 2 - 2 and asked[b] <= 3 and asked[fc] <= 3
+    cycles, seconds = tuner.totals()
+    assert cycles == 3 * 100_000 + 10_000 + 3 * 1_000
+    layers = tuner.layers()
+    assert [la.name for la in layers] == ["a", "b", "a2", "fc"]
+    assert layers[0].trials == layers[2].trials == asked[a]
+    assert tuner.bound_cycles == sum(la.count * la.bound_cycles for la in layers)
+
+
+def test_a_unit_without_a_feasible_schedule_goes_first_and_is_reported(tiny) -> None:
+    a, b, fc = (u.signature for u in tiny.units)
+    tuner = _tuner(tiny, budget=10, min_per_unit=1)
+    asked = _drive(tuner, lambda s: None if s == b else 5_000)
+    assert tuner.totals() == (None, None) and tuner.unsolved() == ["b"]
+    # after the budget, an unsolved unit still gets a few more tries, then the design ends
+    assert asked[b] > asked[a] and sum(asked.values()) > 10
+    assert {la.status for la in tuner.layers() if la.name == "b"} == {"invalid"}
+
+
+def test_small_units_run_out_of_candidates(tiny) -> None:
+    tuner = _tuner(tiny, budget=10_000, min_per_unit=1)
+    asked = _drive(tuner, lambda s: 1_000)
+    for u in tiny.units:  # every candidate of every unit, each once
+        n = len(tuner.features.candidates(u.signature, HW))
+        assert asked[u.signature] == n
+
+
+def test_replayed_results_count_and_are_not_asked_again(tiny) -> None:
+    first = _tuner(tiny, budget=8)
+    reqs = []
+    while (req := first.next()) is not None:
+        reqs.append(req)
+        first.tell(req, _record(req, 2_000))
+    again = _tuner(tiny, budget=8)
+    for req in reqs[:5]:
+        again.replay(req.sig, _record(req, 2_000))
+    rest = []
+    while (req := again.next()) is not None:
+        rest.append(req.candidate.key)
+        again.tell(req, _record(req, 2_000))
+    assert len(rest) == 3 and not set(rest) & {r.candidate.key for r in reqs[:5]}

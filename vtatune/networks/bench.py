@@ -1,0 +1,370 @@
+"""Network benchmarks (part of ``make bench``).
+
+- **speed**: wall time of ``vtatune search resnet18 --trials 100`` (fresh database, defaults);
+- **quality** on a reduced network space whose every design's optimum is known: the network
+  is ResNet-18's last stage and classifier (C9, C10, C11 x3, fc); the hardware space varies
+  the GEMM shape and the input, weight and accumulator buffers (153 designs fit pynq-z1).
+
+**The exhaustive reference.** A program depends on the workload, the GEMM shape, the data
+widths, the micro-op buffer (kernel placement) and the knobs -- not on the input, weight and
+accumulator buffer sizes, which only decide whether it fits (``schedules.footprint`` gives
+exactly the compiled SRAM bytes; tests/compiler checks it). So every candidate of every layer
+is compiled, simulated and stored on the *maximal* designs of each program group (no other
+design of the group has a larger buffer in every dimension); a smaller design's optimum is
+the best of those candidates whose footprint fits its buffers. That is every layer's whole
+schedule space on every design, at the cost of the few maximal designs; it is stored in
+``db/bench-network-reference.sqlite`` and reused by later runs. The benchmark then checks the
+premise on real data: every layer candidate the searches evaluate on the smaller designs must
+give exactly the cycles (and feasibility) the reference derived for it -- the mismatch count
+is reported.
+
+Reported, for the default network search (``xgb`` outside, the cross-layer cost model inside)
+after 100 designs, median over seeds: how far each found design's network latency is from
+that design's optimum, the hypervolume of the found front over the exhaustive front's
+(reference point 1.1 x the true front's nadir), the designs stopped early by their lower
+bound (and that every such bound was indeed below the design's optimum).
+
+    python -m vtatune.networks.bench [--quick]
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The reduced network space of the quality benchmark.
+REFERENCE_SPACE = """
+[study]
+board = "pynq-z1"
+[network]
+name = "resnet18-stage4"
+[[network.layers]]
+name = "C9"
+kind = "conv2d"
+layer = "C9"
+count = 1
+[[network.layers]]
+name = "C10"
+kind = "conv2d"
+layer = "C10"
+count = 1
+[[network.layers]]
+name = "C11"
+kind = "conv2d"
+layer = "C11"
+count = 3
+[[network.layers]]
+name = "fc"
+kind = "dense"
+shape = "1,512,1000"
+count = 1
+[hardware]
+base = "default"
+LOG_BLOCK_IN = [3, 4]
+LOG_BLOCK_OUT = [3, 4]
+LOG_INP_BUFF_SIZE = [13, 14, 15]
+LOG_WGT_BUFF_SIZE = [15, 16, 17, 18]
+LOG_ACC_BUFF_SIZE = [14, 15, 16, 17]
+[objective]
+kind = "area-latency"
+"""
+
+#: ``--quick``: one GEMM shape, a few buffer sizes, two layers.
+QUICK_SPACE = """
+[study]
+board = "pynq-z1"
+[network]
+name = "resnet18-c11-fc"
+[[network.layers]]
+name = "C11"
+kind = "conv2d"
+layer = "C11"
+count = 3
+[[network.layers]]
+name = "fc"
+kind = "dense"
+shape = "1,512,1000"
+count = 1
+[hardware]
+base = "default"
+LOG_INP_BUFF_SIZE = [13, 14, 15]
+LOG_WGT_BUFF_SIZE = [16, 17, 18]
+LOG_ACC_BUFF_SIZE = [15, 16, 17]
+[objective]
+kind = "area-latency"
+"""
+
+#: Buffer parameters a program does not depend on (they only decide whether it fits).
+FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
+#: How close to its optimum a found design should be (the issue's aim).
+AIM_GAP = 0.03
+
+
+@dataclass(frozen=True)
+class DesignOptimum:
+    """One design of the reference space: its area and exhaustive network optimum (None
+    when some layer has no feasible schedule on it)."""
+
+    hw_key: str
+    hw_name: str
+    area_mm2: float
+    seconds: float | None
+    cycles: int | None
+    unit_best: dict[str, tuple[int, float] | None]  # signature -> (cycles, seconds)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The exhaustive reference: every design's optimum, and every candidate's derived
+    result per design (``derived[(hw_key, signature, knobs)] = cycles or None``)."""
+
+    designs: dict[str, DesignOptimum]
+    derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None]
+    evaluated: int
+    maximal: frozenset[str]  # hardware keys whose candidates were all evaluated
+
+
+def reference_db() -> str:
+    from vtatune.paths import project_root
+
+    path = project_root() / "db" / "bench-network-reference.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
+    """Every design's optimum over every layer's whole schedule space (module docstring)."""
+    from vtatune import schedules
+    from vtatune.area import estimate, fit
+    from vtatune.hardware import boards, config
+    from vtatune.search.space import Candidate
+    from vtatune.store import Store
+
+    board = boards.load(space.board)
+    keys = list(space.hw_choices)
+    designs = []
+    for combo in itertools.product(*(space.hw_choices[k] for k in keys)):
+        hw = space.hw_space.hardware(dict(zip(keys, combo, strict=True)))
+        if config.problems_of(hw) or not fit(estimate(hw, board), board).fits:
+            continue
+        designs.append(hw)
+    groups: dict[tuple[int, ...], list[Any]] = {}
+    for hw in designs:
+        logs = hw.log_params()
+        groups.setdefault(tuple(v for k, v in logs.items() if k not in FIT_ONLY), []).append(hw)
+    maximal = {g: [h for h in hws if not any(_bigger(o, h) for o in hws)]
+               for g, hws in groups.items()}
+    todo = [Candidate(u.workload, hw, dict(k)) for hws in maximal.values() for hw in hws
+            for u in space.units for k in schedules.knob_space(u.workload, hw)]
+    _fill(todo, db, space, workers)
+    store = Store(db)
+    recs = store.lookup_many(c.key for c in todo)
+    derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None] = {}
+    out: dict[str, DesignOptimum] = {}
+    for g, hws in groups.items():
+        for hw in hws:
+            cover = next(m for m in maximal[g] if not _smaller_than(m, hw))
+            unit_best: dict[str, tuple[int, float] | None] = {}
+            for u in space.units:
+                best: tuple[int, float] | None = None
+                for k in schedules.knob_space(u.workload, hw):
+                    rec = recs[Candidate(u.workload, cover, dict(k)).key]
+                    fp = schedules.footprint(u.workload, hw, k)
+                    fits = (fp["inp"] <= hw.inp_buff_bytes and fp["wgt"] <= hw.wgt_buff_bytes
+                            and fp["acc"] <= hw.acc_buff_bytes)
+                    ok = rec.feasible and fits and rec.cycles is not None
+                    derived[(hw.key, u.signature, tuple(sorted(k.items())))] = \
+                        rec.cycles if ok else None
+                    if ok and (best is None or rec.seconds < best[1]):
+                        best = (int(rec.cycles), float(rec.seconds))
+                unit_best[u.signature] = best
+            if all(b is not None for b in unit_best.values()):
+                seconds = sum(u.count * unit_best[u.signature][1] for u in space.units)
+                cycles = sum(u.count * unit_best[u.signature][0] for u in space.units)
+            else:
+                seconds = cycles = None
+            out[hw.key] = DesignOptimum(hw.key, hw.name, estimate(hw, board).area_mm2, seconds,
+                                        cycles, unit_best)
+    return Reference(out, derived, len(todo),
+                     frozenset(h.key for hws in maximal.values() for h in hws))
+
+
+def _bigger(a: Any, b: Any) -> bool:
+    """``a`` has every fit-only buffer at least ``b``'s and one larger."""
+    la, lb = a.log_params(), b.log_params()
+    return all(la[k] >= lb[k] for k in FIT_ONLY) and any(la[k] > lb[k] for k in FIT_ONLY)
+
+
+def _smaller_than(m: Any, hw: Any) -> bool:
+    """``m`` cannot cover ``hw``: some buffer of ``m`` is smaller."""
+    lm, lh = m.log_params(), hw.log_params()
+    return any(lm[k] < lh[k] for k in FIT_ONLY)
+
+
+def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
+    from vtatune.search.workers import WorkerPool
+    from vtatune.store import Store
+
+    store = Store(db)
+    known = store.lookup_many(c.key for c in todo)
+    pending = [c for c in todo if c.key not in known]
+    if not pending:
+        return
+    with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2) as pool:
+        busy = 0
+        queue = list(enumerate(pending))
+        while queue or busy:
+            while queue and pool.idle:
+                i, c = queue.pop()
+                pool.submit(i, c)
+                busy += 1
+            done = [rec for _, rec in pool.poll(0.05)]
+            if done:
+                store.save_many(done)
+                busy -= len(done)
+
+
+# ---- measuring searches against the reference ---------------------------------------------
+
+def _hv(points: list[tuple[float, float]], ref: tuple[float, float]) -> float:
+    from vtatune.search.pareto import hypervolume_2d, pareto_front
+
+    if not points:
+        return 0.0
+    return hypervolume_2d([points[i] for i in pareto_front(points)], ref)
+
+
+def score(ref: Reference, trials: Sequence[Any], evals: Sequence[Any], board: Any
+          ) -> dict[str, Any]:
+    """How a network study compares with the reference (see the module docstring)."""
+    from vtatune.search.pareto import pareto_front
+
+    true_pts = [(d.area_mm2, d.seconds) for d in ref.designs.values() if d.seconds is not None]
+    front = [true_pts[i] for i in pareto_front(true_pts)]
+    box = (1.1 * max(p[0] for p in front), 1.1 * max(p[1] for p in front))
+    found = [t for t in trials if t.status == "ok" and t.hw_key in ref.designs]
+    gaps = [t.seconds / ref.designs[t.hw_key].seconds - 1.0 for t in found
+            if ref.designs[t.hw_key].seconds]
+    hv = _hv([(t.area_mm2, t.seconds) for t in found], box) / _hv(front, box)
+    stopped = [t for t in trials if t.status == "dominated"]
+    bound_ok = all(ref.designs[t.hw_key].cycles is None
+                   or t.bound_cycles <= ref.designs[t.hw_key].cycles for t in stopped)
+    mismatches = checked = 0
+    for e in evals:
+        c = e.candidate
+        key = (c.hw_key, c.workload, tuple(sorted(c.knobs.items())))
+        if key not in ref.derived or c.hw_key in ref.maximal or c.status == "timeout":
+            continue
+        checked += 1
+        want = ref.derived[key]
+        got = c.cycles if c.feasible else None
+        mismatches += got != want
+    return {"gaps": gaps, "hv": hv, "designs": len(trials), "found": len(found),
+            "stopped": len(stopped), "bound_ok": bound_ok, "checked": checked,
+            "mismatches": mismatches,
+            "true_front": len(front), "evaluations": sum(t.evaluated + t.cached
+                                                         for t in trials)}
+
+
+def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
+                          workers: int = 2) -> list[tuple[str, str]]:
+    from vtatune.hardware import boards
+    from vtatune.networks import runner
+    from vtatune.networks import space as nspace
+    from vtatune.store import Store, sqlite_path
+
+    text = QUICK_SPACE if quick else REFERENCE_SPACE
+    if quick:
+        seeds, trials = 1, 12
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "reference.toml"
+        path.write_text(text)
+        sp = nspace.load(path)
+        db_ref = reference_db()
+        t0 = time.perf_counter()
+        ref = build_reference(sp, db_ref, workers)
+        t_ref = time.perf_counter() - t0
+        # searches run on a copy: the stored reference keeps only its own candidates
+        src = sqlite_path(db_ref)
+        assert src is not None
+        work = Path(tmp) / "search.sqlite"
+        shutil.copy(src, work)
+        db = f"sqlite:///{work}"
+        board = boards.load(sp.board)
+        scores = []
+        for seed in range(seeds):
+            study = f"bench-{seed}"
+            runner.run(sp, sampler="xgb", trials=trials, study=study, db=db, workers=workers,
+                       seed=seed, warm_start=False)
+            store = Store(db)
+            scores.append(score(ref, store.network_trials(study), store.network_evals(study),
+                                board))
+    n_designs = len(ref.designs)
+    gaps = [g for s in scores for g in s["gaps"]]
+    within = sum(g <= AIM_GAP for g in gaps)
+    hv = statistics.median(s["hv"] for s in scores)
+    stopped = sum(s["stopped"] for s in scores)
+    checked = sum(s["checked"] for s in scores)
+    mismatches = sum(s["mismatches"] for s in scores)
+    bounds = ("every bound below the design's optimum" if all(s["bound_ok"] for s in scores)
+              else "A BOUND EXCEEDED AN OPTIMUM")
+    what = (f"network search on a reduced space ({sp.network.name}: "
+            f"{', '.join(f'{la.name}x{la.count}' for la in sp.network.layers)}; "
+            f"{n_designs} designs fit; exhaustive reference over {ref.evaluated:,} stored "
+            f"candidates, built or loaded in {t_ref:.0f} s): {trials} designs, default "
+            f"samplers, {seeds} seed{'s' if seeds > 1 else ''}")
+    gap_txt = (f"found designs vs their own optimum: median {100 * statistics.median(gaps):.1f}%"
+               f", max {100 * max(gaps):.1f}%, {within} of {len(gaps)} within 3%"
+               if gaps else "no feasible design found")
+    return [
+        (what + ": network latency of each found design vs that design's optimum", gap_txt),
+        (what + ": hypervolume of the found front / the exhaustive front's (reference 1.1 x "
+         "the true front's nadir; median over seeds)", f"{hv:.3f}"),
+        (what + ": designs stopped early by their lower bound; reference check of the "
+         "layer candidates the searches evaluated on smaller designs",
+         f"{stopped} stopped ({bounds}); "
+         f"{checked:,} candidates checked, {mismatches} differ from the reference"),
+    ]
+
+
+def bench_network_speed(quick: bool = False) -> list[tuple[str, str]]:
+    trials = 10 if quick else 100
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "vtatune", "search", "resnet18", "--trials", str(trials),
+               "--seed", "0", "--db", f"sqlite:///{tmp}/speed.sqlite", "--json"]
+        t = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t
+    d = json.loads(out.stdout)
+    best = d["best_seconds"]
+    statuses = ", ".join(f"{k} {v}" for k, v in d["statuses"].items())
+    return [(f"`vtatune search resnet18 --trials {trials}` wall time ({os.cpu_count()} cores; "
+             "default samplers and layer budget)",
+             f"{wall:.0f} s ({d['evaluated']:,} layer candidates evaluated, {d['cached']:,} "
+             f"from the store; designs: {statuses}; best "
+             + (f"{1e3 * best:.2f} ms" if best is not None else "-")
+             + f", front of {len(d['pareto'])})")]
+
+
+def bench_network(quick: bool = False) -> list[tuple[str, str]]:
+    return bench_network_speed(quick) + bench_network_quality(quick)
+
+
+def main() -> None:
+    for a, b in bench_network("--quick" in sys.argv):
+        print(f"| {a} | {b} |")
+
+
+if __name__ == "__main__":
+    main()
