@@ -107,6 +107,10 @@ kind = "area-latency"
 
 #: Buffer parameters a program does not depend on (they only decide whether it fits).
 FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
+#: Statuses that say nothing about a candidate (a crash or a timeout): measured again.
+RETRY = ("timeout", "failed")
+#: An evaluation of the reference may take this long (a loaded machine is slow, not wrong).
+FILL_TIMEOUT_S = 1800.0
 #: How close to its optimum a found design should be (the issue's aim).
 AIM_GAP = 0.03
 
@@ -218,10 +222,12 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
 
     store = Store(db)
     known = store.lookup_many(c.key for c in todo)
-    pending = [c for c in todo if c.key not in known]
+    # a reference needs every candidate measured: a stored timeout or crash is tried again
+    pending = [c for c in todo if c.key not in known or known[c.key].status in RETRY]
     if not pending:
         return
-    with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2) as pool:
+    with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
+                    timeout=FILL_TIMEOUT_S) as pool:
         busy = 0
         queue = list(enumerate(pending))
         while queue or busy:
