@@ -23,7 +23,7 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
 
     from vtatune.errors import UserError
     from vtatune.networks import space as nspace
-    from vtatune.search.samplers import NAMES
+    from vtatune.search.samplers import names
     from vtatune.store import Store
 
     if layer is not None or shape is not None:
@@ -32,8 +32,8 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
     sampler = sampler or DEFAULT_NETWORK_SAMPLER
     if trials < 1:
         raise UserError(f"--trials must be at least 1, got {trials}")
-    if sampler not in NAMES:
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(NAMES)})")
+    if sampler not in names():
+        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
     if timeout <= 0:
         raise UserError(f"--timeout must be positive, got {timeout:g}")
     if workers < 0:
@@ -172,7 +172,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     """``vtatune report`` of a network study."""
     import time
 
-    from vtatune.cli.report import default_out, write_files
+    from vtatune.cli.files import default_out, write_files
     from vtatune.reports.network_data import network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
@@ -221,7 +221,7 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     import time
     from pathlib import Path
 
-    from vtatune.cli.report import default_out, write_files
+    from vtatune.cli.files import default_out, write_files
     from vtatune.cli.studies import aligned
     from vtatune.errors import UserError
     from vtatune.reports import safe_name
@@ -296,7 +296,7 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
     """``vtatune export`` of a network study: one bundle for the whole network."""
     import time
 
-    from vtatune.cli.report import default_out, write_files
+    from vtatune.cli.files import default_out, write_files
     from vtatune.export.network import pick_design, write_network_bundle
     from vtatune.store import Store
 

@@ -10,6 +10,7 @@ import typer
 
 from vtatune import formats
 from vtatune.cli import console
+from vtatune.cli.files import default_out, write_files
 from vtatune.cli.options import DbOption, JsonOption, valid_text
 
 OutOption = Annotated[
@@ -73,27 +74,6 @@ def open_study(study: str, db: str | None) -> tuple[Any, list[Any], str]:
     store = Store(db, readonly=True)
     info = store.study(study)
     return info, store.trials(study), store.display_url
-
-
-def default_out(study: str, kind: str = "") -> Path:
-    """``reports/<study>/`` under the work root (``kind`` adds a subfolder)."""
-    from vtatune.paths import work_root
-    from vtatune.reports import safe_name
-
-    folder = work_root() / "reports" / safe_name(study)
-    return folder / kind if kind else folder
-
-
-def write_files(write: Any, folder: Path) -> Any:
-    """Run ``write()``; an unwritable folder is one line (exit 2), not a traceback."""
-    from vtatune.errors import UserError
-    from vtatune.escaping import shown
-
-    try:
-        return write()
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UserError(f"cannot write to {shown(str(folder))}: {reason}") from None
 
 
 def point_json(p: Any) -> dict[str, Any] | None:

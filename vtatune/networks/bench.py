@@ -140,9 +140,9 @@ class Reference:
 
 
 def reference_db() -> str:
-    from vtatune.paths import project_root
+    from vtatune.paths import work_root
 
-    path = project_root() / "db" / "bench-network-reference.sqlite"
+    path = work_root() / "db" / "bench-network-reference.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{path}"
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from vtatune.search.cost_model.features import Featurizer, Point
 from vtatune.search.cost_model.xgb_model import FeasibilityModel, LatencyModel
-from vtatune.search.space import THREAD_KNOBS, U_PREFIX
+from vtatune.search.space import U_PREFIX
 
 if TYPE_CHECKING:
     from vtatune.networks.space import NetworkSpace
@@ -133,7 +133,7 @@ class NetworkFeatures:
             for values in itertools.product(*(ks.axes[k] for k in searched)):
                 uparams: dict[str, Any] = {}
                 for knob, value in zip(searched, values, strict=True):
-                    if knob in THREAD_KNOBS:
+                    if knob in f.threads:
                         uparams[knob] = value
                     else:
                         uparams[U_PREFIX + knob] = f.u_of(info, knob, value)
