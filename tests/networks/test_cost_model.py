@@ -116,3 +116,30 @@ def test_the_model_transfers_to_an_unseen_layer_and_design(resnet) -> None:
     index = {p.key: i for i, p in enumerate(pts)}
     top = min(truth[index[p.key]] for p in ranked[:5])
     assert top <= 1.3 * best < np.median([truth[i] for i in ok])
+
+
+def test_a_measured_program_is_ranked_by_its_measurement_on_other_buffers(resnet) -> None:
+    sp = resnet.space
+    sig = sp.network.layer("C9").workload.signature
+    clock = 100e6
+    model = NetworkCostModel(resnet, seed=0)
+    other = sp.network.layer("C11").workload.signature
+    for i, p in enumerate(resnet.candidates(other, HWS[0])[:40]):
+        model.observe(other, p, (1 + i % 7) * 1e-3, clock)
+    a = resnet.candidates(sig, HWS[0])
+    smaller = dict(HWS[0], LOG_INP_BUFF_SIZE=14)  # same program group, other fit
+    b = resnet.candidates(sig, smaller)
+    fits_both = {tuple(sorted(p.knobs.items())) for p in b}
+    worst = next(p for p in a[len(a) // 2:] if tuple(sorted(p.knobs.items())) in fits_both)
+    model.observe(sig, worst, 1e-9, clock)  # impossibly fast: only a measurement says so
+    model.fit()
+    ranked = model.rank(sig, b)
+    assert ranked[0].knobs == worst.knobs and ranked[0].key != worst.key
+    # the micro-op buffer (kernel placement) and the GEMM shape make another program
+    from vtatune.networks.cost_model import program_of
+
+    same = next(p for p in b if p.knobs == worst.knobs)
+    assert program_of(sig, same) == program_of(sig, worst)
+    for change in ({"LOG_UOP_BUFF_SIZE": 14}, {"LOG_BLOCK_OUT": 3}):
+        pts = resnet.candidates(sig, dict(HWS[0], **change))
+        assert all(program_of(sig, p) != program_of(sig, worst) for p in pts)

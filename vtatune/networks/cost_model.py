@@ -13,7 +13,12 @@ module adds the layer's shape, so one XGBoost model serves all layers:
   (padded MACs / MACs per cycle) -- how far from peak the schedule runs -- which is comparable
   across layers and designs where raw latencies differ by orders of magnitude. Within one
   (unit, design) the bound is a constant, so ranking by the prediction ranks by latency;
-- a feasibility classifier on every observation (SRAM or micro-op overflow, failed compile).
+- a feasibility classifier on every observation (SRAM or micro-op overflow, failed compile);
+- what is *measured* beats what is predicted: a program's cycles depend on the layer, the GEMM
+  shape, the data widths, the micro-op buffer and the knobs, not on the input, weight and
+  accumulator buffer sizes (they only decide whether it fits; the compiler's program cache
+  rests on the same fact, and the network benchmark checks it on every candidate it can), so
+  a candidate whose program was measured on another design is ranked by that measurement.
 
 Candidates whose analytic SRAM footprint overflows a buffer are never proposed: the compile
 path's verification would reject them (``schedules.footprint`` equals the compiled bytes, as
@@ -44,6 +49,16 @@ INFEASIBLE_PENALTY = 1.0
 FEASIBLE_THRESHOLD = 0.5
 #: Featurizer columns that are SRAM fill ratios (footprint / capacity).
 FILL_COLUMNS = ("inp_fill", "wgt_fill", "acc_fill")
+#: Hardware parameters a program's cycles do not depend on (they only decide whether it fits).
+FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
+
+
+def program_of(sig: str, point: Point) -> Hashable:
+    """What a candidate's measured latency depends on: the layer, the hardware but its
+    fit-only buffer sizes, and the knobs."""
+    logs = point.hw.hw.log_params()
+    return (sig, tuple(v for k, v in logs.items() if k not in FIT_ONLY),
+            tuple(sorted((point.knobs or {}).items())))
 
 
 class NetworkFeatures:
@@ -167,6 +182,7 @@ class NetworkCostModel:
         self._ok: list[bool] = []
         self._y: list[float] = []
         self._keys: set[tuple[str, Hashable]] = set()
+        self._measured: dict[Hashable, float] = {}  # program -> log2(latency / bound)
         self.version = 0  # increases with every fit
         self._fitted_at = 0
 
@@ -191,6 +207,8 @@ class NetworkCostModel:
         y = math.log2(latency_s * clock_hz) - self.features.log2_bound(sig, point) if ok \
             else math.nan
         self._y.append(y)
+        if ok:
+            self._measured[program_of(sig, point)] = y
 
     def stale(self, every: int) -> bool:
         """Worth refitting: ``every`` new observations (or 10% more) since the last fit."""
@@ -208,12 +226,16 @@ class NetworkCostModel:
 
     def rank(self, sig: str, points: Sequence[Point]) -> list[Point]:
         """``points`` best first: predicted log2 inefficiency, penalized when probably
-        infeasible."""
+        infeasible; a candidate whose program was measured (on any design) by that."""
         if not points:
             return []
         x = self.features.matrix(sig, points)
         pred = self.latency.predict(x)
         p = self.feasibility.predict(x)
+        for i, point in enumerate(points):
+            y = self._measured.get(program_of(sig, point))
+            if y is not None:
+                pred[i], p[i] = y, 1.0
         doubt = np.clip((FEASIBLE_THRESHOLD - p) / FEASIBLE_THRESHOLD, 0.0, 1.0)
         order = np.argsort(pred + INFEASIBLE_PENALTY * doubt, kind="stable")
         return [points[int(i)] for i in order]
