@@ -20,9 +20,22 @@ def searched(tiny, tmp_path_factory):
     return result, db
 
 
+def _ctx(space):
+    from vtatune.store.identity import context
+
+    return context(space.board, space.hw_space.constraints)
+
+
 def test_every_design_is_a_trial_with_every_layer(tiny, searched) -> None:
     result, db = searched
     store = Store(db)
+    ctx = _ctx(tiny)
+    from vtatune.store.identity import context
+
+    # a per-layer study of any layer measures in the same context: it is served the network's
+    # layer candidates (and the network its), keyed alike
+    for sp in tiny.unit_spaces.values():
+        assert context(sp.board, sp.constraints).key == ctx.key
     trials = store.network_trials("s")
     assert result.trials == 5 and [t.number for t in trials] == list(range(5))
     assert len({t.hw_key for t in trials}) == 5  # a trial is a design new to the study
@@ -33,13 +46,13 @@ def test_every_design_is_a_trial_with_every_layer(tiny, searched) -> None:
         assert [la.name for la in t.layers] == names
         total_cycles = total_s = 0.0
         for la in t.layers:
-            rec = store.lookup(la.key)
+            rec = store.lookup(la.key, ctx.key)
             # the pick is a stored candidate of that layer on this design, the same key a
             # per-layer study would use
             wl = tiny.network.layer(la.name).workload
             assert la.key == Candidate(wl, tiny.hw_space.hardware(t.params), la.knobs).key
             assert rec.feasible and rec.cycles == la.cycles and rec.seconds == la.seconds
-            assert rec.hw_key == t.hw_key
+            assert rec.hw_key == t.hw_key and rec.context == ctx.key
             assert la.bound_cycles <= la.cycles  # the physical bound holds per layer
             total_cycles += la.count * la.cycles
             total_s += la.count * la.seconds
@@ -79,6 +92,21 @@ def test_layer_candidates_are_shared_with_other_studies(tiny, searched) -> None:
         assert e.cached == (e.candidate.key in before)
     first = {t.number: t.hw_key for t in store.network_trials("s")}
     assert {t.number: t.hw_key for t in store.network_trials("again")} == first
+
+
+def test_a_continuation_for_something_else_is_refused(tiny, searched) -> None:
+    from dataclasses import replace
+
+    from vtatune.errors import StoreError
+    from vtatune.networks.space import InnerSettings
+
+    _, db = searched
+    runner.check_study(tiny, "s", db)  # the same space continues
+    other = replace(tiny, inner=InnerSettings(trials=9, min_per_layer=2))
+    with pytest.raises(StoreError, match="study 's' is for inner trials 7, not 9"):
+        runner.check_study(other, "s", db)
+    with pytest.raises(StoreError, match="is for inner trials"):
+        runner.run(other, sampler="random", trials=6, study="s", db=db, workers=1, seed=0)
 
 
 def test_resume_continues_an_interrupted_design(tiny, tmp_path) -> None:

@@ -24,7 +24,6 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
     from vtatune.errors import UserError
     from vtatune.networks import space as nspace
     from vtatune.search.samplers import names
-    from vtatune.store import Store
 
     if layer is not None or shape is not None:
         raise UserError("--layer and --shape select one layer; a network search tunes every "
@@ -48,7 +47,11 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
     sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
                      inner_trials=layer_trials, inner_sampler=inner_sampler)
     name = study or f"network-{sp.network.name}-{'sched-' if hw else ''}{sampler}"
-    Store(db).studies()  # an unreachable database fails here, before any progress output
+    from vtatune.networks.runner import check_study
+
+    # an unreachable database or a study made for something else fails here, before any
+    # progress output
+    check_study(sp, name, db)
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed,
                   timeout, warm_start, quiet=json_)
     _report(result, sp, json_)

@@ -173,7 +173,7 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
             for u in space.units for k in schedules.knob_space(u.workload, hw)]
     _fill(todo, db, space, workers)
     store = Store(db)
-    recs = store.lookup_many(c.key for c in todo)
+    recs = store.lookup_many((c.key for c in todo), _context(space).key)
     derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None] = {}
     out: dict[str, DesignOptimum] = {}
     for g, hws in groups.items():
@@ -183,11 +183,13 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
             for u in space.units:
                 best: tuple[int, float] | None = None
                 for k in schedules.knob_space(u.workload, hw):
-                    rec = recs[Candidate(u.workload, cover, dict(k)).key]
+                    # a candidate that failed or timed out twice has no record: unmeasured
+                    rec = recs.get(Candidate(u.workload, cover, dict(k)).key)
                     fp = schedules.footprint(u.workload, hw, k)
                     fits = (fp["inp"] <= hw.inp_buff_bytes and fp["wgt"] <= hw.wgt_buff_bytes
                             and fp["acc"] <= hw.acc_buff_bytes)
-                    ok = rec.feasible and fits and rec.cycles is not None
+                    ok = (rec is not None and rec.feasible and fits
+                          and rec.cycles is not None)
                     derived[(hw.key, u.signature, tuple(sorted(k.items())))] = \
                         rec.cycles if ok else None
                     if ok and (best is None or rec.seconds < best[1]):
@@ -204,6 +206,14 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
                      frozenset(h.key for hws in maximal.values() for h in hws))
 
 
+def _context(space: Any) -> Any:
+    """The evaluation context of the space's layer candidates (as the search stores them: a
+    reference measured with other models is never reused)."""
+    from vtatune.store.identity import context
+
+    return context(space.board, space.hw_space.constraints)
+
+
 def _bigger(a: Any, b: Any) -> bool:
     """``a`` has every fit-only buffer at least ``b``'s and one larger."""
     la, lb = a.log_params(), b.log_params()
@@ -217,11 +227,13 @@ def _smaller_than(m: Any, hw: Any) -> bool:
 
 
 def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
+    from vtatune.search.runner import stamp
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
 
     store = Store(db)
-    known = store.lookup_many(c.key for c in todo)
+    ctx = _context(space)
+    known = store.lookup_many((c.key for c in todo), ctx.key)
     # a reference needs every candidate measured: a stored timeout or crash is tried again
     pending = [c for c in todo if c.key not in known or known[c.key].status in RETRY]
     if not pending:
@@ -237,7 +249,7 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
                 busy += 1
             done = [rec for _, rec in pool.poll(0.05)]
             if done:
-                store.save_many(done)
+                store.save_many(stamp(rec, ctx) for rec in done)
                 busy -= len(done)
 
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
     from vtatune.store import Store
+    from vtatune.store.identity import EvalContext
 
 #: Designs tuned at the same time (the next starts while the last one's results come in).
 MAX_ACTIVE = 2
@@ -117,6 +118,30 @@ def study_workload(space: NetworkSpace) -> str:
     return f"network:{space.network.name}"
 
 
+def study_identity(space: NetworkSpace, ctx: EvalContext) -> dict[str, Any]:
+    """What a network study is for (``search.runner.study_identity`` for networks): its layers
+    and counts, objective, hardware choices, knobs, inner tuning, board, constraints and
+    models; a continuation must match it exactly."""
+    return {"workload": study_workload(space),
+            "layers": [[la.name, la.workload.signature, la.count]
+                       for la in space.network.layers],
+            "objective": space.objective,
+            "hardware": {k: list(v) for k, v in space.hw_choices.items()},
+            "knobs": {u.signature: list(space.knobs[u.signature]) for u in space.units},
+            "inner": space.inner.describe(), **ctx.describe()}
+
+
+def check_study(space: NetworkSpace, study: str, db: str | None = None) -> None:
+    """``StoreError`` (one line) if ``study`` exists in ``db`` for anything else: what ``run``
+    would refuse, checked before any progress output."""
+    from vtatune.store import Store
+    from vtatune.store.identity import context
+
+    ctx = context(space.board, space.hw_space.constraints)
+    Store(db).check_study(study, study_workload(space), space.objective,
+                          study_identity(space, ctx))
+
+
 def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
         workers: int = 1, seed: int | None = None, timeout: float = 120.0,
         warm_start: bool = True,
@@ -159,6 +184,11 @@ class _Loop:
         self.study = study
         self.seed = seed
         self.on_progress = on_progress
+        from vtatune.store.identity import context
+
+        # layer candidates are stored and served in the study's evaluation context, exactly
+        # as a per-layer study on this board, constraints and models would
+        self.ctx = context(space.board, space.hw_space.constraints)
         self.n_obj = 2 if space.objective == "area-latency" else 1
         self.features = NetworkFeatures(space)
         self.model = NetworkCostModel(self.features, seed)
@@ -178,7 +208,8 @@ class _Loop:
     def open(self, warm_start: bool) -> None:
         sp = self.space
         self.store.create_or_load_study(self.study, study_workload(sp), sp.describe(),
-                                        self.sampler, sp.objective, sp.board, self.seed)
+                                        self.sampler, sp.objective, sp.board, self.seed,
+                                        identity=study_identity(sp, self.ctx))
         past = self.store.network_trials(self.study)
         params_names = set(sp.hw_space.param_space())
         for t in past:
@@ -195,11 +226,17 @@ class _Loop:
         mine = {e.candidate.key for e in evals}
         for e in evals:
             self._observe(e.candidate)
-        if warm_start:
+        if warm_start:  # every stored result of the layers on this board and models
+            from vtatune.search.runner import judged
+
             for u in sp.units:
-                history = [r for r in self.store.history(u.signature) if r.key not in mine]
-                for rec in history[-WARM_START_LIMIT:]:
-                    self._observe(rec)
+                unit_space = sp.unit_spaces[u.signature]
+                history = [r for r in self.store.history(u.signature, model=self.ctx.model_key)
+                           if r.key not in mine]
+                for stored in history[-WARM_START_LIMIT:]:
+                    rec = judged(unit_space, stored)  # by this study's constraints
+                    if rec is not None:
+                        self._observe(rec)
         if self.model.stale(1):
             self.model.fit()
         self.progress.evaluated = self.progress.cached = 0
@@ -235,7 +272,7 @@ class _Loop:
                 if got is None:
                     break
                 design, req = got
-                known = self.store.lookup(req.candidate.key)
+                known = self.store.lookup(req.candidate.key, self.ctx.key)
                 if known is not None:
                     self._result(design, req, known, cached=True)
                     continue
@@ -268,8 +305,12 @@ class _Loop:
     def _result(self, design: _Design, req: Request, rec: CandidateRecord, cached: bool
                 ) -> None:
         if not cached:
+            from vtatune.search.runner import stamp
+
+            rec = stamp(rec, self.ctx)
             self.store.save(rec)
-        self.store.add_network_eval(self.study, design.number, design.seq, rec.key, cached)
+        self.store.add_network_eval(self.study, design.number, design.seq, rec.key, cached,
+                                    context=rec.context)
         design.seq += 1
         if cached:
             design.cached += 1
