@@ -71,10 +71,10 @@ def test_network_search_json_show_and_studies(capsys, tmp_path, space_file) -> N
 
 @pytest.mark.parametrize("argv, message", [
     (["search", "resnet18", "--layer", "C1"], "a network search tunes every layer"),
-    (["search", "resnet18", "--layer-trials", "0"], "--layer-trials must be at least 1"),
+    (["search", "resnet18", "--layer-trials", "0"], "'--layer-trials': must be in 1.."),
     (["search", "resnet18", "--inner-sampler", "tpe"], "unknown --inner-sampler 'tpe'"),
     (["search", "resnet18", "--sampler", "anneal"], "unknown sampler 'anneal'"),
-    (["search", "resnet18", "--trials", "0"], "--trials must be at least 1"),
+    (["search", "resnet18", "--trials", "0"], "'--trials' / '-n': must be in 1.."),
     (["search", "conv2d", "--layer-trials", "4"], "apply to network searches"),
     (["search", "resnet19"], "networks: resnet18"),
 ])

@@ -80,7 +80,7 @@ def test_incomplete_or_escaping_bundles_are_bad_input(bundle, tmp_path) -> None:
     folder = tmp_path / "c"
     shutil.copytree(res.folder, folder)
     (folder / "programs" / "fc.bin").unlink()
-    with pytest.raises(UserError, match="missing programs/fc.bin"):
+    with pytest.raises(UserError, match="missing 'programs/fc.bin'"):
         verify_network_bundle(folder)
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["files"]["../../etc/passwd"] = {"sha256": "0" * 64, "bytes": 1}

@@ -54,26 +54,31 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
     check_study(sp, name, db)
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed,
                   timeout, warm_start, quiet=json_)
-    _report(result, sp, json_)
+    _report(result, sp, json_, db)
 
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
          seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
     import typer
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from vtatune import formats
     from vtatune.networks import runner
 
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[stats]}"), TimeElapsedColumn()]
-    with Progress(*columns, console=console.err, disable=quiet, transient=False) as bar:
-        task = bar.add_task(name, total=trials, stats="starting workers")
+    plural = "s" if workers != 1 else ""
+    header = (f"search {name}: network {sp.network.name} ({len(sp.network.layers)} layers), up "
+              f"to {trials} designs of {sp.inner.trials} layer evaluations, sampler {sampler} "
+              f"(inner {sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
+              f"worker{plural}; db {_display_url(db)}")
+    with console.Progress(name, trials, header=header, quiet=quiet,
+                          waiting=f"starting {workers} worker{plural} (TVM loads, first "
+                                  "compiles)") as bar:
 
         def on_progress(p: runner.NetworkProgress) -> None:
-            best = f"{1e3 * p.best_seconds:.3f} ms" if p.best_seconds is not None else "-"
+            best = "-" if p.best_cycles is None else (
+                f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
-            bar.update(task, completed=p.done, stats=(
-                f"best {best}{front}, {p.rate:.1f} layer evals/s, from store {p.cached}"))
+            bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
+                               f"{p.cached}")
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
@@ -85,11 +90,24 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             raise typer.Exit(130) from None
 
 
-def _report(result: Any, sp: Any, json_: bool) -> None:
+def _display_url(db: str | None) -> str:
+    """``--db`` as a progress header shows it: normalized, any password hidden."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from vtatune.store import normalize_url
+
+    try:
+        return make_url(normalize_url(db)).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # a URL SQLAlchemy cannot parse: show none of it
+        return "(database)"
+
+
+def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     from vtatune.networks.summary import summarize
     from vtatune.store import Store
 
-    store = Store(result.db if "://" in result.db else None)
+    store = Store(db, readonly=True)  # result.db hides the password
     data = summarize(store.study(result.study), store.network_trials(result.study))
     if json_:
         console.print_json({

@@ -65,8 +65,9 @@ def search(
         help="xgb: learn from stored results of the workload in other studies.")] = True,
     passes: PassesOption = None,
     layer_trials: Annotated[int | None, typer.Option(
-        "--layer-trials", help="Network search: layer evaluations per hardware design "
-        "(default: the space's [inner] trials).")] = None,
+        "--layer-trials", callback=int_in(1, TRIALS_MAX),
+        help="Network search: layer evaluations per hardware design (default: the space's "
+        "[inner] trials).")] = None,
     inner_sampler: Annotated[str | None, typer.Option(
         "--inner-sampler", help="Network search: how each design's layers are tuned: xgb (one "
         "cost model across layers and designs) or random.")] = None,
@@ -107,8 +108,8 @@ def search(
     sampler = sampler or DEFAULT_SAMPLER
     if workload is not None and workload not in registry.kinds():
         networks = ", ".join(nspace.builtin_names())
-        raise UserError(f"unknown workload {shown(workload)} (known: {', '.join(registry.kinds())}; "
-                        f"networks: {networks or 'none'})")
+        raise UserError(f"unknown workload {shown(workload)} (known: "
+                        f"{', '.join(registry.kinds())}; networks: {networks or 'none'})")
     if trials < 1:
         raise UserError(f"--trials must be at least 1, got {trials}")
     if sampler not in names():

@@ -19,8 +19,7 @@ cycles, runs bit-exactly against numpy; the network totals add up; resources mat
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +42,7 @@ from vtatune.export.bundle import (
 from vtatune.export.verify import (
     FAIL,
     INFO,
+    MAX_PROGRAM_BYTES,
     PASS,
     SKIP,
     Check,
@@ -199,34 +199,44 @@ def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
 
 def is_network_bundle(folder: Path) -> bool:
     """True when ``folder``'s manifest says it is a network bundle (False if unreadable)."""
+    from vtatune.readers import read_json
+
     try:
-        doc = json.loads((folder / MANIFEST).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        doc = read_json(folder / MANIFEST, "bundle manifest")
+    except (VtatuneError, OSError, ValueError):
         return False
     return isinstance(doc, dict) and doc.get("format") == NETWORK_BUNDLE_FORMAT
 
 
 def read_network_manifest(folder: Path) -> dict[str, Any]:
     """The manifest of a network bundle; ``UserError`` when the bundle is incomplete."""
+    from vtatune.escaping import shown
+    from vtatune.readers import read_json
+
     path = folder / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: unreadable manifest ({exc})") from None
-    files = manifest.get("files")
+    manifest = read_json(path, "bundle manifest")
+    files = manifest.get("files") if isinstance(manifest, dict) else None
     required = (VTA_CONFIG, SCHEDULE, RESOURCES)
     if not isinstance(files, dict) or not all(n in files for n in required) or not all(
             isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("sha256"), str)
             for k, v in files.items()):
-        raise UserError(f"{path}: the manifest must list sha256 checksums of "
+        raise UserError(f"{shown(str(path))}: the manifest must list sha256 checksums of "
                         f"{', '.join(required)} and every program")
+    if not isinstance(manifest.get("board", ""), str):
+        raise UserError(f"{shown(str(path))}: the manifest's board must be a name")
     root = folder.resolve()
     for name in files:
-        if not (folder / name).resolve().is_relative_to(root):
-            raise UserError(f"{path}: file {name!r} lies outside the bundle")
+        try:
+            inside = "\0" not in name and (folder / name).resolve().is_relative_to(root)
+        except (OSError, ValueError):
+            inside = False
+        if not inside:
+            raise UserError(f"{shown(str(path))}: file {shown(name, 80)} lies outside the "
+                            "bundle")
     missing = [n for n in files if not (folder / n).is_file()]
     if missing:
-        raise UserError(f"bundle {folder} is incomplete: missing {', '.join(missing)}")
+        raise UserError(f"bundle {shown(str(folder))} is incomplete: missing "
+                        f"{', '.join(shown(n, 80) for n in missing)}")
     return manifest
 
 
@@ -238,6 +248,11 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
 
     manifest = read_network_manifest(folder)
     exported = str(manifest.get("board", ""))
+    if exported not in boards.names():  # the bundle names a board; it never points at a file
+        from vtatune.escaping import shown
+
+        raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
+                        f" (known: {', '.join(boards.names())})")
     brd = boards.load(board or exported)
     checks: list[Check] = []
     state: dict[str, Any] = {}
@@ -263,11 +278,11 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
         except VtatuneError as exc:
             record(name, FAIL, f"{type(exc).__name__}: {exc}")
 
-    raw = {n: (folder / n).read_bytes() for n in manifest["files"]}
+    raw, unreadable = _read_network_files(folder, manifest["files"])
     record("versions", INFO, _versions_line(manifest.get("versions", {})))
-    run("checksums", (), state, lambda: _checksums(raw, manifest))
+    run("checksums", (), state, lambda: _checksums(raw, unreadable, manifest))
     run("vta_config", (), state, lambda: _vta_config(folder, state))
-    run("schedule", ("hw",), state, lambda: _network_schedule(raw, state))
+    run("schedule", ("hw", SCHEDULE), {**state, **raw}, lambda: _network_schedule(raw, state))
     for path, unit in state.get("units", {}).items():
         tag = Path(path).stem
         run(f"program {tag}", ("hw",), state, lambda u=unit, p=path: _unit_program(
@@ -285,18 +300,37 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
                    else f"{_network_cycles(state):,} cycles on {brd.name}")
         else:
             run("network", (), state, lambda: _network_total(state))
-    run("resources", ("hw",), state, lambda: _resources(raw[RESOURCES], state))
+    run("resources", ("hw", RESOURCES), {**state, **raw},
+        lambda: _resources(raw[RESOURCES], state))
     if brd.name != exported:
         run("fit", ("hw",), state, lambda: _fit(brd, state))
     return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
 
 
+def _read_network_files(folder: Path, names: Iterable[str]
+                        ) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The bundle's files that are regular files of bounded size, and why the others are
+    not (the checksums check fails on them; checks that need them are skipped)."""
+    from vtatune.errors import InputError
+    from vtatune.readers import MAX_CONFIG_BYTES, read_bytes
+
+    raw, unreadable = {}, {}
+    for n in names:
+        try:
+            raw[n] = read_bytes(folder / n, "", MAX_PROGRAM_BYTES if n.endswith(".bin")
+                                else MAX_CONFIG_BYTES)
+        except InputError as exc:
+            unreadable[n] = "; ".join(exc.problems)
+    return raw, unreadable
+
+
 def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
     from vtatune import schedules
+    from vtatune.readers import decode_text, parse_json
     from vtatune.workloads import from_signature
 
+    doc = parse_json(decode_text(raw[SCHEDULE], SCHEDULE), SCHEDULE)
     try:
-        doc = json.loads(raw[SCHEDULE])
         net = doc["network"]
         layers = [(str(la["name"]), int(la["count"]), str(la["workload"]), str(la["program"]))
                   for la in net["layers"]]
