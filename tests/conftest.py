@@ -73,7 +73,7 @@ def studies(tmp_path_factory: pytest.TempPathFactory) -> Studies:
 
 @dataclass(frozen=True)
 class NetworkStudies:
-    """A database holding network studies of the tiny network (tests/networks/conftest.py):
+    """A database holding network studies of the tiny network (tests/networks/tiny_space.py):
     ``study`` (random designs, every layer tuned) and ``other`` (another seed)."""
 
     db: str
@@ -84,7 +84,7 @@ class NetworkStudies:
 
 @pytest.fixture(scope="session")
 def network_studies(tmp_path_factory: pytest.TempPathFactory) -> NetworkStudies:
-    from tests.networks.conftest import TINY
+    from tests.networks.tiny_space import TINY
     from vtatune.networks import runner
     from vtatune.networks import space as nspace
 
@@ -96,3 +96,12 @@ def network_studies(tmp_path_factory: pytest.TempPathFactory) -> NetworkStudies:
     runner.run(sp, sampler="random", trials=3, study=out.other, db=out.db, workers=1, seed=5,
                warm_start=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny() -> Any:
+    """A tiny network space (tests/networks/tiny_space.py)."""
+    from tests.networks.tiny_space import TINY
+    from vtatune.networks import space as nspace
+
+    return nspace.from_dict(TINY, "tiny.toml")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.networks.conftest import TINY
+from tests.networks.tiny_space import TINY
 from vtatune.cli.main import main
 
 

@@ -134,13 +134,13 @@ def test_unreadable_files_are_one_line(tmp_path) -> None:
         networks.load(str(bad))
     huge = tmp_path / "huge.toml"
     huge.write_bytes(b"#" * (nspace.MAX_FILE_BYTES + 10))
-    with pytest.raises(ConfigError, match="larger than 1 MiB"):
+    with pytest.raises(ConfigError, match="more than the 1,048,576 allowed"):
         networks.load(str(huge))
     broken = tmp_path / "broken.toml"
     broken.write_text("[network\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         networks.load(str(broken))
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="no such file"):
         networks.load(str(tmp_path / "missing.toml"))
     plain = tmp_path / "plain.toml"
     plain.write_text('[workload]\nkind = "dense"\n')

@@ -17,7 +17,6 @@ knobs). Without ``[hardware]`` choices the hardware is fixed and the objective i
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -115,23 +114,12 @@ class NetworkSpace:
 
 
 def read_toml(path: Path, what: str = "space file") -> dict[str, Any]:
-    """A TOML file as a dict; ``ConfigError`` (one line) if missing, too big, not UTF-8 or
-    not TOML."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(str(path), [f"cannot read {what} ({exc.strerror or exc})"]) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(str(path), [f"{what} is larger than {MAX_FILE_BYTES >> 20} MiB"])
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(str(path), [f"{what} is not UTF-8 text (byte {exc.start})"]) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), [f"not valid TOML ({exc})"]) from None
+    """A TOML file as a dict through the safe readers (``vtatune.readers``: a regular file of
+    at most ``MAX_FILE_BYTES``, UTF-8, bounded nesting and integers); ``ConfigError`` (one
+    line) otherwise."""
+    from vtatune.readers import read_toml as read_safely
+
+    return read_safely(path, what, MAX_FILE_BYTES)
 
 
 def resolve(name_or_path: str | Path) -> Path:

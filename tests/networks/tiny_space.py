@@ -1,12 +1,10 @@
-"""A tiny network and its space, small enough that a search takes seconds."""
+"""A tiny network and its space, small enough that a search takes seconds (the ``tiny``
+fixture of tests/conftest.py; not a conftest of its own: store tests import ``conftest`` by
+name)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import pytest
-
-from vtatune.networks import space as nspace
 
 #: Two conv2d shapes (one used twice) and a dense layer, all small.
 TINY: dict[str, Any] = {
@@ -21,8 +19,3 @@ TINY: dict[str, Any] = {
     "objective": {"kind": "area-latency"},
     "inner": {"trials": 7, "min_per_layer": 2},
 }
-
-
-@pytest.fixture(scope="session")
-def tiny() -> nspace.NetworkSpace:
-    return nspace.from_dict(TINY, "tiny.toml")
