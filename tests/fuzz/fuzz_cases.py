@@ -340,6 +340,127 @@ def _space_files() -> dict[str, bytes]:
     return files
 
 
+NETWORK = """\
+[study]
+board = "pynq-z1"
+
+[network]
+name = "tiny"
+
+[[network.layers]]
+name = "fc1"
+kind = "dense"
+shape = "16,64,64"
+count = 2
+
+[[network.layers]]
+name = "fc2"
+kind = "dense"
+shape = [16, 64, 32]
+
+[hardware]
+base = "default"
+LOG_BLOCK_IN = [3, 4]
+"""
+
+
+def _network_files() -> dict[str, bytes]:
+    """Network space files: the layer table's every field and the table itself made hostile."""
+    layer = 'name = "fc1"\nkind = "dense"\nshape = "16,64,64"\ncount = 2\n'
+
+    def with_layer(text: str) -> bytes:
+        return NETWORK.replace(layer, text).encode()
+
+    files = {
+        "network/ok.toml": NETWORK.encode(),
+        "network/no_layers.toml": NETWORK.split("[[network.layers]]")[0].encode()
+        + b"[hardware]\nbase = \"default\"\n",
+        "network/layers_empty.toml": b"[network]\nlayers = []\n",
+        "network/layers_str.toml": b"[network]\nlayers = \"C1\"\n",
+        "network/layers_ints.toml": b"[network]\nlayers = [1, 2]\n",
+        "network/network_str.toml": b"network = \"resnet18\"\n",
+        "network/network_list.toml": b"[[network]]\nname = \"a\"\n",
+        "network/too_many.toml": b"[network]\n" + b"[[network.layers]]\nname = \"x\"\n"
+        b"kind = \"dense\"\nshape = \"16,64,64\"\n" * 5000,
+        "network/dup_names.toml": NETWORK.replace('name = "fc2"', 'name = "fc1"').encode(),
+        "network/both_net_and_workload.toml": NETWORK.encode()
+        + b"[workload]\nkind = \"dense\"\nshape = \"16,64,64\"\n",
+        "network/name_esc.toml": NETWORK.replace('name = "tiny"',
+                                                 f"name = {json.dumps(ESC)}").encode(),
+        "network/unknown_key.toml": NETWORK.replace('name = "tiny"',
+                                                    'name = "tiny"\nbogus = 1').encode(),
+    }
+    fields = {
+        "count": ["0", "-1", "1.5", '"2"', "true", str(2**63), HUGE_DIGITS, "nan", "[2]"],
+        "kind": ['"conv3d"', "5", '""', json.dumps(ESC), '"dense\\u0000"'],
+        "shape": ['"16,64"', '"0,64,64"', '"-16,64,64"', '"16,64,64,"', "[]", "[16, 64, true]",
+                  f'"{HUGE_DIGITS},64,64"', '"100000000,100000000,100000000"', "5",
+                  "[16, 64, 64.5]", '"16;64;64"'],
+        "name": ["5", '""', json.dumps(ESC), json.dumps("n" * 100), '"../x"', '"$x^2$"'],
+    }
+    for key, values in fields.items():
+        for i, value in enumerate(values):
+            lines = [ln if not ln.startswith(f"{key} =") else f"{key} = {value}"
+                     for ln in layer.splitlines()]
+            files[f"network/layer.{key}_{i}.toml"] = with_layer("\n".join(lines) + "\n")
+    files["network/layer.shape_and_layer.toml"] = with_layer(layer + 'layer = "C1"\n')
+    files["network/layer.no_shape.toml"] = with_layer('name = "fc1"\nkind = "dense"\n')
+    files["network/layer.no_kind.toml"] = with_layer('name = "fc1"\nshape = "16,64,64"\n')
+    files["network/layer.no_name.toml"] = with_layer('kind = "dense"\nshape = "16,64,64"\n')
+    files["network/layer.unknown_named.toml"] = with_layer(
+        'name = "c"\nkind = "conv2d"\nlayer = "C99"\n')
+    return files
+
+
+PASS_OK = """\
+from tvm import tirx
+
+def _same(func, mod, ctx):
+    return func
+
+PASSES = [("vta", tirx.transform.prim_func_pass(_same, opt_level=0, name="Same"))]
+"""
+
+
+def _passes_files() -> dict[str, bytes]:
+    """--passes files: user Python that cannot be used must be one line, not a traceback."""
+    head = "from tvm import tirx\n"
+    files = {
+        "passes/ok.py": PASS_OK.encode(),
+        "passes/empty.py": b"",
+        "passes/binary.py": bytes(range(256)) * 4,
+        "passes/nul.py": b"PASSES = []\x00\n",
+        "passes/not_utf8.py": b"PASSES = ['caf\xe9']\n",
+        "passes/syntax.py": b"PASSES = [(\n",
+        "passes/raises.py": b"raise RuntimeError('boom')\n",
+        "passes/exits.py": b"import sys\nsys.exit(3)\n",
+        "passes/exits_text.py": b"raise SystemExit('bye')\n",
+        "passes/keyboard.py": b"raise KeyboardInterrupt\n",
+        "passes/recursion.py": b"def f():\n    return f()\nf()\n",
+        "passes/no_passes.py": b"X = 1\n",
+        "passes/passes_int.py": b"PASSES = 5\n",
+        "passes/passes_triples.py": b"PASSES = [(1, 2, 3)]\n",
+        "passes/unknown_phase.py": (head + "PASSES = [('nope', tirx.transform.Simplify())]\n"
+                                    ).encode(),
+        "passes/not_a_pass.py": b"PASSES = [('vta', print)]\n",
+        "passes/huge_repr.py": b"PASSES = [list(range(100000))]\n",
+        "passes/esc_repr.py": f"PASSES = [{json.dumps(ESC)}]\n".encode(),
+        "passes/verifiers_int.py": PASS_OK.encode() + b"VERIFIERS = 5\n",
+        "passes/verifier_raises.py": PASS_OK.encode()
+        + b"def v(func, hw):\n    raise ValueError('no')\nVERIFIERS = [v]\n",
+        "passes/verifier_returns_int.py": PASS_OK.encode()
+        + b"def v(func, hw):\n    return 5\nVERIFIERS = [v]\n",
+        "passes/pass_raises.py": (head + "def _bad(func, mod, ctx):\n    raise ValueError("
+                                  "'pass failed')\nPASSES = [('vta', tirx.transform."
+                                  "prim_func_pass(_bad, opt_level=0, name='Bad'))]\n").encode(),
+        "passes/pass_returns_none.py": (head + "def _none(func, mod, ctx):\n    return None\n"
+                                        "PASSES = [('vta', tirx.transform.prim_func_pass("
+                                        "_none, opt_level=0, name='None'))]\n").encode(),
+        "passes/too_big.py": b"#" * (2 * MEGABYTE),
+    }
+    return files
+
+
 def _npz_files(m: int = 16, k: int = 64, n: int = 64) -> dict[str, bytes]:
     """--inputs files for dense M,K,N (data (M,K) int8, kernel (N,K) int8)."""
     import numpy as np
@@ -409,6 +530,7 @@ def _bomb_files(m: int = 16, k: int = 64, n: int = 64) -> dict[str, Callable[[Pa
 
 FILES: dict[str, bytes | Callable[[Path], None]] = {
     **_hw_files(), **_board_files(), **_space_files(), **_npz_files(), **_bomb_files(),
+    **_network_files(), **_passes_files(),
     "special/dir.json/.keep": b"",
     "special/sparse.json": lambda p: _sparse(p, 512 * MEGABYTE),
 }
@@ -457,6 +579,11 @@ READERS: dict[str, list[tuple[tuple[str, ...], bool]]] = {
               (("verify-export", "{bundle}", "--board", "{f}"), True)],
     "space": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
     "npz": [(("simulate", "dense", "--shape", "16,64,64", "--inputs", "{f}", "--json"), False)],
+    "network": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
+    "passes": [(("compile", "dense", "--shape", "16,64,64", "--passes", "{f}"), False),
+               (("simulate", "dense", "--shape", "16,64,64", "--passes", "{f}"), True),
+               (("search", "dense", "--shape", "16,64,64", "--passes", "{f}", *SEARCH_TAIL),
+                True)],
 }
 SPECIAL_FILES = ["/dev/zero", "/dev/null", "/dev/urandom", "{ws}/special/dir.json",
                  "{ws}/special/fifo.json", "{ws}/special/sparse.json", "{ws}/nonexistent.json",
@@ -468,7 +595,12 @@ SPECIAL_FILES = ["/dev/zero", "/dev/null", "/dev/urandom", "{ws}/special/dir.jso
 VALID_FILES = {"npz/ok.npz", "npz/fortran.npz", "npz/bomb_extra.npz", "npz/claims_1e12_other.npz",
                "hw/utf8_bom.json", "hw/name_esc.json",
                "space/constraints.max_area_mm2_7.toml",  # 1e-320 mm2: tiny, but a number
-               "space/schedule.knobs_4.toml"}  # knobs = []: a hardware-only search
+               "space/schedule.knobs_4.toml",  # knobs = []: a hardware-only search
+               "network/ok.toml", "passes/ok.py"}
+#: Pass files that load but whose passes or verifiers fail on a program: the candidate fails
+#: with a reason (any exit code, no traceback); a search accepts the file.
+LOADS_BUT_FAILS = {"passes/verifier_raises.py", "passes/verifier_returns_int.py",
+                   "passes/pass_raises.py", "passes/pass_returns_none.py"}
 #: Deep-only samples of each kind in the default suite (first N files per kind, by name).
 SAMPLE = 6
 
@@ -496,10 +628,10 @@ def file_cases() -> list[Case]:
         for argv, deep in READERS[kind]:
             sample = set(sorted(names)[::max(1, len(names) // SAMPLE)])
             for name in names:
-                valid = name in VALID_FILES
+                valid, loads = name in VALID_FILES, name in LOADS_BUT_FAILS
                 braked = BRAKE_DB in argv
-                expect = BAD if braked or not valid else OK
-                check = (_reaches_brake if valid else _not_brake) if braked else None
+                expect = BAD if braked else OK if valid else ANY if loads else BAD
+                check = (_reaches_brake if valid or loads else _not_brake) if braked else None
                 cases.append(Case(
                     id=f"{argv[0]}:{kind}:{Path(name).stem}",
                     argv=tuple(a.replace("{f}", "{ws}/" + name) for a in argv),
@@ -540,6 +672,10 @@ OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, str | list[
                     "--board": ["", " "],
                     "--db": ["sqlite:///:memory:", "sqlite://", ":memory:",
                              "sqlite:///file::memory:?cache=shared&uri=true"]}),
+    "search-network": (("search", "resnet18"), ("--db", BRAKE_DB),
+                       {"--layer-trials": "int", "--inner-sampler": "text", "--trials": "int",
+                        "--workers": "int", "--study": "text"}),
+    "compile-passes": (("compile", *DENSE), (), {"--passes": "text"}),
     "compile": (("compile", *DENSE), (),
                 {"--knobs": "text", "--print": "text", "--hw": "text", "--shape": "text",
                  "--layer": "text", "--emit": "text"}),

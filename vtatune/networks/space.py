@@ -127,15 +127,24 @@ def resolve(name_or_path: str | Path) -> Path:
     from vtatune.search.space import spaces_dir
 
     p = Path(name_or_path)
-    if not p.exists() and not p.suffix:
+    if not _is(p.exists, p) and not p.suffix:
         return spaces_dir() / f"{name_or_path}.toml"
     return p
+
+
+def _is(test: Any, p: Path) -> bool:
+    """``test()`` (``p.exists``, ``p.is_file``), False where the name itself is unusable (too
+    long for the file system, a NUL byte): the reader then names the problem in one line."""
+    try:
+        return bool(test())
+    except (OSError, ValueError):
+        return False
 
 
 def is_network_file(name_or_path: str | Path) -> bool:
     """True when the space file exists and holds a ``[network]`` table."""
     p = resolve(name_or_path)
-    if not p.is_file():
+    if not _is(p.is_file, p):
         return False
     try:
         return "network" in read_toml(p)

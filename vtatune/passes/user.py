@@ -167,6 +167,9 @@ def _execute(p: Path, source: bytes) -> dict[str, Any]:
         raise UserError(f"--passes {p}: not Python source ({exc})") from None
     try:
         exec(code, namespace)  # noqa: S102 - the user's own pass file, as they asked
+    except SystemExit as exc:  # sys.exit() in a pass file must not end vtatune silently
+        raise UserError(f"--passes {p}: importing it called sys.exit("
+                        f"{repr(exc.code)[:80]})") from None
     except Exception as exc:
         raise UserError(f"--passes {p}: importing it raised {type(exc).__name__}: "
                         f"{_last_line(exc)}") from None
