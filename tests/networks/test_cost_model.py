@@ -129,10 +129,11 @@ def test_a_measured_program_is_ranked_by_its_measurement_on_other_buffers(resnet
     a = resnet.candidates(sig, HWS[0])
     smaller = dict(HWS[0], LOG_INP_BUFF_SIZE=14)  # same program group, other fit
     b = resnet.candidates(sig, smaller)
-    fits_both = {tuple(sorted(p.knobs.items())) for p in b}
-    worst = next(p for p in a[len(a) // 2:] if tuple(sorted(p.knobs.items())) in fits_both)
+    fits_both = {tuple(sorted(p.knobs.items())) for p in b if p.valid}
+    worst = next(p for p in a[len(a) // 2:]
+                 if p.valid and tuple(sorted(p.knobs.items())) in fits_both)
+    model.fit()  # on C11 alone: the model has no idea C9 could be this fast
     model.observe(sig, worst, 1e-9, clock)  # impossibly fast: only a measurement says so
-    model.fit()
     ranked = model.rank(sig, b)
     assert ranked[0].knobs == worst.knobs and ranked[0].key != worst.key
     # the micro-op buffer (kernel placement) and the GEMM shape make another program
