@@ -41,7 +41,9 @@ def test_json_has_the_promised_keys(capsys: pytest.CaptureFixture[str]) -> None:
                 "instructions", "modules", "knobs", "build"):
         assert key in d
     assert d["status"] == "valid" and d["board"] == "ultra96" and d["check"] is None
-    assert d["seconds"] == pytest.approx(d["cycles"] / 333e6)
+    assert d["accelerator_seconds"] == pytest.approx(d["cycles"] / 333e6)
+    assert d["seconds"] == pytest.approx(d["accelerator_seconds"] + d["host_seconds"])
+    assert d["host_seconds"] > 0 and d["timing_model"] >= 2
     assert d["cycles"] >= max(d["bounds"].values())
     assert 0 < d["efficiency"] <= 1
     assert d["instructions"]["total"] == d["build"]["insns"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from dataclasses import replace
 
@@ -28,8 +29,13 @@ from vtatune.program import (
 )
 from vtatune.program.examples import DenseShape, dense_program
 from vtatune.simulator.timing import (
+    ACCEL_KEYS,
+    MODEL_VERSION,
     TimingParams,
     bounds,
+    cost_rows,
+    end_and_gradient,
+    host_seconds,
     load_params,
     params_from_dict,
     simulate,
@@ -69,33 +75,92 @@ def test_malformed_params_list_every_problem() -> None:
     raw["params"]["gemm_ii_cycles"] = -1
     raw["params"]["warp_speed"] = 9
     del raw["params"]["alu_ii_cycles"]
-    del raw["sources"]["finish_cycles"]
+    del raw["sources"]["pad_tile_cycles"]
+    raw["prior"] = {"insn_cycles": 0, "gemm_ii_cycles": 1}
     with pytest.raises(ConfigError) as exc:
         params_from_dict(raw, "t.json")
     msg = str(exc.value)
     for part in ("gemm_ii_cycles must be", "unknown parameter 'warp_speed'",
-                 "missing parameter 'alu_ii_cycles'", "'finish_cycles' has no entry"):  # fmt: skip
+                 "missing parameter 'alu_ii_cycles'", "'pad_tile_cycles' has no entry",
+                 "prior of insn_cycles must be a positive number",
+                 "prior of 'gemm_ii_cycles': not a fitted parameter"):  # fmt: skip
         assert part in msg
     with pytest.raises(ConfigError, match="no timing parameters"):
         load_params("no-such-board")
 
 
+def test_model_version_is_an_int() -> None:
+    assert isinstance(MODEL_VERSION, int) and MODEL_VERSION >= 2
+
+
+def _fetch(board: str, k: int = 0) -> float:
+    """When fetch hands over instruction k: one instruction per 128 / axi_bits cycles."""
+    return (k + 1) * -(-128 // boards.load(board).axi_bits)
+
+
 def test_single_instruction_costs() -> None:
-    p = load_params("pynq-z1")  # 64-bit AXI: 8 bytes per cycle; inp tile 16 B
-    lat, row = p.dma_latency_cycles, p.dma_row_overhead_cycles
+    p = load_params("pynq-z1")  # 64-bit AXI: 8 bytes per beat; inp tile 16 B
+    f = _fetch("pynq-z1")
     r = simulate(_prog([_load(y=2, x=3, pads=(1, 1, 1, 1))]), "pynq-z1")
-    # 2 rows of ceil(48 / 8) = 6 beats (>= 3 tile writes) + 14 pad tiles.
-    assert r.cycles == lat + 2 * (6 + row) + 14 * p.pad_tile_cycles
-    assert r.axi_busy_cycles == 12 and r.dram_read_bytes == 96
-    r = simulate(_prog([_gemm(12)]), "pynq-z1")
-    assert r.cycles == 12 * p.gemm_ii_cycles + p.gemm_pipeline_cycles
+    # 2 rows of ceil(48 / 8) = 6 beats + 14 pad tiles, one round trip per row
+    assert r.cycles == math.ceil(f + p.insn_cycles + 2 * p.dma_row_cycles
+                                 + 12 * p.dma_beat_cycles + 14 * p.pad_tile_cycles)
+    assert r.axi_busy_cycles == math.ceil(12 * p.dma_beat_cycles) and r.dram_read_bytes == 96
+    # GEMM: 3 x 2 inner iterations of 4 micro-ops, each iteration refills the pipeline
+    g = GemmInsn(NO_DEPS, False, 0, 4, 3, 2)
+    r = simulate(_prog([g]), "pynq-z1")
+    assert r.cycles == math.ceil(f + p.insn_cycles + 24 * p.gemm_ii_cycles
+                                 + 6 * p.gemm_refill_cycles)
     alu = AluInsn(DepFlags(), False, 0, 2, 3, 4, alu_opcode=AluOp.MAX, use_imm=True)
     r = simulate(_prog([alu]), "pynq-z1")
-    assert r.cycles == 24 * p.alu_ii_cycles + p.alu_pipeline_cycles and r.alu_ops == 24
-    r = simulate(_prog([_store(y=4, x=2)]), "ultra96")  # 128-bit AXI: 2 tiles per beat
+    assert r.cycles == math.ceil(f + p.insn_cycles + 24 * p.alu_ii_cycles
+                                 + 12 * p.alu_refill_cycles) and r.alu_ops == 24
     q = load_params("ultra96")
-    assert r.cycles == q.dma_latency_cycles + 4 * (2 + q.dma_row_overhead_cycles)
-    assert r.seconds == pytest.approx(r.cycles / 333e6)
+    r = simulate(_prog([_store(y=4, x=2)]), "ultra96")  # 128-bit AXI: one 16 B out tile a beat
+    assert r.cycles == math.ceil(_fetch("ultra96") + q.insn_cycles + 4 * q.dma_row_cycles
+                                 + 8 * q.dma_beat_cycles)
+    assert r.accelerator_seconds == pytest.approx(r.cycles / 333e6)
+    # a zero-size LOAD only moves tokens: no round trip, no beats
+    r = simulate(_prog([_load(y=0, x=0)]), "pynq-z1")
+    assert r.cycles == math.ceil(f + p.insn_cycles) and r.axi_busy_cycles == 0
+
+
+def test_seconds_split_into_accelerator_and_host() -> None:
+    p = load_params("pynq-z1")
+    prog = dense_program(default(), DenseShape(m=4, k=64, n=64, tm=2, tk=2, tn=2, threads=2))
+    r = simulate(prog, "pynq-z1")
+    assert r.accelerator_seconds == pytest.approx(r.cycles / 100e6)
+    assert r.host_seconds == pytest.approx((p.host_call_us + p.host_insn_us * len(prog.insns))
+                                           * 1e-6)
+    assert r.seconds == pytest.approx(r.accelerator_seconds + r.host_seconds)
+    assert r.host_seconds == pytest.approx(host_seconds(len(prog.insns), p))
+    assert r.model_version == MODEL_VERSION
+
+
+def test_instructions_wait_to_be_fetched() -> None:
+    # Two independent GEMMs: the second cannot start before fetch delivered it, and each
+    # costs at least its II work; 64-bit fetch hands over one 128-bit instruction per 2 cycles.
+    p = load_params("pynq-z1")
+    one = simulate(_prog([GemmInsn(NO_DEPS, False, 0, 1, 1, 1)]), "pynq-z1")
+    assert one.cycles == math.ceil(2 + p.insn_cycles + p.gemm_ii_cycles + p.gemm_refill_cycles)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_critical_path_gradient_matches_finite_differences(seed: int) -> None:
+    # The end time is piecewise linear in the accelerator constants; the calibration's exact
+    # Jacobian (cost rows summed along the critical path) must equal a finite difference.
+    rng = np.random.default_rng(seed)
+    board = boards.load("pynq-z1")
+    base = load_params(board)
+    p = replace(base, **{k: float(rng.uniform(1.5, 40)) for k in ACCEL_KEYS})
+    prog = _random_program(rng, default())
+    rows = cost_rows(prog, board, p)
+    end, grad = end_and_gradient(rows, p)
+    assert end == pytest.approx(simulate(prog, board, p).cycles, abs=1)
+    for j, key in enumerate(ACCEL_KEYS):
+        h = 1e-4
+        up, _ = end_and_gradient(rows, replace(p, **{key: getattr(p, key) + h}))
+        assert (up - end) / h == pytest.approx(grad[j], rel=1e-3, abs=1e-3), key
 
 
 def _random_program(rng: np.random.Generator, hw) -> Program:
@@ -166,7 +231,7 @@ def test_overlapped_streams_beat_serialized(board: str) -> None:
     serial = simulate(_stream(8, overlap=False), board)
     overlap = simulate(_stream(8, overlap=True), board)
     busy = serial.modules["load"].busy_cycles + serial.modules["compute"].busy_cycles
-    assert serial.cycles == pytest.approx(busy, abs=1)  # nothing overlaps
+    assert serial.cycles == pytest.approx(busy + _fetch(board), abs=1)  # nothing overlaps
     assert overlap.cycles < serial.cycles
     assert overlap.cycles >= max(overlap.modules["compute"].busy_cycles,
                                  overlap.modules["load"].busy_cycles)  # fmt: skip
@@ -209,8 +274,8 @@ def test_shared_axi_port_serializes_concurrent_dma() -> None:
     prog = _prog([_load(MemId.WGT, 1, 64), _store(1, 512)])
     r = simulate(prog, "pynq-z1")
     beats = 64 * 256 // 8 + 512 * 16 // 8
-    assert r.axi_busy_cycles == beats
-    assert r.cycles >= p.dma_latency_cycles + beats
+    assert r.axi_busy_cycles == math.ceil(beats * p.dma_beat_cycles)
+    assert r.cycles >= p.insn_cycles + p.dma_row_cycles + beats * p.dma_beat_cycles
     assert r.modules["store"].dram_stall_cycles > 0
 
 

@@ -64,6 +64,7 @@ def _register() -> None:
     from vtatune.cli import (
         area,
         boards,
+        calibrate,
         compare,
         export,
         hw,
@@ -79,7 +80,7 @@ def _register() -> None:
     from vtatune.cli import compile as compile_
 
     for module in (search, show, studies, report, compare, export, verify_export, compile_,
-                   simulate, space, operators, area, boards, hw):
+                   simulate, calibrate, space, operators, area, boards, hw):
         module.register(app)
 
 

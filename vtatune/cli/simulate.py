@@ -80,7 +80,9 @@ def simulate_cmd(
     if not res.ok:
         if json_:
             console.print_json({"status": res.status, "reason": res.reason, **head,
-                                "cycles": None, "seconds": None, "counters": None,
+                                "cycles": None, "seconds": None,
+                                "accelerator_seconds": None, "host_seconds": None,
+                                "counters": None,
                                 "bounds": None, "efficiency": None, "check": None})
             raise typer.Exit(1)
         raise UserError(f"candidate is {res.status}: {res.reason}")
@@ -101,7 +103,9 @@ def simulate_cmd(
 
     summary = {
         "status": res.status, **head, "macs": wl.macs,
-        "cycles": timing.cycles, "seconds": timing.seconds, "clock_mhz": timing.clock_mhz,
+        "cycles": timing.cycles, "seconds": timing.seconds,
+        "accelerator_seconds": timing.accelerator_seconds, "host_seconds": timing.host_seconds,
+        "clock_mhz": timing.clock_mhz, "timing_model": timing.model_version,
         "bounds": {"compute_cycles": bnd.compute_cycles, "memory_cycles": bnd.memory_cycles},
         "efficiency": bnd.efficiency(timing.cycles),
         "counters": counters.as_dict(), "check": ok,
@@ -162,9 +166,11 @@ def _report(wl: Any, cfg: Any, s: dict[str, Any]) -> None:
     console.line("knobs: " + " ".join(f"{k}={v}" for k, v in s["knobs"].items())
                  + f"; epilogue clip(acc >> {s['shift']}, 0, 127)")
     b = s["bounds"]
-    console.line(f"cycles: {s['cycles']:,} ({s['seconds'] * 1e3:.3f} ms); bounds: compute "
-                 f"{b['compute_cycles']:,.0f}, memory {b['memory_cycles']:,.0f}; efficiency "
-                 f"{100 * s['efficiency']:.1f}%")
+    console.line(f"time per call: {s['seconds'] * 1e3:.3f} ms = accelerator "
+                 f"{s['accelerator_seconds'] * 1e3:.3f} ms ({s['cycles']:,} cycles) + host "
+                 f"{s['host_seconds'] * 1e3:.3f} ms")
+    console.line(f"bounds: compute {b['compute_cycles']:,.0f}, memory "
+                 f"{b['memory_cycles']:,.0f} cycles; efficiency {100 * s['efficiency']:.1f}%")
     rows = [[m, t["insns"], t["busy_cycles"], t["token_stall_cycles"], t["dram_stall_cycles"]]
             for m, t in s["modules"].items()]
     console.table(None, ["module", "insns", "busy", "token stall", "dram stall"], rows)

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from vtatune.simulator.functional import Counters, FunctionalResult, Srams, run
 from vtatune.simulator.timing import (
+    MODEL_VERSION,
     Bounds,
     ModuleTiming,
     TimingParams,
     TimingResult,
     bounds,
+    host_seconds,
     load_params,
     simulate,
 )
 
 __all__ = [
+    "MODEL_VERSION",
     "Bounds",
     "Counters",
     "FunctionalResult",
@@ -23,6 +26,7 @@ __all__ = [
     "TimingParams",
     "TimingResult",
     "bounds",
+    "host_seconds",
     "load_params",
     "run",
     "simulate",

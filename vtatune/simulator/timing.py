@@ -1,20 +1,32 @@
-"""Cycle model of VTA's task-level pipeline (DESIGN.md section 6); never touches data.
+"""Time of one call of a VTA program on a board: the accelerator's cycles plus the host's work.
 
-The load, compute and store modules each run their instruction queue in order and
-concurrently with each other. An instruction starts when its module is free and every token
-it pops is present (a token becomes available when the pushing instruction finishes); it
-pushes its tokens when it finishes. Costs, with every constant a per-board parameter from
-``hwconfigs/timing/<board>.json``:
+``seconds = accelerator_seconds + host_seconds`` is what a user measures on the board for one
+call (what AutoTVM's measurements are). ``cycles`` are the accelerator's, from FINISH's view:
+the three modules run their instruction queues in order and concurrently; an instruction
+starts when its module is free, it has been fetched, and every token it pops is present (a
+token appears when the pushing instruction finishes); it pushes its tokens when it finishes.
+Every constant is a per-board parameter of ``hwconfigs/timing/<board>.json``; the facts
+behind the equations are quoted with file and line in ``hwconfigs/timing/SOURCES.md``:
 
-* LOAD/STORE of y rows of x tiles (b bytes each), AXI width A bytes/cycle::
+* Fetch (V1): one instruction per ``INSTRUCTION_BITS / axi_bits`` cycles, in program order.
+* Every instruction pays ``insn_cycles`` (V2: each module is an HLS function started once per
+  instruction: read the queue, decode, pop/push tokens).
+* LOAD/STORE of y rows of x tiles (V3, V4): one ``memcpy`` burst per row, so::
 
-      dma_latency + y * (dma_row_overhead + max(ceil(x*b / A), x * sram_tile_cycles))
-      + pad_tiles * pad_tile_cycles
+      y * dma_row_cycles + beats * dma_beat_cycles + pad_tiles * pad_tile_cycles
 
-  The data beats (y * ceil(x*b / A)) occupy the one AXI port to DRAM, shared by all modules,
-  so the modules' DMAs overlap their latencies but never exceed the AXI bandwidth.
-* GEMM: ``iter_out * iter_in * uops * gemm_ii + gemm_pipeline``; ALU likewise with the
-  ALU's initiation interval and pipeline depth; FINISH: ``finish_cycles``.
+  where ``beats = y * ceil(x * tile_bytes / axi_bytes)``. The beats hold the one AXI port
+  all masters share (V6: fetch, load, compute and store meet in one interconnect into the
+  ACP or HPC port), so modules overlap their latencies but never exceed the port.
+  A LOAD UOP is one burst of ``x`` micro-ops (V3).
+* GEMM (V5): ``iter_out * iter_in * (uops * gemm_ii_cycles + gemm_refill_cycles)``: only the
+  micro-op loop is pipelined, so every inner iteration refills the pipeline; ALU likewise with
+  its initiation interval of 2 and ``alu_refill_cycles``.
+* Host (H1-H3): ``host_call_us + host_insn_us * instructions``: the ARM runs the compiled
+  host code that builds the instruction stream through VTA's runtime, copies the stream and
+  the micro-op kernels into DMA buffers, writes the start registers and polls for FINISH.
+  The micro-op kernels' JIT runs once per process (cached by the runtime) and is not counted,
+  as in a measurement that makes one warm-up call.
 
 ``bounds`` gives the physical lower bounds no schedule can beat.
 """
@@ -23,21 +35,23 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from vtatune.errors import ConfigError, ProgramError, SimulationError
 from vtatune.hardware.boards import Board
 from vtatune.hardware.boards import load as load_board
 from vtatune.hardware.config import HwConfig
+from vtatune.hardware.hw_spec import INSTRUCTION_BITS
 from vtatune.paths import project_root
 from vtatune.program.isa import (
     AluInsn,
-    DepFlags,
     FinishInsn,
     GemmInsn,
-    MemId,
     MemInsn,
     Module,
     Opcode,
@@ -50,29 +64,48 @@ from vtatune.simulator.functional import POPS, PUSHES, QUEUES
 
 #: Version of this timing model's equations: bump on any change that can change cycles, so
 #: stored results of the old model are never served (``vtatune.store.identity``).
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+
+#: The accelerator constants a linear cost row multiplies, in this order (then a constant 1).
+ACCEL_KEYS = ("dma_row_cycles", "dma_beat_cycles", "insn_cycles", "gemm_refill_cycles",
+              "alu_refill_cycles")  # fmt: skip
+#: The constants ``vtatune calibrate`` fits; the others come from VTA's source as they are.
+FIT_KEYS = (*ACCEL_KEYS, "host_call_us", "host_insn_us")
 
 
 @dataclass(frozen=True)
 class TimingParams:
-    """Per-board timing constants; units are in the names (cycles of the VTA clock)."""
+    """Per-board timing constants; units are in the names (``cycles`` of the VTA clock).
+
+    ``sources`` names each constant's primary source; ``calibration`` says whether and on
+    which measurements the board was calibrated (empty: derived, not calibrated)."""
 
     board: str
-    dma_latency_cycles: float
-    dma_row_overhead_cycles: float
-    sram_tile_cycles: float
-    pad_tile_cycles: float
+    dma_row_cycles: float
+    dma_beat_cycles: float
+    insn_cycles: float
+    gemm_refill_cycles: float
+    alu_refill_cycles: float
+    host_call_us: float
+    host_insn_us: float
     gemm_ii_cycles: float
-    gemm_pipeline_cycles: float
     alu_ii_cycles: float
-    alu_pipeline_cycles: float
-    finish_cycles: float
+    pad_tile_cycles: float
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    calibration: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @staticmethod
     def keys() -> tuple[str, ...]:
         """The numeric parameters a timing file must give."""
-        return tuple(f.name for f in fields(TimingParams) if f.name not in ("board", "sources"))
+        return tuple(f.name for f in fields(TimingParams)
+                     if f.name not in ("board", "sources", "calibration"))
+
+    def values(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in self.keys()}
+
+    @property
+    def calibrated(self) -> bool:
+        return bool(self.calibration.get("records"))
 
 
 def timing_dir() -> Path:
@@ -86,6 +119,7 @@ def params_from_dict(raw: Any, source: str) -> TimingParams:
     problems: list[str] = []
     params = raw.get("params")
     sources = raw.get("sources", {})
+    calibration = raw.get("calibration", {})
     if not isinstance(raw.get("board"), str):
         problems.append("missing string key 'board'")
     if not isinstance(params, dict):
@@ -93,23 +127,41 @@ def params_from_dict(raw: Any, source: str) -> TimingParams:
     if not isinstance(sources, dict):
         problems.append("'sources' must be an object")
         sources = {}
+    if not isinstance(calibration, dict):
+        problems.append("'calibration' must be an object")
+        calibration = {}
     for key in TimingParams.keys():
         val = params.get(key)
         if val is None:
             problems.append(f"missing parameter {key!r}")
-        elif isinstance(val, bool) or not isinstance(val, int | float) or val < 0:
+        elif (isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val)
+              or val < 0):
             problems.append(f"{key} must be a non-negative number, got {val!r}")
-        if key not in sources:
+        if not str(sources.get(key, "")).strip():
             problems.append(f"parameter {key!r} has no entry in 'sources'")
     for key in params:
         if key not in TimingParams.keys():
             problems.append(f"unknown parameter {key!r}")
+    prior = raw.get("prior", {})
+    if not isinstance(prior, dict):
+        problems.append("'prior' must be an object")
+    else:
+        for key, val in prior.items():
+            if key not in FIT_KEYS:
+                problems.append(f"prior of {key!r}: not a fitted parameter")
+            elif (isinstance(val, bool) or not isinstance(val, int | float)
+                  or not math.isfinite(val) or val <= 0):
+                problems.append(f"prior of {key} must be a positive number, got {val!r}")
+    if not problems and (params["gemm_ii_cycles"] <= 0 or params["alu_ii_cycles"] <= 0
+                         or params["dma_beat_cycles"] <= 0):
+        problems.append("gemm_ii_cycles, alu_ii_cycles and dma_beat_cycles must be positive")
     if problems:
         raise ConfigError(source, problems)
     return TimingParams(
         board=raw["board"],
         **{k: float(params[k]) for k in TimingParams.keys()},
         sources={str(k): str(v) for k, v in sources.items()},
+        calibration=dict(calibration),
     )
 
 
@@ -120,6 +172,11 @@ def load_params(board: str | Board) -> TimingParams:
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in timing_dir().glob("*.json")))
         raise ConfigError(str(path), [f"no timing parameters for board {name!r} (known: {known})"])
+    return load_params_file(path)
+
+
+def load_params_file(path: str | Path) -> TimingParams:
+    """Timing constants from a timing file (the format of hwconfigs/timing/<board>.json)."""
     from vtatune.readers import read_json
 
     return params_from_dict(read_json(path, "timing parameters"), str(path))
@@ -138,12 +195,17 @@ class ModuleTiming:
 
 @dataclass(frozen=True)
 class TimingResult:
-    """Cycles of one program on one board; ``seconds`` at the board clock."""
+    """One call of one program on one board.
+
+    ``cycles``: the accelerator's cycles (clock ``clock_mhz``); ``accelerator_seconds`` =
+    cycles / clock; ``host_seconds``: the ARM's work per call; ``seconds``: their sum, the
+    end-to-end time per call."""
 
     board: str
     clock_mhz: float
     cycles: int
-    seconds: float
+    accelerator_seconds: float
+    host_seconds: float
     modules: dict[str, ModuleTiming]
     counts: dict[str, int]
     gemm_ops: int
@@ -151,6 +213,11 @@ class TimingResult:
     dram_read_bytes: int
     dram_write_bytes: int
     axi_busy_cycles: int
+    model_version: int = MODEL_VERSION
+
+    @property
+    def seconds(self) -> float:
+        return self.accelerator_seconds + self.host_seconds
 
     @property
     def dram_bytes(self) -> int:
@@ -181,155 +248,282 @@ def bounds(macs: int, compulsory_bytes: int, hw: HwConfig, board: Board | str) -
     return Bounds(macs / hw.macs_per_cycle, compulsory_bytes / b.axi_bytes_per_cycle)
 
 
-# ---- the model ---------------------------------------------------------------------------------
+def host_seconds(n_insns: int, p: TimingParams) -> float:
+    """The host's work per call for a program of ``n_insns`` instructions (H1-H3)."""
+    return (p.host_call_us + p.host_insn_us * n_insns) * 1e-6
+
+
+# ---- the cost rows ------------------------------------------------------------------------
 
 _QIDX = {q: i for i, q in enumerate(QUEUES)}
+#: Columns of a cost row: ACCEL_KEYS, then the constant term (cycles).
+_NCOL = len(ACCEL_KEYS) + 1
+_ROW, _BEAT, _INSN, _GREFILL, _AREFILL, _CONST = range(_NCOL)
 
 
-# A precomputed instruction cost: (module, popped queues, pushed queues, pre, beats, post):
-# ``pre`` cycles before the AXI port is needed (the whole cost of a compute instruction),
-# ``beats`` cycles the port is held, ``post`` cycles from acquiring the port to the end.
-_Cost = tuple[int, tuple[int, ...], tuple[int, ...], float, int, float]
+@dataclass(frozen=True, eq=False)
+class CostRows:
+    """A program's instruction costs as linear rows over ``ACCEL_KEYS`` (+ a constant), so
+    the same program can be timed with any constants (calibration) without rebuilding.
+
+    ``pre``: cycles before the AXI port is needed (the whole cost of a compute instruction);
+    ``beats``: cycles the port is held; ``post``: cycles from acquiring the port to the end.
+    The II and pad constants are folded into the constant column with ``fixed``."""
+
+    n: int
+    module: tuple[int, ...]
+    pops: tuple[tuple[int, ...], ...]
+    pushes: tuple[tuple[int, ...], ...]
+    dma: tuple[bool, ...]
+    fetch: tuple[float, ...]
+    pre: np.ndarray
+    beats: np.ndarray
+    post: np.ndarray
+    gemm_ops: int
+    alu_ops: int
+    read_bytes: int
+    write_bytes: int
+    fixed: tuple[float, float, float]
+
+    def costs(self, p: TimingParams) -> tuple[list[float], list[float], list[float]]:
+        """(pre, beats, post) in cycles with the constants of ``p``."""
+        v = np.array([getattr(p, k) for k in ACCEL_KEYS] + [1.0])
+        return (self.pre @ v).tolist(), (self.beats @ v).tolist(), (self.post @ v).tolist()
 
 
-def _costs(program: Program, p: TimingParams, axi_bytes: int) -> tuple[list[_Cost], dict]:
+def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
+    """The linear cost rows of ``program`` on ``board`` (II and pad constants from ``p``)."""
     hw = program.hw
-    tbytes = {int(m): tile_bytes(hw, m) for m in MemId}
-    flags: dict[tuple[int, DepFlags], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    costs: list[_Cost] = []
-    totals = {"gemm": 0, "alu": 0, "read": 0, "write": 0}
+    axi = board.axi_bytes_per_cycle
+    fetch_step = -(-INSTRUCTION_BITS // board.axi_bits)
+    tbytes = {int(m): tile_bytes(hw, m) for m in range(6)}
+    n = len(program.insns)
+    pre = np.zeros((n, _NCOL))
+    beats = np.zeros((n, _NCOL))
+    post = np.zeros((n, _NCOL))
+    pre[:, _INSN] = 1.0
+    module, pops, pushes, dma = [], [], [], []
+    flags: dict[tuple[int, Any], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    gemm_ops = alu_ops = read = write = 0
     for k, insn in enumerate(program.insns):
         if isinstance(insn, MemInsn):  # only DMA can be misrouted (compute takes all flags)
             probs = routing_problems(insn)
             if probs:
                 raise ProgramError(f"instruction #{k}: " + "; ".join(probs))
         mod = int(module_of(insn))
-        dep = insn.deps
-        qs = flags.get((mod, dep))
+        qs = flags.get((mod, insn.deps))
         if qs is None:
-            qs = flags[(mod, dep)] = (
-                tuple(_QIDX[q] for f, q in POPS[Module(mod)].items() if getattr(dep, f)),
-                tuple(_QIDX[q] for f, q in PUSHES[Module(mod)].items() if getattr(dep, f)),
+            d = insn.deps
+            qs = flags[(mod, d)] = (
+                tuple(_QIDX[q] for f, q in POPS[Module(mod)].items() if getattr(d, f)),
+                tuple(_QIDX[q] for f, q in PUSHES[Module(mod)].items() if getattr(d, f)),
             )
+        module.append(mod)
+        pops.append(qs[0])
+        pushes.append(qs[1])
+        is_dma = False
         if isinstance(insn, MemInsn):
-            tb = tbytes[insn.memory_type]
             y, x = insn.y_size, insn.x_size
-            row_beats = -(-(x * tb) // axi_bytes)
-            row = max(row_beats, x * p.sram_tile_cycles) + p.dma_row_overhead_cycles
-            pad_tiles = insn.padded_tiles - y * x
-            post = y * row + pad_tiles * p.pad_tile_cycles
-            costs.append((mod, *qs, p.dma_latency_cycles, y * row_beats, post))
-            totals["write" if insn.opcode == Opcode.STORE else "read"] += y * x * tb
+            if y and x:  # a zero-size LOAD/STORE is a no-op that only moves tokens
+                is_dma = True
+                tb = tbytes[int(insn.memory_type)]
+                nbeats = y * -(-(x * tb) // axi)
+                beats[k, _BEAT] = nbeats
+                post[k, _ROW] = y
+                post[k, _BEAT] = nbeats
+                post[k, _CONST] = (insn.padded_tiles - y * x) * p.pad_tile_cycles
+                if insn.opcode == Opcode.STORE:
+                    write += y * x * tb
+                else:
+                    read += y * x * tb
         elif isinstance(insn, GemmInsn):
-            ops = insn.ops
-            totals["gemm"] += ops
-            costs.append((mod, *qs, ops * p.gemm_ii_cycles + p.gemm_pipeline_cycles, 0, 0.0))
+            gemm_ops += insn.ops
+            pre[k, _GREFILL] = insn.iter_out * insn.iter_in
+            pre[k, _CONST] = insn.ops * p.gemm_ii_cycles
         elif isinstance(insn, AluInsn):
-            ops = insn.ops
-            totals["alu"] += ops
-            costs.append((mod, *qs, ops * p.alu_ii_cycles + p.alu_pipeline_cycles, 0, 0.0))
-        elif isinstance(insn, FinishInsn):
-            costs.append((mod, *qs, p.finish_cycles, 0, 0.0))
-        else:
+            alu_ops += insn.ops
+            pre[k, _AREFILL] = insn.iter_out * insn.iter_in
+            pre[k, _CONST] = insn.ops * p.alu_ii_cycles
+        elif not isinstance(insn, FinishInsn):
             raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
-    return costs, totals
+        dma.append(is_dma)
+    return CostRows(n, tuple(module), tuple(pops), tuple(pushes), tuple(dma),
+                    tuple(float((k + 1) * fetch_step) for k in range(n)), pre, beats, post,
+                    gemm_ops, alu_ops, read, write,
+                    (p.gemm_ii_cycles, p.alu_ii_cycles, p.pad_tile_cycles))  # fmt: skip
+
+
+# ---- the event simulation -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Run:
+    end: float
+    busy: list[float]
+    token_stall: list[float]
+    dram_stall: list[float]
+    port_busy: float
+    gradient: np.ndarray | None  # d end / d ACCEL_KEYS along the critical path
+
+
+def _run(rows: CostRows, p: TimingParams, name: Callable[[int], str],
+         gradient: bool = False) -> _Run:
+    """Simulate the modules; with ``gradient``, also d(end)/d(ACCEL_KEYS) along the critical
+    path (the end is piecewise linear in the constants: the path's rows summed). ``name``
+    names instruction k in a deadlock report."""
+    pre, beats, post = rows.costs(p)
+    module, pops, pushes, dma, fetch = rows.module, rows.pops, rows.pushes, rows.dma, rows.fetch
+    queues: list[list[int]] = [[], [], []]
+    for k, m in enumerate(module):
+        queues[m].append(k)
+    lens = [len(q) for q in queues]
+    heads = [0, 0, 0]
+    free = [0.0, 0.0, 0.0]
+    last = [-1, -1, -1]  # the instruction each module finished last
+    busy = [0.0, 0.0, 0.0]
+    token_stall = [0.0, 0.0, 0.0]
+    dram_stall = [0.0, 0.0, 0.0]
+    tokens: list[deque[tuple[float, int]]] = [deque() for _ in QUEUES]
+    port_free = 0.0
+    port_last = -1
+    port_busy = 0.0
+    end = 0.0
+    end_k = -1
+    n = rows.n
+    # Why each instruction started when it did: the instruction whose finish gated its start
+    # (-1: fetch or time 0), and for DMA whether the port (-2) or its own start gated it.
+    start_by = [-1] * n
+    port_by = [-1] * n
+    remaining = n
+    while remaining:
+        # Pick the module whose head can start earliest; ties go to load, compute, store.
+        best = -1
+        best_t = math.inf
+        best_by = -1
+        for m in (0, 1, 2):
+            h = heads[m]
+            if h == lens[m]:
+                continue
+            k = queues[m][h]
+            t = free[m]
+            by = last[m]
+            if fetch[k] > t:
+                t, by = fetch[k], -1
+            ready = True
+            for q in pops[k]:
+                tq = tokens[q]
+                if not tq:
+                    ready = False
+                    break
+                if tq[0][0] > t:
+                    t, by = tq[0]
+            if ready and t < best_t:
+                best, best_t, best_by = m, t, by
+        if best < 0:
+            raise SimulationError(_deadlock(rows, queues, heads, tokens, name))
+        k = queues[best][heads[best]]
+        for q in pops[k]:
+            tokens[q].popleft()
+        start = best_t
+        start_by[k] = best_by
+        token_stall[best] += start - free[best]
+        if dma[k]:
+            want = start + pre[k]
+            if port_free > want:
+                port_start = port_free
+                port_by[k] = port_last
+                dram_stall[best] += port_free - want
+            else:
+                port_start = want
+            port_free = port_start + beats[k]
+            port_last = k
+            port_busy += beats[k]
+            finish = port_start + post[k]
+            busy[best] += pre[k] + post[k]
+        else:
+            finish = start + pre[k]
+            busy[best] += pre[k]
+        for q in pushes[k]:
+            tokens[q].append((finish, k))
+        free[best] = finish
+        last[best] = k
+        if finish > end:
+            end, end_k = finish, k
+        heads[best] += 1
+        remaining -= 1
+    grad = _critical_path(rows, start_by, port_by, end_k) if gradient else None
+    return _Run(end, busy, token_stall, dram_stall, port_busy, grad)
+
+
+def _critical_path(rows: CostRows, start_by: list[int], port_by: list[int], k: int) -> np.ndarray:
+    """Sum of the cost rows on the path that set the end time (walked back from ``k``)."""
+    pre: list[int] = []
+    post: list[int] = []
+    beats: list[int] = []
+    dma = rows.dma
+    at_port = False  # walking a chain of port holders: count their beats, not their post
+    while k >= 0:
+        if at_port:
+            beats.append(k)
+        elif dma[k]:
+            post.append(k)
+        else:
+            pre.append(k)
+        if dma[k] and port_by[k] >= 0:
+            k, at_port = port_by[k], True
+            continue
+        if dma[k]:
+            pre.append(k)
+        k, at_port = start_by[k], False
+    g = rows.pre[pre].sum(axis=0) + rows.post[post].sum(axis=0) + rows.beats[beats].sum(axis=0)
+    return g[:-1]
 
 
 def simulate(
     program: Program, board: Board | str, params: TimingParams | None = None
 ) -> TimingResult:
-    """Cycles of ``program`` on ``board`` (a Board or a board name); ``params`` default to the
-    board's timing file. Raises ``SimulationError`` on a dependence deadlock."""
+    """Cycles and seconds of one call of ``program`` on ``board`` (a Board or a board name);
+    ``params`` default to the board's timing file. Raises ``SimulationError`` on a dependence
+    deadlock."""
     b = board if isinstance(board, Board) else load_board(board)
     p = params or load_params(b)
-    costs, totals = _costs(program, p, b.axi_bytes_per_cycle)
-
-    queues: list[list[int]] = [[], [], []]
-    for k, c in enumerate(costs):
-        queues[c[0]].append(k)
-    heads = [0, 0, 0]
-    free = [0.0, 0.0, 0.0]
-    busy = [0.0, 0.0, 0.0]
-    token_stall = [0.0, 0.0, 0.0]
-    dram_stall = [0.0, 0.0, 0.0]
-    tokens: list[deque[float]] = [deque() for _ in QUEUES]
-    port_free = 0.0
-    port_busy = 0
-    end = 0.0
-    remaining = len(costs)
-    while remaining:
-        # Pick the module whose head can start earliest; ties go to load, compute, store.
-        best = -1
-        best_t = math.inf
-        for m in (0, 1, 2):
-            h = heads[m]
-            if h == len(queues[m]):
-                continue
-            t = free[m]
-            ready = True
-            for q in costs[queues[m][h]][1]:
-                if not tokens[q]:
-                    ready = False
-                    break
-                if tokens[q][0] > t:
-                    t = tokens[q][0]
-            if ready and t < best_t:
-                best, best_t = m, t
-        if best < 0:
-            raise SimulationError(_deadlock(program, queues, heads, costs, tokens))
-        _, pops, pushes, pre, beats, post = costs[queues[best][heads[best]]]
-        for q in pops:
-            tokens[q].popleft()
-        start = best_t
-        token_stall[best] += start - free[best]
-        if beats or post:
-            want = start + pre
-            port_start = max(want, port_free)
-            port_free = port_start + beats
-            port_busy += beats
-            dram_stall[best] += port_start - want
-            finish = port_start + post
-            busy[best] += pre + post
-        else:
-            finish = start + pre
-            busy[best] += pre
-        for q in pushes:
-            tokens[q].append(finish)
-        free[best] = finish
-        end = max(end, finish)
-        heads[best] += 1
-        remaining -= 1
-
-    cycles = math.ceil(end)
+    rows = cost_rows(program, b, p)
+    run = _run(rows, p, lambda k: insn_name(program.insns[k]))
+    cycles = math.ceil(run.end)
+    modules = {mod.name.lower(): ModuleTiming(rows.module.count(int(mod)), run.busy[mod],
+                                              run.token_stall[mod], run.dram_stall[mod])
+               for mod in Module}  # fmt: skip
     return TimingResult(
         board=b.name,
         clock_mhz=b.clock_mhz,
         cycles=cycles,
-        seconds=cycles / b.clock_hz,
-        modules={
-            mod.name.lower(): ModuleTiming(
-                len(queues[mod]), busy[mod], token_stall[mod], dram_stall[mod]
-            )
-            for mod in Module
-        },
+        accelerator_seconds=cycles / b.clock_hz,
+        host_seconds=host_seconds(rows.n, p),
+        modules=modules,
         counts=program.counts(),
-        gemm_ops=totals["gemm"],
-        alu_ops=totals["alu"],
-        dram_read_bytes=totals["read"],
-        dram_write_bytes=totals["write"],
-        axi_busy_cycles=port_busy,
+        gemm_ops=rows.gemm_ops,
+        alu_ops=rows.alu_ops,
+        dram_read_bytes=rows.read_bytes,
+        dram_write_bytes=rows.write_bytes,
+        axi_busy_cycles=math.ceil(run.port_busy),
     )
 
 
-def _deadlock(program: Program, queues, heads, costs, tokens) -> str:
+def end_and_gradient(rows: CostRows, p: TimingParams) -> tuple[float, np.ndarray]:
+    """Accelerator cycles of ``rows`` with constants ``p`` and their gradient with respect to
+    ``ACCEL_KEYS`` (what ``vtatune calibrate`` fits with)."""
+    run = _run(rows, p, lambda k: f"instruction #{k}", gradient=True)
+    assert run.gradient is not None
+    return run.end, run.gradient
+
+
+def _deadlock(rows: CostRows, queues, heads, tokens, name: Callable[[int], str]) -> str:
     waits = []
     for mod in Module:
         if heads[mod] < len(queues[mod]):
             k = queues[mod][heads[mod]]
-            empty = [QUEUES[q] for q in costs[k][1] if not tokens[q]]
-            waits.append(
-                f"{mod.name.lower()} module blocked at #{k} {insn_name(program.insns[k])} "
-                f"popping {', '.join(empty)}"
-            )
+            empty = [QUEUES[q] for q in rows.pops[k] if not tokens[q]]
+            waits.append(f"{mod.name.lower()} module blocked at #{k} {name(k)} "
+                         f"popping {', '.join(empty)}")
     done = sum(heads)
-    return f"deadlock after {done} of {len(costs)} instructions: " + "; ".join(waits)
+    return f"deadlock after {done} of {rows.n} instructions: " + "; ".join(waits)

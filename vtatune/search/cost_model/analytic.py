@@ -73,11 +73,13 @@ def estimate(cand: Candidate, board: str, fit_board: bool = True) -> Estimate:
     macs = wl.padded_macs(hw)
     traffic = schedules.traffic(wl, hw, k)
     out_bytes = out_elems * hw.out_bits // 8
-    load = (traffic - out_bytes) / axi + 2 * rounds * t.dma_latency_cycles
-    gemm = macs / hw.macs_per_cycle * t.gemm_ii_cycles + rounds * t.gemm_pipeline_cycles
-    alu = (EPILOGUE_OPS * out_elems / (hw.batch * hw.block_out) * t.alu_ii_cycles
-           + EPILOGUE_OPS * tiles * t.alu_pipeline_cycles)
-    store = out_bytes / axi + tiles * t.dma_latency_cycles
+    dma = t.insn_cycles + t.dma_row_cycles  # a DMA's fixed cost (one row's round trip)
+    load = (traffic - out_bytes) / axi * t.dma_beat_cycles + 2 * rounds * dma
+    gemm = macs / hw.macs_per_cycle * t.gemm_ii_cycles + rounds * t.insn_cycles
+    # epilogue ALU loops run one micro-op per iteration: II plus a pipeline refill each
+    alu = (EPILOGUE_OPS * out_elems / (hw.batch * hw.block_out)
+           * (t.alu_ii_cycles + t.alu_refill_cycles) + EPILOGUE_OPS * tiles * t.insn_cycles)
+    store = out_bytes / axi * t.dma_beat_cycles + tiles * dma
     serial = load + gemm + alu + store
     overlapped = max(load, gemm + alu, store)
     threads = math.prod(k[n] for n in ks.names_of(THREAD))
