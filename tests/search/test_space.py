@@ -152,3 +152,22 @@ def test_every_operator_realizes_in_the_joint_space(kind: str) -> None:
         assert schedules.knob_space(sp.workload, cand.hw).problem(cand.knobs) is None
         assert sp.realize(sp.params_of(cand))[0] == cand
     assert realized > 10
+
+
+def test_stock_vta_constraint_keeps_to_designs_stock_vta_builds(tmp_path) -> None:
+    p = tmp_path / "stock.toml"
+    p.write_text('[workload]\nkind = "conv2d"\nlayer = "C8"\n[hardware]\nLOG_BLOCK_IN = [4, 5]\n'
+                 'LOG_BLOCK_OUT = [4]\n[constraints]\nstock_vta = true\n')
+    sp = spaces.load(p)
+    assert sp.stock_vta and sp.describe()["stock_vta"] is True
+    square = {"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4}
+    cand, why = sp.realize(square)
+    assert cand is not None and why == ""
+    cand, why = sp.realize({"LOG_BLOCK_IN": 5, "LOG_BLOCK_OUT": 4})
+    assert cand is None and "not stock VTA: BLOCK_IN 32 != BLOCK_OUT 16" in why
+    plain = spaces.load(p.write_text(p.read_text().replace("true", "false")) and p)
+    assert plain.realize({"LOG_BLOCK_IN": 5, "LOG_BLOCK_OUT": 4})[0] is not None
+    (tmp_path / "bad.toml").write_text('[workload]\nkind = "conv2d"\n[constraints]\n'
+                                       'stock_vta = "yes"\n')
+    with pytest.raises(ConfigError, match="stock_vta must be true or false"):
+        spaces.load(tmp_path / "bad.toml")

@@ -45,6 +45,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "hw_name": res.hw_name, "knobs": res.knobs, "cycles": res.cycles,
             "stored_cycles": res.stored_cycles, "seconds": res.seconds,
             "area_mm2": res.area_mm2, "files": {k: str(v) for k, v in res.files.items()},
+            "stock_vta": res.stock_vta, "stock_vta_problems": list(res.stock_vta_problems),
             "elapsed_s": elapsed})
         return
     console.line(f"trial {res.trial} of {res.study} ({res.pick}): {res.hw_name}, "
@@ -56,6 +57,12 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                      "simulator changed since, the bundle holds the rebuilt program's cycles")
     from vtatune.escaping import shell_command
 
+    if res.stock_vta:
+        console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
+                     "it as it is)")
+    else:
+        console.line("stock VTA: no, it cannot build this design as it is: "
+                     + "; ".join(res.stock_vta_problems))
     console.line(f"wrote {res.folder}/ ({', '.join(res.files)}) in {elapsed:.1f} s; check it "
                  f"with: {shell_command(['vtatune', 'verify-export', str(res.folder)])}")
 

@@ -2,13 +2,17 @@
 
 Files (``BUNDLE_FILES``, then ``MANIFEST``):
 
-- ``vta_config.json``: VTA's own keys (TARGET = the board's VTA target, HW_VER, the ten LOG_*);
+- ``vta_config.json``: VTA's own keys (TARGET = the board's VTA target, HW_VER, the LOG_*
+  parameters: ``LOG_BLOCK`` for square designs, as stock VTA's pkg_config.py reads it;
+  LOG_BLOCK_IN/LOG_BLOCK_OUT for the others, which stock VTA cannot load);
 - ``schedule.json``: per workload signature, the workload's shape, the schedule knobs, the
   epilogue shift, and the cycles measured by the timing simulator on the board;
 - ``program.bin``: the VTA program (instructions and micro-op image, ``Program.to_bytes``);
 - ``resources.json``: the area model's resources, fabric area (mm^2) and board fit;
 - ``manifest.json``: format, versions (vtatune, tvm, tvm-ffi, numpy, python), sha256 and size
-  of every other file, and the source (study, trial, pick, database, candidate key).
+  of every other file, the source (study, trial, pick, database, candidate key), the time per
+  call and its split, and ``stock_vta`` with the reasons stock VTA cannot build the design
+  (``hardware.stock``).
 
 The design is recompiled from the stored hardware and knobs (the store keeps no programs), so
 the bundle is exactly what ``verify-export`` rebuilds from the bundle's own files.
@@ -79,6 +83,11 @@ class BundleResult:
     seconds: float
     area_mm2: float
     files: dict[str, Path]
+    stock_vta_problems: tuple[str, ...] = ()
+
+    @property
+    def stock_vta(self) -> bool:
+        return not self.stock_vta_problems
 
 
 def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> TrialRecord:
@@ -151,6 +160,7 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
     """Rebuild the picked trial and write the bundle into ``out`` (created; the bundle's files
     are replaced, other files left alone)."""
     from vtatune.hardware import boards
+    from vtatune.hardware.stock import stock_problems
     from vtatune.workloads import from_signature
 
     trial = pick_trial(info, trials, pick)
@@ -166,7 +176,8 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
     return BundleResult(folder=out, study=info.name, trial=trial.number, pick=pick,
                         hw_name=rec.hw_name, knobs=dict(rec.knobs),
                         cycles=built.timing.cycles, stored_cycles=int(rec.cycles or 0),
-                        seconds=built.timing.seconds, area_mm2=area_mm2, files=files)
+                        seconds=built.timing.seconds, area_mm2=area_mm2, files=files,
+                        stock_vta_problems=tuple(stock_problems(hw, board)))
 
 
 def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
@@ -175,9 +186,11 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     says where the design came from) into ``out`` (created); returns the files and the
     design's area in mm². Used by ``export`` (a stored trial) and ``compile --emit``."""
     from vtatune.area import estimate, fit
+    from vtatune.hardware.stock import stock_problems
 
     area = estimate(built.hw, board)
     fitted = fit(area, board)
+    stock = stock_problems(built.hw, board)
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(built.hw.to_vta_json()),
         SCHEDULE: _json(schedule_json(built, board)),
@@ -190,7 +203,10 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         "versions": versions(),
         "source": source,
         "workload": built.workload.signature, "board": board.name, "hw_name": hw_name,
-        "cycles": built.timing.cycles,
+        "cycles": built.timing.cycles, "seconds": built.timing.seconds,
+        "accelerator_seconds": built.timing.accelerator_seconds,
+        "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
+        "stock_vta": not stock, "stock_vta_problems": stock,
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
     }
@@ -215,6 +231,8 @@ def schedule_json(built: Built, board: Board) -> dict[str, Any]:
             "epilogue": {"shift": built.shift, "clip": [0, 127]},
             "cycles": built.timing.cycles,
             "latency_ms": round(built.timing.seconds * 1e3, 9),
+            "accelerator_ms": round(built.timing.accelerator_seconds * 1e3, 9),
+            "host_ms": round(built.timing.host_seconds * 1e3, 9),
             "instructions": len(built.program.insns),
             "uops": int(built.program.uops.size),
         }},

@@ -309,9 +309,15 @@ class HwConfig:
         return {k: getattr(self, k.lower()) for k in LOG_KEYS}
 
     def to_vta_json(self) -> dict[str, Any]:
-        """VTA's own vta_config.json content (separate LOG_BLOCK_IN/OUT keys)."""
+        """VTA's own vta_config.json content. A square design (BLOCK_IN = BLOCK_OUT) carries
+        ``LOG_BLOCK``, which stock VTA's pkg_config.py reads unconditionally; a non-square one
+        can only be written with LOG_BLOCK_IN/LOG_BLOCK_OUT, which stock VTA cannot load."""
         out: dict[str, Any] = {"TARGET": self.target, "HW_VER": self.hw_ver}
-        out.update(self.log_params())
+        for key, val in self.log_params().items():
+            if self.log_block_in == self.log_block_out and key == "LOG_BLOCK_IN":
+                out["LOG_BLOCK"] = val
+            elif not (self.log_block_in == self.log_block_out and key == "LOG_BLOCK_OUT"):
+                out[key] = val
         return out
 
     def summary(self) -> dict[str, Any]:

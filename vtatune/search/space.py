@@ -6,7 +6,8 @@ A space fixes a workload and a board and lists
   not listed keep the base config's value (``base = "default"``);
 - ``[schedule]``: which knobs are searched; knobs not searched take the template's suggestion;
 - ``[objective]``: ``area-latency`` (a Pareto front) or ``latency``;
-- ``[constraints]``: must the design fit the board, an optional area budget.
+- ``[constraints]``: must the design fit the board, an optional area budget, and
+  ``stock_vta = true`` to keep to designs stock VTA builds as they are (``hardware.stock``).
 
 **Parameterization.** Tile knobs are counted in hardware tiles (``tile_co`` in BLOCK_OUT
 channel tiles), so the same value means different work on different hardware. The sampler
@@ -84,6 +85,7 @@ class SearchSpace:
     source: str = ""
     #: the user's passes and verifiers every candidate is compiled with (``--passes``)
     passes: PassSet | None = None
+    stock_vta: bool = False
 
     @property
     def constraints(self) -> dict[str, Any]:
@@ -142,7 +144,7 @@ class SearchSpace:
         from vtatune import schedules
 
         hw = self.hardware(params)
-        problems = config.problems_of(hw)
+        problems = self.hardware_problems(hw)
         if problems:
             return None, "hardware: " + "; ".join(problems)
         space = schedules.knob_space(self.workload, hw)
@@ -174,6 +176,17 @@ class SearchSpace:
                 return dict(schedules.suggest(self.workload, hw))
         return {name: space.axes[name][0] for name in space.names}
 
+    def hardware_problems(self, hw: HwConfig) -> list[str]:
+        """Why ``hw`` is not a design of this space: it cannot be built or encoded, or (with
+        the ``stock_vta`` constraint) stock VTA cannot build it on the space's board."""
+        problems = config.problems_of(hw)
+        if not problems and self.stock_vta:
+            from vtatune.hardware import boards, stock
+
+            problems = [f"not stock VTA: {p}"
+                        for p in stock.stock_problems(hw, boards.load(self.board))]
+        return problems
+
     def params_of(self, cand: Candidate) -> dict[str, Any]:
         """Sampler parameters that realize ``cand`` (for warm starts from stored results)."""
         from vtatune import schedules
@@ -196,7 +209,8 @@ class SearchSpace:
                 "objective": self.objective, "hardware": {k: list(v) for k, v in
                                                          self.hw_choices.items()},
                 "knobs": list(self.knobs), "fit_board": self.fit_board,
-                "max_area_mm2": self.max_area_mm2, "source": self.source,
+                "max_area_mm2": self.max_area_mm2, "stock_vta": self.stock_vta,
+                "source": self.source,
                 "passes": self.passes.describe() if self.passes is not None else None}
 
 
@@ -273,7 +287,7 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "hardware": ("base", *LOG_KEYS),
     "schedule": ("knobs",),
     "objective": ("kind",),
-    "constraints": ("fit_board", "max_area_mm2"),
+    "constraints": ("fit_board", "max_area_mm2", "stock_vta"),
 }
 
 
@@ -440,6 +454,9 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     if max_area is not None and (isinstance(max_area, bool) or not isinstance(
             max_area, int | float) or not math.isfinite(max_area) or max_area <= 0):
         problems.append("[constraints] max_area_mm2 must be a positive finite number (mm2)")
+    stock_vta = cons.get("stock_vta", False)
+    if not isinstance(stock_vta, bool):
+        problems.append("[constraints] stock_vta must be true or false")
     name = _string(sec["study"], "study", "name", problems)
     if problems:
         raise ConfigError(source, problems)
@@ -448,4 +465,4 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     return SearchSpace(name=name, workload=wl, board=board_name, base_hw=base,
                        hw_choices=choices, knobs=knob_names, objective=obj, fit_board=fit,
                        max_area_mm2=float(max_area) if max_area else None, source=source,
-                       passes=passes)
+                       passes=passes, stock_vta=bool(stock_vta))

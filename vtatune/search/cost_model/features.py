@@ -271,6 +271,9 @@ class Featurizer:
     def _make_hw_info(self, values: tuple[int, ...]) -> HwInfo:
         hw = self.space.hardware(dict(zip(self.hw_keys, values, strict=True)))
         reason, area_mm2, util = hardware_facts(hw, self.space.board)
+        if not reason and self.space.stock_vta:  # the space's own admissibility (realize's)
+            problems = self.space.hardware_problems(hw)
+            reason = "hardware: " + "; ".join(problems) if problems else ""
         if reason:
             return HwInfo(hw, values, reason=reason)
         ks = schedules.knob_space(self.wl, hw)
