@@ -4,7 +4,9 @@
 
 Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole knob space at the
 default config (median, p90; one process, after a warm-up that builds the PrimFunc).
-Runtime/simulator, area, store and search figures come from each package's ``bench`` module
+Runtime/simulator, timing accuracy (the timing model refitted on the measured Pynq-Z1
+records: per-record, median, worst and leave-one-out error, rank agreement), area, store and
+search figures come from each package's ``bench`` module
 (the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
 a few). The full run also times the test suite and ``make setup`` in a fresh clone with an
 empty pip cache (the .venv's size too). With ``--write-readme`` the Markdown table replaces the
@@ -163,9 +165,11 @@ def run(quick: bool = False) -> str:
     from vtatune.networks.bench import bench_network
     from vtatune.runtime.bench import bench_simulator
     from vtatune.search.bench import bench_search
+    from vtatune.simulator.bench import bench_timing
     from vtatune.store.bench import bench_store
 
-    rows += bench_simulator() + bench_area() + bench_store(quick) + bench_search(quick)
+    rows += (bench_simulator() + bench_timing(quick) + bench_area() + bench_store(quick)
+             + bench_search(quick))
     rows += bench_reports(quick) + bench_network(quick)
     if not quick:  # minutes each, and the first needs the package index
         rows += bench_tests() + bench_setup()

@@ -13,7 +13,7 @@ from vtatune.errors import UserError
 from vtatune.hardware import boards
 from vtatune.hardware.config import default
 from vtatune.simulator import calibrate as cal
-from vtatune.simulator.timing import FIT_KEYS, load_params, simulate, timing_dir
+from vtatune.simulator.timing import FIT_KEYS, end_cycles, load_params, simulate, timing_dir
 
 PYNQ = boards.load("pynq-z1")
 #: Small conv2d records (shape, knobs) that compile quickly and stress different constants:
@@ -53,9 +53,7 @@ def truth_items() -> tuple[list[cal.Prepared], np.ndarray]:
     items = cal.prepare(records, PYNQ, prior)
     ms = []
     for it in items:
-        from vtatune.simulator.timing import _run
-
-        end = _run(it.rows, truth, str).end
+        end = end_cycles(it.rows, truth)
         ms.append((np.ceil(end) / PYNQ.clock_hz
                    + (truth.host_call_us + truth.host_insn_us * it.rows.n) * 1e-6) * 1e3)
     measured = [replace(it, record=replace(it.record, ms=m)) for it, m in zip(items, ms,
@@ -103,7 +101,8 @@ def test_simulated_times_match_simulate(truth_items) -> None:
     # the calibration times programs exactly as `simulate` does (same cost rows, same host)
     items, _ = truth_items
     prior = _prior()
-    acc, host, _ = cal._predict(items[:3], prior, PYNQ.clock_hz)
+    layout = cal._Layout((), ("",))
+    acc, host, _ = cal._predict(items[:3], layout, prior, layout.vector(prior), PYNQ.clock_hz)
     for it, a, h in zip(items[:3], acc, host, strict=True):
         from vtatune import schedules
         from vtatune.compiler import compile_candidate
@@ -180,3 +179,33 @@ def test_shipped_pynq_is_calibrated_on_the_repository_copy_of_the_records() -> N
     assert p.calibration["loo_median_error"] <= 0.10
     for key in FIT_KEYS:
         assert "fitted: vtatune calibrate" in p.sources[key]
+
+
+def test_per_session_constant(truth_items) -> None:
+    # Records of two measurement sessions whose ALU refill differs: with the refill fitted per
+    # session both are explained, and the returned constants are the chosen session's.
+    items, _ = truth_items
+    prior = _prior()
+    later = replace(prior, **{**TRUTH, "alu_refill_cycles": 2.0})
+    mixed = []
+    for i, it in enumerate(items):
+        if i % 2:
+            end = end_cycles(it.rows, later)
+            ms = (np.ceil(end) / PYNQ.clock_hz
+                  + (later.host_call_us + later.host_insn_us * it.rows.n) * 1e-6) * 1e3
+            rec = replace(it.record, ms=ms, session="2020-02")
+        else:
+            rec = replace(it.record, session="2019-07")
+        mixed.append(replace(it, record=rec))
+    res = cal.calibrate_prepared(mixed, PYNQ, prior, "cases", loo=False,
+                                 per_session=("alu_refill_cycles",), session="2019-07")
+    assert res.worst_error < 0.03 and not any(r.trimmed for r in res.records)
+    assert res.per_session["2019-07"]["alu_refill_cycles"] == pytest.approx(14.0, rel=0.25)
+    assert res.per_session["2020-02"]["alu_refill_cycles"] == pytest.approx(2.0, rel=0.5)
+    assert res.params.alu_refill_cycles == res.per_session["2019-07"]["alu_refill_cycles"]
+    assert res.params.calibration["session"] == "2019-07"
+    with pytest.raises(UserError, match="--session '2021-01'"):
+        cal.calibrate_prepared(mixed, PYNQ, prior, "cases", loo=False,
+                               per_session=("alu_refill_cycles",), session="2021-01")
+    with pytest.raises(UserError, match="not among the fitted constants"):
+        cal.calibrate_prepared(mixed, PYNQ, prior, "cases", per_session=("gemm_ii_cycles",))

@@ -23,6 +23,13 @@ def calibrate_cmd(
         "to use it). Without it nothing is written.")] = None,
     loo: Annotated[bool, typer.Option(
         "--loo/--no-loo", help="Also compute the leave-one-out errors.")] = True,
+    per_session: Annotated[str | None, typer.Option(
+        "--per-session", help="Constants fitted once per measurement session (records grouped "
+        "by the month of their 'measured' date), comma-separated, e.g. alu_refill_cycles.")
+    ] = None,
+    session: Annotated[str | None, typer.Option(
+        "--session", help="With --per-session: the session (YYYY-MM) whose values the fitted "
+        "constants carry (default: the latest).")] = None,
     json_: JsonOption = False,
 ) -> None:
     """Fit BOARD's timing constants to MEASURED latencies and report how well they explain them.
@@ -52,7 +59,9 @@ def calibrate_cmd(
             if done == total:
                 console.err.print("", markup=False)
 
-    result = cal.calibrate(records, brd, prior, str(measured), loo=loo, progress=progress)
+    keys = tuple(k.strip() for k in per_session.split(",") if k.strip()) if per_session else ()
+    result = cal.calibrate(records, brd, prior, str(measured), loo=loo, progress=progress,
+                           per_session=keys, session=session)
     written = None
     if out is not None:
         text = cal.dump_timing_file(cal.timing_file(result, raw))

@@ -1,4 +1,5 @@
-"""Speed of the simulators on hand-assembled dense programs (no TVM).
+"""Speed of the simulators on hand-assembled dense programs (no TVM), and the timing model
+against latencies measured on a board (``bench_timing``, part of ``make bench``).
 
 ``python -m vtatune.simulator.bench [hwconfig] [board]`` prints one line per program: its size,
 the functional and timing simulators' wall time and throughput, and the program.bin round trip.
@@ -58,6 +59,93 @@ def bench(hw: HwConfig, shape: DenseShape, board: str = "pynq-z1") -> BenchResul
     got = unpack_rows(res.region("res", np.int8, grid))
     return BenchResult(len(prog.insns), res.counters.gemm_counter, t1 - t0, t2 - t1, t3 - t2,
                        t4 - t3, tim.cycles, bool(np.array_equal(got, expected)))  # fmt: skip
+
+
+#: Measured ResNet-18 schedules with wide output tiles and the layer they are (records of
+#: hwconfigs/timing/measured/vta_pynq_measured.json): the board ran the same layers 1.5-2.65x
+#: slower with output tiles 7 or 8 wide (the file's README).
+WIDE = {4: "C3", 5: "C5", 6: "C2", 7: "C4"}
+NARROW_W = (7, 8)
+
+
+def bench_timing(quick: bool = False) -> list[tuple[str, str]]:
+    """The shipped pynq-z1 constants refitted on the shipped measured records: per-record and
+    median/worst error, leave-one-out median (not in quick mode), rank agreement, and the
+    simulated slowdown of narrow output tiles on the layers measured with wide ones."""
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import default
+    from vtatune.simulator import calibrate as cal
+    from vtatune.simulator.timing import load_params, timing_dir
+
+    board = boards.load("pynq-z1")
+    measured = timing_dir() / "measured" / "vta_pynq_measured.json"
+    t0 = time.perf_counter()
+    records = cal.read_records(measured, default(), board.name)
+    prior = cal.prior_params(load_params(board), cal.read_timing_file(timing_dir()
+                                                                       / "pynq-z1.json"))
+    res = cal.calibrate(records, board, prior, str(measured), loo=not quick)
+    wall = time.perf_counter() - t0
+    worst = max(res.records, key=lambda r: abs(r.error))
+    loo = res.loo_median_error
+    left = [r.index for r in res.records if r.trimmed]
+    pa = res.pairs_all
+    rows = [
+        ("timing vs measured: pynq-z1, 21 AutoTVM records (calibrate, fit + LOO)",
+         f"{wall:.1f} s" + (" (quick: no leave-one-out)" if quick else "")),
+        ("timing error, median / worst (simulated / measured - 1)",
+         f"{res.median_error:.1%} / {worst.error:+.1%} (record {worst.index})"),
+        ("timing error, leave-one-out median", "n/a (quick)" if loo is None else f"{loo:.1%}"),
+        ("records left out of the fit (inconsistent with the rest)",
+         ", ".join(map(str, left)) or "none"),
+        ("rank agreement, record pairs ordered as on the board",
+         f"{pa.agree}/{pa.pairs} ({pa.fraction:.1%})"
+         + (f"; worst pair {pa.worst[0]}/{pa.worst[1]}: board {pa.worst[2]:.2f}x, simulated "
+            f"{pa.worst[3]:.2f}x" if pa.worst else "")),
+        ("rank agreement, schedule pairs of the same layer",
+         "no two records share a layer" if not res.pairs_same_layer.pairs else
+         f"{res.pairs_same_layer.agree}/{res.pairs_same_layer.pairs}"),
+    ]
+    for r in res.records:
+        rows.append((f"record {r.index}: {r.label}",
+                     f"measured {r.measured_ms:.3g} ms, simulated {r.simulated_ms:.3g} ms "
+                     f"({r.error:+.1%}" + (f", LOO {r.loo_error:+.1%}" if r.loo_error is not None
+                                           else "") + (", left out)" if r.trimmed else ")")))
+    rows += _narrow_rows(records, board, res.params)
+    return rows
+
+
+def _narrow_rows(records, board, params) -> list[tuple[str, str]]:
+    """Simulated time of narrow output tiles / the measured wide schedule, same layer."""
+    from vtatune import schedules
+    from vtatune.compiler import compile_candidate
+    from vtatune.errors import VtatuneError
+    from vtatune.runtime import build_program
+
+    out = []
+    for index, layer in WIDE.items():
+        rec = next(r for r in records if r.index == index)
+        base = None
+        ratios = []
+        for tw in (None, *NARROW_W):
+            knobs = dict(rec.knobs) if tw is None else {**rec.knobs, "tile_w": tw}
+            try:
+                knobs = schedules.knob_space(rec.workload, rec.hw).check(
+                    {**schedules.suggest(rec.workload, rec.hw), **knobs})
+            except VtatuneError:  # a width that does not divide the layer
+                continue
+            res = compile_candidate(rec.workload, rec.hw, knobs)
+            if not res.ok:
+                continue
+            t = simulate(build_program(res, rec.workload, rec.hw), board, params).seconds
+            if tw is None:
+                base = t
+            elif base:
+                ratios.append(f"tile_w {tw}: {t / base:.2f}x")
+        if ratios:
+            out.append((f"narrow vs measured wide tiles, {layer} (record {index}, tile_w "
+                        f"{rec.knobs.get('tile_w')}), simulated (board: 1.5-2.65x)",
+                        ", ".join(ratios)))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:

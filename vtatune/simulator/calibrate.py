@@ -48,6 +48,7 @@ from vtatune.simulator.timing import (
     TimingParams,
     cost_rows,
     end_and_gradient,
+    end_cycles,
 )
 
 #: Physical bounds of the fitted constants (see SOURCES.md#F1): a DMA row costs at least the
@@ -89,6 +90,7 @@ class MeasuredRecord:
     hw: HwConfig
     ms: float
     label: str
+    session: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,13 @@ class RecordFit:
     error: float
     loo_error: float | None = None
     trimmed: bool = False
+    session: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "label": self.label, "measured_ms": self.measured_ms,
                 "simulated_ms": self.simulated_ms, "accelerator_ms": self.accelerator_ms,
                 "host_ms": self.host_ms, "error": self.error, "loo_error": self.loo_error,
-                "trimmed": self.trimmed}  # fmt: skip
+                "trimmed": self.trimmed, "session": self.session}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,8 @@ class Calibration:
     source: str
     fit_keys: tuple[str, ...] = FIT_KEYS
     notes: tuple[str, ...] = field(default=())
+    per_session: dict[str, dict[str, float]] = field(default_factory=dict)
+    session: str | None = None
 
     @property
     def median_error(self) -> float:
@@ -170,6 +175,7 @@ class Calibration:
                 "loo_median_error": self.loo_median_error,
                 "rank_agreement": self.pairs_all.as_dict(),
                 "rank_agreement_same_layer": self.pairs_same_layer.as_dict(),
+                "per_session": self.per_session, "session": self.session,
                 "records": [r.as_dict() for r in self.records],
                 "notes": list(self.notes)}  # fmt: skip
 
@@ -244,7 +250,9 @@ def records_from_list(raw: Any, source: str, default_hw: HwConfig,
             continue
         label = (f"{wl.cin}x{wl.h}x{wl.w}->{wl.cout} k{wl.kh}x{wl.kw} s{wl.stride} | "
                  + " ".join(f"{_SHORT.get(k, k)}{v}" for k, v in sorted(knobs.items())))
-        out.append(MeasuredRecord(i, wl, dict(knobs), hw, ms, label))
+        measured = rec.get("measured")
+        session = measured[:7] if isinstance(measured, str) else ""  # YYYY-MM
+        out.append(MeasuredRecord(i, wl, dict(knobs), hw, ms, label, session))
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise UserError(f"{source}: " + "; ".join(problems[:3]) + more)
@@ -317,39 +325,80 @@ def prepare(records: Sequence[MeasuredRecord], board: Board, prior: TimingParams
 # ---- the fit ------------------------------------------------------------------------------
 
 
-def _with(prior: TimingParams, theta: np.ndarray) -> TimingParams:
-    return replace(prior, **{k: float(v) for k, v in zip(FIT_KEYS, theta, strict=True)})
+@dataclass(frozen=True)
+class _Layout:
+    """Where each fitted constant sits in the parameter vector: the shared constants, then
+    each per-session constant once per measurement session (``sessions`` in order)."""
+
+    per_session: tuple[str, ...]
+    sessions: tuple[str, ...]
+
+    @property
+    def shared(self) -> tuple[str, ...]:
+        return tuple(k for k in FIT_KEYS if k not in self.per_session)
+
+    @property
+    def size(self) -> int:
+        return len(self.shared) + len(self.per_session) * len(self.sessions)
+
+    def column(self, key: str, session: str) -> int:
+        if key in self.shared:
+            return self.shared.index(key)
+        return (len(self.shared) + self.per_session.index(key) * len(self.sessions)
+                + self.sessions.index(session))
+
+    def keys(self) -> list[str]:
+        """The constant each column holds."""
+        return [*self.shared, *(k for k in self.per_session for _ in self.sessions)]
+
+    def params(self, prior: TimingParams, theta: np.ndarray, session: str) -> TimingParams:
+        return replace(prior, **{k: float(theta[self.column(k, session)]) for k in FIT_KEYS})
+
+    def vector(self, p: TimingParams) -> np.ndarray:
+        return np.array([getattr(p, k) for k in self.keys()])
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return (np.log([BOUNDS[k][0] for k in self.keys()]),
+                np.log([BOUNDS[k][1] for k in self.keys()]))
 
 
-def _predict(items: Sequence[Prepared], p: TimingParams, clock_hz: float,
+def _predict(items: Sequence[Prepared], layout: _Layout, prior: TimingParams,
+             theta: np.ndarray, clock_hz: float,
              jac: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Accelerator and host seconds of each item; with ``jac``, d(total seconds)/d(FIT_KEYS)."""
+    """Accelerator and host seconds of each item with the constants of its session; with
+    ``jac``, d(total seconds)/d(theta)."""
     acc = np.empty(len(items))
     host = np.empty(len(items))
-    J = np.zeros((len(items), len(FIT_KEYS))) if jac else None
+    J = np.zeros((len(items), layout.size)) if jac else None
+    by_session = {s: layout.params(prior, theta, s) for s in layout.sessions}
     for i, it in enumerate(items):
-        if jac:
+        s = it.record.session
+        p = by_session[s]
+        if J is not None:
             end, g = end_and_gradient(it.rows, p)
-            J[i, :len(ACCEL_KEYS)] = g / clock_hz  # type: ignore[index]
-            J[i, len(ACCEL_KEYS):] = (1e-6, 1e-6 * it.rows.n)  # type: ignore[index]
+            for j, key in enumerate(ACCEL_KEYS):
+                J[i, layout.column(key, s)] = g[j] / clock_hz
+            J[i, layout.column("host_call_us", s)] = 1e-6
+            J[i, layout.column("host_insn_us", s)] = 1e-6 * it.rows.n
         else:
-            from vtatune.simulator.timing import _run
-
-            end = _run(it.rows, p, lambda k: f"#{k}").end
+            end = end_cycles(it.rows, p)
         acc[i] = math.ceil(end) / clock_hz
         host[i] = (p.host_call_us + p.host_insn_us * it.rows.n) * 1e-6
     return acc, host, J
 
 
 class _Problem:
-    """log(simulated / measured) of a set of records as a function of log(constants)."""
+    """log(simulated / measured) of a set of records, and the priors, as a function of
+    log(constants)."""
 
-    def __init__(self, items: Sequence[Prepared], prior: TimingParams, clock_hz: float) -> None:
+    def __init__(self, items: Sequence[Prepared], layout: _Layout, prior: TimingParams,
+                 clock_hz: float) -> None:
         self.items = list(items)
+        self.layout = layout
         self.prior = prior
         self.clock_hz = clock_hz
         self.meas = np.array([it.record.ms * 1e-3 for it in self.items])
-        self.phi_prior = np.log([getattr(prior, k) for k in FIT_KEYS])
+        self.phi_prior = np.log(layout.vector(prior))
         self._w_prior = LOSS_SCALE / math.log(PRIOR_FACTOR)
         self._cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -358,11 +407,12 @@ class _Problem:
         hit = self._cache.get(key)
         if hit is None:
             theta = np.exp(phi)
-            acc, host, J = _predict(self.items, _with(self.prior, theta), self.clock_hz, True)
+            acc, host, J = _predict(self.items, self.layout, self.prior, theta, self.clock_hz,
+                                    True)
             total = acc + host
             assert J is not None
-            # d log(total) / d phi_j = (d total / d theta_j) * theta_j / total
-            # the data residuals, then one prior residual per constant
+            # the data residuals, then one prior residual per constant; d log(total) / d phi_j
+            # = (d total / d theta_j) * theta_j / total
             r = np.concatenate([np.log(total / self.meas),
                                 self._w_prior * (phi - self.phi_prior)])
             jr = np.vstack([J * theta[None, :] / total[:, None],
@@ -437,26 +487,27 @@ def _numpy_lm(problem: _Problem, phi0: np.ndarray, lo: np.ndarray, hi: np.ndarra
 STARTS = 8
 SEED = 0
 #: Records further than this many robust sigmas from the trimmed fit are left out; sigma is
-#: at least NOISE_FLOOR (measurements of one schedule drift by a few percent).
+#: at least NOISE_FLOOR: measured records are the best of noisy runs and drift between
+#: sessions (the same C11 schedule: 7.35 and 8.35 ms a month apart), so only a record more
+#: than ~30% off the model that explains the majority counts as inconsistent.
 CUTOFF_SIGMAS = 3.0
-NOISE_FLOOR = 0.03
+NOISE_FLOOR = 0.1
 
 
-def _fit(items: Sequence[Prepared], prior: TimingParams, clock_hz: float, phi0: np.ndarray,
-         use_scipy: bool, starts: int = STARTS) -> tuple[np.ndarray, list[int]]:
+def _fit(items: Sequence[Prepared], layout: _Layout, prior: TimingParams, clock_hz: float,
+         phi0: np.ndarray, use_scipy: bool, starts: int = STARTS) -> tuple[np.ndarray, list[int]]:
     """Reweighted least trimmed squares: find the constants that explain the best
     h = max(floor(n / 2) + 1, len(FIT_KEYS) + 1) records (concentration steps from the prior
     and from fits to random half-sized subsets), then refit on every record within
     CUTOFF_SIGMAS robust sigmas of them. Returns log-constants and the positions of the
     records left out."""
-    lo = np.log([BOUNDS[k][0] for k in FIT_KEYS])
-    hi = np.log([BOUNDS[k][1] for k in FIT_KEYS])
+    lo, hi = layout.bounds()
     n = len(items)
-    full = _Problem(items, prior, clock_hz)
+    full = _Problem(items, layout, prior, clock_hz)
 
     def solve(subset: Sequence[int], start: np.ndarray) -> np.ndarray:
-        return _solve(_Problem([items[i] for i in subset], prior, clock_hz), start, lo, hi,
-                      use_scipy)
+        return _solve(_Problem([items[i] for i in subset], layout, prior, clock_hz), start, lo,
+                      hi, use_scipy)
 
     h = max(n // 2 + 1, len(FIT_KEYS) + 1)
     if n <= h + 1:  # too few records to trim any: a plain robust fit
@@ -488,47 +539,68 @@ def _fit(items: Sequence[Prepared], prior: TimingParams, clock_hz: float, phi0: 
 
 def calibrate(records: Sequence[MeasuredRecord], board: Board, prior: TimingParams,
               source: str, loo: bool = True, use_scipy: bool | None = None,
-              progress: Callable[[str, int, int], None] | None = None) -> Calibration:
+              progress: Callable[[str, int, int], None] | None = None,
+              per_session: Sequence[str] = (), session: str | None = None) -> Calibration:
     """Fit ``FIT_KEYS`` of ``board`` to ``records``; see the module docstring."""
     items = prepare(records, board, prior,
                     (lambda d, t: progress("compile", d, t)) if progress else None)
-    return calibrate_prepared(items, board, prior, source, loo, use_scipy, progress)
+    return calibrate_prepared(items, board, prior, source, loo, use_scipy, progress,
+                              per_session, session)
 
 
 def calibrate_prepared(items: Sequence[Prepared], board: Board, prior: TimingParams,
                        source: str, loo: bool = True, use_scipy: bool | None = None,
-                       progress: Callable[[str, int, int], None] | None = None) -> Calibration:
-    """``calibrate`` on records already compiled (``prepare``)."""
+                       progress: Callable[[str, int, int], None] | None = None,
+                       per_session: Sequence[str] = (),
+                       session: str | None = None) -> Calibration:
+    """``calibrate`` on records already compiled (``prepare``). ``per_session`` names
+    constants fitted once per measurement session (records grouped by the month of their
+    ``measured`` date) instead of once for all; ``session`` picks whose values the returned
+    constants carry (default: the latest)."""
     items = list(items)
+    bad = [k for k in per_session if k not in FIT_KEYS]
+    if bad:
+        raise UserError(f"--per-session: {', '.join(bad)} not among the fitted constants "
+                        f"({', '.join(FIT_KEYS)})")
+    sessions = tuple(sorted({it.record.session for it in items}))
+    if not per_session:
+        sessions = ("",)
+        items = [replace(it, record=replace(it.record, session="")) for it in items]
+    if session is None:
+        session = sessions[-1]
+    elif session not in sessions:
+        raise UserError(f"--session {session!r}: the records' sessions are "
+                        f"{', '.join(s or '(undated)' for s in sessions)}")
+    layout = _Layout(tuple(k for k in FIT_KEYS if k in per_session), sessions)
     if use_scipy is None:
         use_scipy = _have_scipy()
     solver = ("scipy.optimize.least_squares (trf, Cauchy loss) + trimmed refits" if use_scipy
               else "numpy Levenberg-Marquardt (Cauchy IRLS) + trimmed refits")
     clock = board.clock_hz
-    phi0 = np.log([min(max(getattr(prior, k), BOUNDS[k][0]), BOUNDS[k][1]) for k in FIT_KEYS])
-    phi, out = _fit(items, prior, clock, phi0, use_scipy)
-    params = _with(prior, np.exp(phi))
-    acc, host, _ = _predict(items, params, clock)
+    lo, hi = layout.bounds()
+    phi0 = np.clip(np.log(layout.vector(prior)), lo, hi)
+    phi, out = _fit(items, layout, prior, clock, phi0, use_scipy)
+    theta = np.exp(phi)
+    acc, host, _ = _predict(items, layout, prior, theta, clock)
     loo_err: list[float | None] = [None] * len(items)
     if loo and len(items) > len(FIT_KEYS) + 1:
         # Each record predicted by the constants refitted without it on the records the final
         # fit used (the trimming is not redone); a left-out record is predicted as it is.
-        lo_b = np.log([BOUNDS[k][0] for k in FIT_KEYS])
-        hi_b = np.log([BOUNDS[k][1] for k in FIT_KEYS])
         kept = [i for i in range(len(items)) if i not in out]
         for n_done, i in enumerate(range(len(items))):
             if i in out:
                 phi_i = phi
             else:
                 rest = [items[j] for j in kept if j != i]
-                phi_i = _solve(_Problem(rest, prior, clock), phi, lo_b, hi_b, use_scipy)
-            a, h, _ = _predict([items[i]], _with(prior, np.exp(phi_i)), clock)
+                phi_i = _solve(_Problem(rest, layout, prior, clock), phi, lo, hi, use_scipy)
+            a, h, _ = _predict([items[i]], layout, prior, np.exp(phi_i), clock)
             loo_err[i] = float((a[0] + h[0]) / (items[i].record.ms * 1e-3) - 1)
             if progress:
                 progress("leave-one-out", n_done + 1, len(items))
     fits = tuple(RecordFit(it.record.index, it.record.label, it.record.ms,
                            float((a + h) * 1e3), float(a * 1e3), float(h * 1e3),
-                           float((a + h) / (it.record.ms * 1e-3) - 1), loo_err[i], i in out)
+                           float((a + h) / (it.record.ms * 1e-3) - 1), loo_err[i], i in out,
+                           it.record.session)
                  for i, (it, a, h) in enumerate(zip(items, acc, host, strict=True)))
     sim = np.array([f.simulated_ms for f in fits])
     meas = np.array([f.measured_ms for f in fits])
@@ -538,17 +610,31 @@ def calibrate_prepared(items: Sequence[Prepared], board: Board, prior: TimingPar
         notes.append(f"{len(out)} of {len(items)} records are inconsistent with the constants "
                      "that explain the others and were left out of the final fit: records "
                      + ", ".join(str(items[i].record.index) for i in out))
-    params = replace(params, calibration=_calibration_note(params, fits, source, solver))
+    by_session = {s: {k: float(theta[layout.column(k, s)]) for k in layout.per_session}
+                  for s in sessions} if layout.per_session else {}
+    if by_session:
+        notes.append("per measurement session: " + "; ".join(
+            f"{s or '(undated)'}: " + ", ".join(f"{k} {v:.4g}" for k, v in vals.items())
+            for s, vals in by_session.items()) + f"; the constants returned are {session}'s")
+    params = layout.params(prior, theta, session)
+    params = replace(params, calibration=_calibration_note(fits, source, solver, by_session,
+                                                           session))
     return Calibration(board.name, params, fits, solver, rank_agreement(meas, sim),
-                       rank_agreement(meas, sim, layers), source, FIT_KEYS, tuple(notes))
+                       rank_agreement(meas, sim, layers), source, FIT_KEYS, tuple(notes),
+                       by_session, session if by_session else None)
 
 
-def _calibration_note(params: TimingParams, fits: Sequence[RecordFit], source: str,
-                      solver: str) -> dict[str, Any]:
-    return {"records": _display_path(source), "n_records": len(fits),
-            "fitted": [f.index for f in fits if not f.trimmed],
-            "left_out": [f.index for f in fits if f.trimmed],
-            "solver": solver, "model_version": MODEL_VERSION}
+def _calibration_note(fits: Sequence[RecordFit], source: str, solver: str,
+                      by_session: dict[str, dict[str, float]], session: str) -> dict[str, Any]:
+    note: dict[str, Any] = {"records": _display_path(source), "n_records": len(fits),
+                            "fitted": [f.index for f in fits if not f.trimmed],
+                            "left_out": [f.index for f in fits if f.trimmed],
+                            "solver": solver, "model_version": MODEL_VERSION}
+    if by_session:
+        note["per_session"] = {s or "(undated)": {k: round(v, 4) for k, v in vals.items()}
+                               for s, vals in by_session.items()}
+        note["session"] = session
+    return note
 
 
 def rank_agreement(measured: np.ndarray, simulated: np.ndarray,

@@ -509,6 +509,11 @@ def simulate(
     )
 
 
+def end_cycles(rows: CostRows, p: TimingParams) -> float:
+    """Accelerator cycles (unrounded) of ``rows`` with constants ``p``."""
+    return _run(rows, p, lambda k: f"instruction #{k}").end
+
+
 def end_and_gradient(rows: CostRows, p: TimingParams) -> tuple[float, np.ndarray]:
     """Accelerator cycles of ``rows`` with constants ``p`` and their gradient with respect to
     ``ACCEL_KEYS`` (what ``vtatune calibrate`` fits with)."""
