@@ -41,9 +41,11 @@ def test_front_is_the_brute_force_non_dominated_set(studies, which) -> None:
     assert data.fastest.cycles == min(p.cycles for p in feas)
     assert data.n_trials == len(trials)
     assert data.n_feasible == sum(t.candidate.feasible for t in trials)
-    # latency is the stored seconds in ms, consistent with the board clock
+    # latency is the stored end-to-end seconds in ms: the accelerator's cycles at the board
+    # clock plus the host's work per call
     for p in feas:
-        assert p.latency_ms == pytest.approx(p.cycles / (data.clock_mhz * 1e3))
+        assert p.latency_ms > p.cycles / (data.clock_mhz * 1e3)
+        assert p.latency_ms < p.cycles / (data.clock_mhz * 1e3) + 10.0
 
 
 def _knee_direct(front) -> int:

@@ -19,7 +19,8 @@ def point_columns(points: Sequence[DesignPoint]) -> list[str]:
     knobs = sorted({k for p in points for k in p.knobs})
     logic, bram = _kinds(points)
     return ["trial", "status", "hw_name", *LOG_KEYS, *knobs, "cycles", "latency_ms",
-            "area_mm2", logic, "ff", bram, "dsp", "bound_cycles", "efficiency", "reason"]
+            "area_mm2", logic, "ff", bram, "dsp", "bound_cycles", "efficiency", "stock_vta",
+            "stock_vta_problems", "reason"]
 
 
 def point_row(p: DesignPoint, logic: str, bram: str) -> dict[str, Any]:
@@ -28,7 +29,9 @@ def point_row(p: DesignPoint, logic: str, bram: str) -> dict[str, Any]:
                            "cycles": p.cycles, "latency_ms": p.latency_ms,
                            "area_mm2": p.area_mm2, logic: p.lut, "ff": p.ff, bram: p.bram,
                            "dsp": p.dsp, "bound_cycles": p.bound_cycles,
-                           "efficiency": p.efficiency, "reason": p.reason}
+                           "efficiency": p.efficiency, "stock_vta": p.stock_vta,
+                           "stock_vta_problems": "; ".join(p.stock_vta_problems),
+                           "reason": p.reason}
     row.update({k: p.hw.get(k) for k in LOG_KEYS})
     row.update(p.knobs)
     return row

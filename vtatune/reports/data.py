@@ -55,6 +55,9 @@ class DesignPoint:
     efficiency: float | None
     bound_cycles: float | None  # the larger physical lower bound (compute or memory)
     fits: bool | None
+    #: stock VTA builds the design as it is on the study's board (None: unknown)
+    stock_vta: bool | None = None
+    stock_vta_problems: tuple[str, ...] = ()
 
     @property
     def feasible(self) -> bool:
@@ -221,8 +224,8 @@ class ReportData:
 
 # ---- records -> points -----------------------------------------------------------------------
 
-def design_point(t: TrialRecord) -> DesignPoint:
-    """The report's view of one trial."""
+def design_point(t: TrialRecord, board: str | None = None) -> DesignPoint:
+    """The report's view of one trial (``board``: the study's, for the stock-VTA check)."""
     c = t.candidate
     res = c.resources or {}
     logic_kind = str(res.get("logic_kind", "lut"))
@@ -236,17 +239,34 @@ def design_point(t: TrialRecord) -> DesignPoint:
         bram=_num(res.get(bram_kind)), dsp=_num(res.get("dsp")), logic_kind=logic_kind,
         bram_kind=bram_kind, efficiency=c.efficiency,
         bound_cycles=max(bounds) if bounds else None,
-        fits=res.get("fits") if isinstance(res.get("fits"), bool) else None)
+        fits=res.get("fits") if isinstance(res.get("fits"), bool) else None,
+        **_stock(c.hw, board))
 
 
-def unique_points(trials: Iterable[TrialRecord]) -> list[DesignPoint]:
+def _stock(hw: dict[str, int], board: str | None) -> dict[str, Any]:
+    """``stock_vta`` and its reasons for stored LOG_* parameters (unknown if they do not make
+    a config)."""
+    from vtatune.errors import VtatuneError
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import HwConfig
+    from vtatune.hardware.stock import stock_problems
+
+    try:
+        cfg = HwConfig(**{k.lower(): int(v) for k, v in hw.items()})
+        problems = tuple(stock_problems(cfg, boards.load(board) if board else None))
+    except (TypeError, ValueError, VtatuneError):
+        return {}
+    return {"stock_vta": not problems, "stock_vta_problems": problems}
+
+
+def unique_points(trials: Iterable[TrialRecord], board: str | None = None) -> list[DesignPoint]:
     """One point per candidate (its first trial), in trial order."""
     seen: set[str] = set()
     out = []
     for t in trials:
         if t.candidate.key not in seen:
             seen.add(t.candidate.key)
-            out.append(design_point(t))
+            out.append(design_point(t, board))
     return out
 
 
@@ -256,7 +276,7 @@ def front_points(info: StudyInfo, trials: Sequence[TrialRecord]) -> list[DesignP
 
     by_number = {t.number: t for t in trials}
     rows = summarize(info, list(trials))["pareto"]
-    return [design_point(by_number[r["trial"]]) for r in rows]
+    return [design_point(by_number[r["trial"]], info.board) for r in rows]
 
 
 # ---- front analysis --------------------------------------------------------------------------
@@ -443,7 +463,7 @@ def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
     from vtatune.hardware import boards
 
     board = boards.load(info.board)
-    points = unique_points(trials)
+    points = unique_points(trials, info.board)
     front = front_points(info, trials)
     feas = [p for p in points if p.feasible]
     box = hv_box(front)
@@ -507,7 +527,7 @@ def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> 
     from vtatune.hardware import boards
 
     board = boards.load(studies[0][0].board)
-    every = [(info, trials, unique_points(trials), front_points(info, trials))
+    every = [(info, trials, unique_points(trials, info.board), front_points(info, trials))
              for info, trials in studies]
     box = hv_box([p for *_, front in every for p in front])
     series = []

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from vtatune import formats
 from vtatune.escaping import html as escape
 from vtatune.escaping import shell_command
-from vtatune.reports.data import CompareData, ReportData
+from vtatune.reports.data import CompareData, DesignPoint, ReportData
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
@@ -117,19 +117,27 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _stock(p: DesignPoint) -> str:
+    """The stock-VTA cell: yes, or no with the reasons (escaped by ``table``)."""
+    if p.stock_vta is None:
+        return ""
+    return "yes" if p.stock_vta else "no: " + "; ".join(p.stock_vta_problems)
+
+
 def front_table(data: ReportData) -> str:
     """The front: hardware, knobs, cycles, ms, area, resources, efficiency vs the bound —
     compact enough for a 1400-pixel window (knobs wrap between knobs)."""
     logic = data.front[0].logic_kind.upper() if data.front else "LUT"
     bram = data.front[0].bram_kind.upper() if data.front else "BRAM36"
     cols = ["trial", "hardware", "knobs", "cycles", "ms", "mm²", logic, "FF", bram, "DSP",
-            "fits", "bound", "eff."]
+            "fits", "bound", "eff.", "stock VTA"]
     titles = ["trial number", "hardware (" + formats.HW_NAME_LEGEND + ")", "schedule knobs",
               "accelerator cycles", f"latency in ms at {data.clock_mhz:g} MHz",
               "area in mm²", f"{logic} used", "flip-flops used", f"{bram} blocks used",
               "DSP blocks used", f"fits {data.board}",
               "the larger physical lower bound (compute or memory roofline), cycles",
-              "efficiency: bound / cycles"]
+              "efficiency: bound / cycles",
+              "stock VTA (apache/tvm-vta as it is) builds the design; else why not"]
     rows = [[p.trial, p.hw_name, formats.knobs(p.knobs),
              Cell(formats.cycles(p.cycles), p.cycles), Cell(formats.ms(p.latency_ms),
                                                           p.latency_ms),
@@ -137,10 +145,10 @@ def front_table(data: ReportData) -> str:
              Cell(formats.count(p.ff), p.ff), Cell(formats.count(p.bram), p.bram),
              Cell(formats.count(p.dsp), p.dsp), p.fits,
              Cell(formats.cycles(p.bound_cycles), p.bound_cycles),
-             Cell(formats.percent(p.efficiency), p.efficiency)] for p in data.front]
+             Cell(formats.percent(p.efficiency), p.efficiency), _stock(p)] for p in data.front]
     knee = data.knee.trial if data.knee else None
     return table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
-                 text_cols=(1, 2), wrap_cols=(2,), titles=titles)
+                 text_cols=(1, 2, 13), wrap_cols=(2, 13), titles=titles)
 
 
 def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
