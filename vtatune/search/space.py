@@ -91,7 +91,8 @@ class SearchSpace:
     def constraints(self) -> dict[str, Any]:
         """What decides feasibility besides the hardware itself. Every entry is part of a
         stored result's identity (``store.identity``): a new constraint is added here."""
-        return {"fit_board": self.fit_board, "max_area_mm2": self.max_area_mm2}
+        return {"fit_board": self.fit_board, "max_area_mm2": self.max_area_mm2,
+                "stock_vta": self.stock_vta}
 
     # ---- what samplers see ---------------------------------------------------------------
     @cached_property
