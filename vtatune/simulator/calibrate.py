@@ -624,6 +624,15 @@ def calibrate_prepared(items: Sequence[Prepared], board: Board, prior: TimingPar
                        by_session, session if by_session else None)
 
 
+def errors_with(items: Sequence[Prepared], board: Board, params: TimingParams) -> np.ndarray:
+    """simulated / measured - 1 of each item with one set of constants for all (what
+    ``vtatune simulate`` gives with ``params``, whatever session a record is of)."""
+    layout = _Layout((), ("",))
+    items = [replace(it, record=replace(it.record, session="")) for it in items]
+    acc, host, _ = _predict(items, layout, params, layout.vector(params), board.clock_hz)
+    return (acc + host) / np.array([it.record.ms * 1e-3 for it in items]) - 1
+
+
 def _calibration_note(fits: Sequence[RecordFit], source: str, solver: str,
                       by_session: dict[str, dict[str, float]], session: str) -> dict[str, Any]:
     note: dict[str, Any] = {"records": _display_path(source), "n_records": len(fits),
