@@ -39,8 +39,20 @@ def test_schedule_only_search_with_fixed_hardware(capsys, tmp_path) -> None:
                         "--json")
     assert rc == 0, err
     d = json.loads(out)
-    assert d["objective"] == "latency"
+    assert d["objective"] == "latency" and d["latency"] == "end-to-end"
     assert all(t["hw"]["LOG_BLOCK_IN"] == 3 for t in d["top"])
+    # the fastest end to end first; each time per call splits into accelerator + host
+    assert [t["seconds"] for t in d["top"]] == sorted(t["seconds"] for t in d["top"])
+    for t in d["top"]:
+        assert t["seconds"] == pytest.approx(t["accelerator_seconds"] + t["host_seconds"])
+        assert t["host_seconds"] > 0
+    rc, out, err = _run(capsys, "search", "dense", "--shape", "16,64,64", "--hw", "1x8x8",
+                        "--trials", "4", "--sampler", "tpe", "--workers", "1", "--db", db,
+                        "--latency", "accelerator", "--json")
+    assert rc == 0, err
+    acc = json.loads(out)
+    assert acc["latency"] == "accelerator" and acc["study"] == d["study"][:-3] + "accelerator-tpe"
+    assert [t["cycles"] for t in acc["top"]] == sorted(t["cycles"] for t in acc["top"])
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -51,6 +63,7 @@ def test_schedule_only_search_with_fixed_hardware(capsys, tmp_path) -> None:
     (["search", "--space", "missing.toml"], "no such file"),
     (["search", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "database"),
     (["search", "--timeout", "-1"], "'--timeout': must be in (0, "),
+    (["search", "--latency", "wall"], "--latency must be one of end-to-end, accelerator"),
     (["show", "nope", "--db", "sqlite:////tmp/vtatune-no-such.sqlite"], "no study 'nope'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from vtatune.cli.main import main
+from vtatune.formats import MISSING
 from vtatune.store import CandidateRecord, Store
 
 WL = "conv2d:1x64x56x56-64x3x3-p1s1"
@@ -112,17 +113,20 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
     rc, out, err = run(capsys, "show", "joint", "--db", db)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[0].startswith(f"study joint: {WL} on pynq-z1, objective area-latency, "
-                               "sampler tpe (sqlite:///")
+    assert lines[0].startswith(f"study joint: {WL} on pynq-z1, objective area-latency "
+                               "(end-to-end latency), sampler tpe (sqlite:///")
     assert lines[1] == "7 trials, 6 feasible (infeasible: invalid 1), best 400 cycles"
-    assert lines[2] == "Pareto front, area vs cycles (3 points):"
-    assert lines[3].split() == ["trial", "cycles", "ms", "mm²", "eff.", "hardware", "knobs"]
+    assert lines[2] == "Pareto front, area vs ms per call (3 points):"
+    assert lines[3].split() == ["trial", "cycles", "ms", "accel", "ms", "host", "ms", "mm²",
+                                "eff.", "hardware", "knobs"]
     rows = [line.split() for line in lines[4:7]]
-    # search's formats: cycles with separators, ms with 3 decimals, mm² with 2, efficiency %
-    assert [r[:5] for r in rows] == [["0", "900", "0.009", "1.00", "50.0%"],
-                                     ["2", "500", "0.005", "2.00", "50.0%"],
-                                     ["4", "400", "0.004", "3.00", "50.0%"]]
-    assert rows[0][5] == "1x8x8-i32w256a128u32" and rows[0][6] == "tile_h=2"
+    # search's formats: cycles with separators, ms with 3 decimals, mm² with 2, efficiency %;
+    # these records predate the accelerator/host split: its columns are missing
+    M = MISSING
+    assert [r[:7] for r in rows] == [["0", "900", "0.009", M, M, "1.00", "50.0%"],
+                                     ["2", "500", "0.005", M, M, "2.00", "50.0%"],
+                                     ["4", "400", "0.004", M, M, "3.00", "50.0%"]]
+    assert rows[0][7] == "1x8x8-i32w256a128u32" and rows[0][8] == "tile_h=2"
     assert lines[7].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>")
 
 
@@ -136,7 +140,8 @@ def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
         (0, 1.0, 900), (2, 2.0, 500), (4, 3.0, 400)]
     p = d["pareto"][0]
     assert set(p) == {"trial", "hw", "hw_name", "knobs", "cycles", "seconds", "area_mm2",
-                      "efficiency"}
+                      "efficiency", "accelerator_seconds", "host_seconds"}
+    assert d["latency"] == "end-to-end"
     assert p["hw"]["LOG_BLOCK_IN"] == 3 and p["knobs"] == {"tile_h": 2}
     assert p["seconds"] == pytest.approx(9e-6) and p["efficiency"] == 0.5
     # the cached repeat of trial 0 (trial 6) is listed once
@@ -148,7 +153,7 @@ def test_show_latency_study_top_10(capsys: pytest.CaptureFixture[str], db: str) 
     rc, out, _ = run(capsys, "show", "sched", "--db", db)
     assert rc == 0
     lines = out.splitlines()
-    assert lines[2] == "top 10 by cycles:"
+    assert lines[2] == "top 10 by ms per call:"  # end to end (the default latency)
     cycles = [int(line.split()[1].replace(",", "")) for line in lines[4:14]]
     assert cycles == sorted(cycles) and len(cycles) == 10 and cycles[0] == 3900
     rc, out, _ = run(capsys, "show", "sched", "--db", db, "--json")

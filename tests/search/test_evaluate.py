@@ -37,3 +37,22 @@ def test_records_of_a_shared_program_equal_fresh_evaluations() -> None:
     assert [_untimed(r) for r in shared] == [_untimed(r) for r in fresh]
     assert {r.status for r in shared} == {"ok", "invalid"}
     assert len({r.cycles for r in shared if r.cycles}) > 1  # the uop buffer changes cycles
+
+
+def test_seconds_split_and_the_latency_objective() -> None:
+    from vtatune.search import space as spaces
+    from vtatune.search.evaluate import latency_of, objective_values
+
+    board = load_board("pynq-z1")
+    rec = evaluate(Candidate(WL, config.default(), KNOBS), board)
+    assert rec.status == "ok"
+    # seconds per call = the accelerator's cycles at the board clock + the host's share
+    assert rec.accelerator_seconds == rec.cycles / board.clock_hz
+    assert rec.host_seconds > 0
+    assert rec.seconds == rec.accelerator_seconds + rec.host_seconds
+    sp = spaces.load("conv2d_schedule")
+    assert sp.latency == "end-to-end"
+    assert objective_values(sp, rec) == (rec.seconds,)
+    acc = replace(sp, latency="accelerator")
+    assert objective_values(acc, rec) == (float(rec.cycles),) == (latency_of(rec, "accelerator"),)
+    assert objective_values(sp, replace(rec, status="invalid")) is None

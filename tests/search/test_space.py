@@ -171,3 +171,15 @@ def test_stock_vta_constraint_keeps_to_designs_stock_vta_builds(tmp_path) -> Non
                                        'stock_vta = "yes"\n')
     with pytest.raises(ConfigError, match="stock_vta must be true or false"):
         spaces.load(tmp_path / "bad.toml")
+
+
+def test_latency_objective_end_to_end_by_default_accelerator_on_request(tmp_path) -> None:
+    p = tmp_path / "lat.toml"
+    p.write_text('[workload]\nkind = "conv2d"\nlayer = "C8"\n')
+    assert spaces.load(p).latency == "end-to-end"
+    assert spaces.load(p, latency="accelerator").describe()["latency"] == "accelerator"
+    p.write_text(p.read_text() + '[objective]\nlatency = "accelerator"\n')
+    assert spaces.load(p).latency == "accelerator"
+    p.write_text(p.read_text().replace('"accelerator"', '"wall"'))
+    with pytest.raises(ConfigError, match="latency 'wall' is not one of end-to-end, accel"):
+        spaces.load(p)

@@ -73,7 +73,7 @@ def test_a_changed_timing_constant_changes_the_key(tmp_path: Path,
     raw = json.loads(timing.read_text())
     timing.write_text(json.dumps(raw, indent=7))  # formatting alone changes nothing
     assert identity.context("pynq-z1", CONS).key == before.key
-    raw["params"]["dma_latency_cycles"] += 1
+    raw["params"]["dma_row_cycles"] += 1
     timing.write_text(json.dumps(raw))
     assert identity.context("pynq-z1", CONS).key != before.key
 

@@ -40,6 +40,15 @@ def test_candidate_round_trip(url: str, make_record: MakeRecord) -> None:
     assert store.lookup("no|such|key") is None
 
 
+def test_seconds_split_round_trip(url: str, make_record: MakeRecord) -> None:
+    store = Store(url)
+    rec = make_record(4, seconds=1.25e-3, accelerator_seconds=1.0e-3, host_seconds=0.25e-3)
+    store.save(rec)
+    got = store.lookup(rec.key)
+    assert got is not None
+    assert (got.seconds, got.accelerator_seconds, got.host_seconds) == (1.25e-3, 1e-3, 0.25e-3)
+
+
 def test_infeasible_round_trip(url: str, make_record: MakeRecord) -> None:
     store = Store(url)
     rec = make_record(1, status="invalid", reason="sram: acc buffer overflows by 4096 bytes",

@@ -166,13 +166,18 @@ def _terminal(v: Any) -> str:
 
 def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
     """Designs of a study (``search.summary`` rows) as ``search`` and ``show`` print them:
-    trial, cycles, ms, mm², efficiency, hardware, knobs — in ``formats``' units."""
-    columns = ["trial", "cycles", "ms", "mm²", "eff.", "hardware", "knobs"]
-    cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]),
-              formats.ms(None if r["seconds"] is None else 1e3 * r["seconds"]),
+    trial, cycles, ms per call (end to end) = accelerator ms + host ms, mm², efficiency,
+    hardware, knobs — in ``formats``' units."""
+    def ms(seconds: float | None) -> str:
+        return formats.ms(None if seconds is None else 1e3 * seconds)
+
+    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.", "hardware",
+               "knobs"]
+    cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]), ms(r["seconds"]),
+              ms(r.get("accelerator_seconds")), ms(r.get("host_seconds")),
               formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
               str(r["hw_name"]), formats.knobs(r["knobs"])] for r in rows]
-    table(title, columns, cells, right=[True] * 5 + [False, False])
+    table(title, columns, cells, right=[True] * 7 + [False, False])
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
 

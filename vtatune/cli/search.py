@@ -48,6 +48,10 @@ def search(
         "over its hardware designs).")] = None,
     objective: Annotated[str | None, typer.Option(
         "--objective", help="area-latency (Pareto front) or latency.")] = None,
+    latency: Annotated[str | None, typer.Option(
+        "--latency", help="What latency means: end-to-end (seconds per call, accelerator + "
+        "host; default) or accelerator (cycles). Default: the space's [objective] latency.")
+    ] = None,
     study: Annotated[str | None, typer.Option(
         "--study", callback=valid_text,
         help="Study name; an existing study is continued.")] = None,
@@ -126,8 +130,11 @@ def search(
 
     user = load_passes(passes)
     path = space if space is not None else _default_space(workload or "conv2d", hw)
+    if latency is not None and latency not in spaces.LATENCIES:
+        raise UserError(f"--latency must be one of {', '.join(spaces.LATENCIES)}, got "
+                        f"{shown(latency, 40)}")
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective, passes=user)
+                     objective=objective, passes=user, latency=latency)
     name = study or _study_name(sp, sampler, hw, default_space=space is None)
     from vtatune.search.runner import check_study
 
@@ -157,8 +164,9 @@ DEFAULT_BOARD = "pynq-z1"
 
 
 def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME]-SAMPLER[-passes-FP]``: searches that cannot
-    share a study get different default names (a study refuses a continuation that differs)."""
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator]-SAMPLER[-passes-FP]``:
+    searches that cannot share a study get different default names (a study refuses a
+    continuation that differs)."""
     wl = sp.workload
     parts = [wl.kind, wl.name or wl.signature]
     if not default_space:
@@ -167,6 +175,8 @@ def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = Tru
         parts.append(sp.board)
     if hw is not None:
         parts += ["sched", sp.hardware({}).name]
+    if sp.latency != "end-to-end":
+        parts.append(sp.latency)
     parts.append(sampler)
     if sp.passes is not None:
         parts += ["passes", sp.passes.fingerprint[:8]]
@@ -237,9 +247,10 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
             "feasible": data["feasible"],
             "best_cycles": data["best_cycles"], "elapsed_s": round(result.elapsed_s, 2),
             "statuses": data["statuses"], "objective": data["objective"],
-            "pareto": [{"trial": r["trial"], "hw": r["hw"], "hw_name": r["hw_name"],
-                        "knobs": r["knobs"], "cycles": r["cycles"], "seconds": r["seconds"],
-                        "area_mm2": r["area_mm2"], "efficiency": r["efficiency"]}
+            "latency": data["latency"],
+            "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
+                                          "accelerator_seconds", "host_seconds", "area_mm2",
+                                          "efficiency")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
             "space_size": result.space_size})
@@ -253,8 +264,9 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
-    title = "Pareto front (area vs cycles)" if data["objective"] == "area-latency" \
-        else "fastest trials"
+    lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
+    title = f"Pareto front (area vs {lat})" if data["objective"] == "area-latency" \
+        else f"fastest trials (by {lat})"
     if rows:
         console.designs(title, rows)
     else:

@@ -29,8 +29,10 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
     if json_:
         console.print_json(data)
         return
+    lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
     console.line(f"study {info.name}: {info.workload} on {info.board}, objective "
-                 f"{info.objective}, sampler {info.sampler} ({store.display_url})")
+                 f"{info.objective} ({data['latency']} latency), sampler {info.sampler} "
+                 f"({store.display_url})")
     infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     console.line(f"{data['trials']} trials, {data['feasible']} feasible"
                  + (f" (infeasible: {infeasible})" if infeasible else "")
@@ -40,10 +42,10 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
         console.line("no feasible trial yet")
         return
     if info.objective == "area-latency":
-        console.designs(f"Pareto front, area vs cycles ({len(data['pareto'])} points):",
+        console.designs(f"Pareto front, area vs {lat} ({len(data['pareto'])} points):",
                         data["pareto"])
     else:
-        console.designs(f"top {len(data['top'])} by cycles:", data["top"])
+        console.designs(f"top {len(data['top'])} by {lat}:", data["top"])
 
 
 def register(app: typer.Typer) -> None:

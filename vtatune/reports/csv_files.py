@@ -19,14 +19,15 @@ def point_columns(points: Sequence[DesignPoint]) -> list[str]:
     knobs = sorted({k for p in points for k in p.knobs})
     logic, bram = _kinds(points)
     return ["trial", "status", "hw_name", *LOG_KEYS, *knobs, "cycles", "latency_ms",
-            "area_mm2", logic, "ff", bram, "dsp", "bound_cycles", "efficiency", "stock_vta",
-            "stock_vta_problems", "reason"]
+            "accelerator_ms", "host_ms", "area_mm2", logic, "ff", bram, "dsp", "bound_cycles",
+            "efficiency", "stock_vta", "stock_vta_problems", "reason"]
 
 
 def point_row(p: DesignPoint, logic: str, bram: str) -> dict[str, Any]:
     """One point as a row of ``point_columns`` (``logic``/``bram``: their unit columns)."""
     row: dict[str, Any] = {"trial": p.trial, "status": p.status, "hw_name": p.hw_name,
                            "cycles": p.cycles, "latency_ms": p.latency_ms,
+                           "accelerator_ms": p.accelerator_ms, "host_ms": p.host_ms,
                            "area_mm2": p.area_mm2, logic: p.lut, "ff": p.ff, bram: p.bram,
                            "dsp": p.dsp, "bound_cycles": p.bound_cycles,
                            "efficiency": p.efficiency, "stock_vta": p.stock_vta,

@@ -58,6 +58,9 @@ class DesignPoint:
     #: stock VTA builds the design as it is on the study's board (None: unknown)
     stock_vta: bool | None = None
     stock_vta_problems: tuple[str, ...] = ()
+    #: ``latency_ms`` (end to end per call) split: the accelerator's and the host's share
+    accelerator_ms: float | None = None
+    host_ms: float | None = None
 
     @property
     def feasible(self) -> bool:
@@ -240,6 +243,8 @@ def design_point(t: TrialRecord, board: str | None = None) -> DesignPoint:
         bram_kind=bram_kind, efficiency=c.efficiency,
         bound_cycles=max(bounds) if bounds else None,
         fits=res.get("fits") if isinstance(res.get("fits"), bool) else None,
+        accelerator_ms=None if c.accelerator_seconds is None else c.accelerator_seconds * 1e3,
+        host_ms=None if c.host_seconds is None else c.host_seconds * 1e3,
         **_stock(c.hw, board))
 
 
@@ -327,28 +332,32 @@ def hypervolume(points: Iterable[DesignPoint], box: HvBox | None) -> float:
 
 def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
                 clock_mhz: float) -> Convergence:
-    """Best cycles and hypervolume (in ``box``) after each trial (in trial-number order)."""
+    """Best cycles, best end-to-end latency (ms per call) and hypervolume (in ``box``) after
+    each trial (in trial-number order)."""
     from vtatune.search.pareto import pareto_front
 
     best: int | None = None
+    best_ms: float | None = None
     front: list[tuple[float, float]] = []
     hv = 0.0
     bests: list[int | None] = []
+    bests_ms: list[float | None] = []
     hvs: list[float] = []
     for t in sorted(trials, key=lambda t: t.number):
         c = t.candidate
         if c.feasible and c.cycles is not None:
             best = c.cycles if best is None else min(best, c.cycles)
+            ms = c.seconds * 1e3 if c.seconds is not None else cycles_to_ms(c.cycles, clock_mhz)
+            best_ms = ms if best_ms is None else min(best_ms, ms)
             if c.area_mm2 is not None and box is not None:
                 cand = [*front, (c.area_mm2, float(c.cycles))]
                 front = [cand[i] for i in pareto_front(cand)]
                 hv = box.hypervolume(front)
         bests.append(best)
+        bests_ms.append(best_ms)
         hvs.append(hv)
     return Convergence(trials=tuple(range(1, len(bests) + 1)), best_cycles=tuple(bests),
-                       best_latency_ms=tuple(None if b is None else cycles_to_ms(b, clock_mhz)
-                                             for b in bests),
-                       hypervolume=tuple(hvs))
+                       best_latency_ms=tuple(bests_ms), hypervolume=tuple(hvs))
 
 
 def cycles_to_ms(cycles: float, clock_mhz: float) -> float:
@@ -454,7 +463,7 @@ def reference_design(board: Any, points: Sequence[DesignPoint]) -> Reference:
     return Reference(
         hw_name=f"default {hw.shape_label}", area_mm2=area.area_mm2, lut=area.logic,
         bram=area.bram, cycles=None if best is None else best.cycles,
-        latency_ms=None if best is None else cycles_to_ms(best.cycles, board.clock_mhz),
+        latency_ms=None if best is None else best.latency_ms,  # end to end, as the points
         trial=None if best is None else best.trial)
 
 

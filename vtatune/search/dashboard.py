@@ -3,12 +3,13 @@
 vtatune's store is the source of truth; the Optuna study is a view of it that equals it: the
 same trials with the same numbers, parameters as the real hardware and knob values
 (``LOG_BLOCK_OUT = 4``, ``tile_co = 8``: not the samplers' internal log-positions, which go in
-the ``vtatune_params`` user attribute), objective names set (``cycles`` or ``area_mm2``,
-``cycles``). A feasible trial is ``COMPLETE`` with its objective values and the constraint
-``violation`` = 0; an infeasible one has no measured objective, so it is ``FAIL`` (Optuna's
-state for a trial without values) and carries its constraint violation (> 0) in the system
-attribute Optuna's constrained samplers read (``constraints:violation``), with ``status`` and
-``reason`` as user attributes: it is never ``COMPLETE`` with made-up infinite values.
+the ``vtatune_params`` user attribute), objective names set (``seconds`` or ``area_mm2``,
+``seconds``; ``cycles`` for an accelerator-latency study). A feasible trial is ``COMPLETE`` with
+its objective values and the constraint ``violation`` = 0; an infeasible one has no measured
+objective, so it is ``FAIL`` (Optuna's state for a trial without values) and carries its
+constraint violation (> 0) in the system attribute Optuna's constrained samplers read
+(``constraints:violation``), with ``status`` and ``reason`` as user attributes: it is never
+``COMPLETE`` with made-up infinite values.
 
 Written by a background thread (so the search loop never waits for it), a batch of trials in one
 transaction (``add_trials``) from what the store holds, in trial-number order. Of several processes
@@ -37,8 +38,11 @@ LEASE_S = 30.0
 OPEN_ATTEMPTS = 8
 
 
-def metric_names(n_objectives: int) -> list[str]:
-    return ["area_mm2", "cycles"] if n_objectives == 2 else ["cycles"]
+def metric_names(n_objectives: int, latency: str = "end-to-end") -> list[str]:
+    """Names of the objective values (``evaluate.objective_values``): the latency is seconds
+    per call end to end, or the accelerator's cycles."""
+    lat = "cycles" if latency == "accelerator" else "seconds"
+    return ["area_mm2", lat] if n_objectives == 2 else [lat]
 
 
 def knob_bounds(space: SearchSpace) -> dict[str, int]:
@@ -246,10 +250,10 @@ class OptunaMirror:
                 study = optuna.create_study(storage=self.url, study_name=self.name,
                                             load_if_exists=True,
                                             directions=["minimize"] * self.n_objectives)
-                if study.metric_names != metric_names(self.n_objectives):
+                if study.metric_names != metric_names(self.n_objectives, self.space.latency):
                     with warnings.catch_warnings():  # "experimental" since Optuna 3.2
                         warnings.simplefilter("ignore")
-                        study.set_metric_names(metric_names(self.n_objectives))
+                        study.set_metric_names(metric_names(self.n_objectives, self.space.latency))
                 return study
             except Exception as exc:  # noqa: BLE001 - tables or study created concurrently
                 last = exc

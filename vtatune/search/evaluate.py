@@ -87,18 +87,28 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
     counters.update({f"{m}_busy": mt.busy_cycles for m, mt in timing.modules.items()})
     return CandidateRecord(
         status=OK, cycles=int(timing.cycles), seconds=float(timing.seconds),
-        counters=counters, bounds={"compute_cycles": b.compute_cycles,
-                                   "memory_cycles": b.memory_cycles},
+        accelerator_seconds=float(timing.accelerator_seconds),
+        host_seconds=float(timing.host_seconds), counters=counters,
+        bounds={"compute_cycles": b.compute_cycles, "memory_cycles": b.memory_cycles},
         efficiency=b.efficiency(timing.cycles), sim_ms=sim_ms, **base)
+
+
+def latency_of(rec: CandidateRecord, latency: str = "end-to-end") -> float | None:
+    """The latency a search minimizes: ``end-to-end`` seconds per call (accelerator + host, what
+    a board measures) or the ``accelerator``'s cycles; None when the record has none."""
+    if latency == "accelerator":
+        return None if rec.cycles is None else float(rec.cycles)
+    return None if rec.seconds is None else float(rec.seconds)
 
 
 def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
     """The objectives a feasible record scores in `space` (None when infeasible)."""
-    if not rec.feasible or rec.cycles is None:
+    lat = latency_of(rec, space.latency) if rec.feasible else None
+    if lat is None:
         return None
     if space.objective == "area-latency":
-        return (float(rec.area_mm2 or 0.0), float(rec.cycles))
-    return (float(rec.cycles),)
+        return (float(rec.area_mm2 or 0.0), lat)
+    return (lat,)
 
 
 def violation(rec: CandidateRecord) -> float:

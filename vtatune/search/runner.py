@@ -123,7 +123,8 @@ def study_identity(space: SearchSpace, ctx: EvalContext) -> dict[str, Any]:
     hardware: Any = ({k: list(v) for k, v in space.hw_choices.items()} if space.joint
                      else space.hardware({}).name)
     identity = {"workload": space.workload.signature, "objective": space.objective,
-                "hardware": hardware, "knobs": list(space.knobs), **ctx.describe()}
+                "latency": space.latency, "hardware": hardware, "knobs": list(space.knobs),
+                **ctx.describe()}
     if space.passes is not None:  # studies without user passes keep their identity
         identity["passes"] = space.passes.fingerprint
     return identity

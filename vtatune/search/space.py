@@ -5,7 +5,9 @@ A space fixes a workload and a board and lists
 - ``[hardware]``: the choices of each VTA log2 parameter (``LOG_BLOCK_IN = [3, 4, 5]``); keys
   not listed keep the base config's value (``base = "default"``);
 - ``[schedule]``: which knobs are searched; knobs not searched take the template's suggestion;
-- ``[objective]``: ``area-latency`` (a Pareto front) or ``latency``;
+- ``[objective]``: ``kind``: ``area-latency`` (a Pareto front) or ``latency``; ``latency``:
+  ``end-to-end`` (seconds per call, accelerator + host; the default) or ``accelerator``
+  (cycles);
 - ``[constraints]``: must the design fit the board, an optional area budget, and
   ``stock_vta = true`` to keep to designs stock VTA builds as they are (``hardware.stock``).
 
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
     from vtatune.passes.user import PassSet
 
 OBJECTIVES = ("area-latency", "latency")
+#: What the latency objective measures: end to end per call (accelerator + host) or the
+#: accelerator only.
+LATENCIES = ("end-to-end", "accelerator")
 
 #: Param name prefix of a tile knob's log-position.
 U_PREFIX = "u_"
@@ -86,6 +91,9 @@ class SearchSpace:
     #: the user's passes and verifiers every candidate is compiled with (``--passes``)
     passes: PassSet | None = None
     stock_vta: bool = False
+    #: What "latency" means in the objective: ``end-to-end`` seconds per call (accelerator +
+    #: host, what a board measures) or ``accelerator`` cycles only.
+    latency: str = "end-to-end"
 
     @property
     def constraints(self) -> dict[str, Any]:
@@ -211,7 +219,7 @@ class SearchSpace:
                                                          self.hw_choices.items()},
                 "knobs": list(self.knobs), "fit_board": self.fit_board,
                 "max_area_mm2": self.max_area_mm2, "stock_vta": self.stock_vta,
-                "source": self.source,
+                "latency": self.latency, "source": self.source,
                 "passes": self.passes.describe() if self.passes is not None else None}
 
 
@@ -258,7 +266,8 @@ def spaces_dir() -> Path:
 
 def load(path: str | Path, *, layer: str | None = None, shape: str | None = None,
          workload: str | None = None, hw: str | None = None, board: str | None = None,
-         objective: str | None = None, passes: PassSet | None = None) -> SearchSpace:
+         objective: str | None = None, passes: PassSet | None = None,
+         latency: str | None = None) -> SearchSpace:
     """Read and validate a space file; CLI options override its choices.
 
     ``hw`` fixes the hardware (a schedule-only space on that config); ``workload``, ``layer``
@@ -277,7 +286,7 @@ def load(path: str | Path, *, layer: str | None = None, shape: str | None = None
         p = spaces_dir() / f"{path}.toml"
     raw = read_toml(p, "space")
     return from_dict(raw, str(p), layer=layer, shape=shape, workload=workload, hw=hw,
-                     board=board, objective=objective, passes=passes)
+                     board=board, objective=objective, passes=passes, latency=latency)
 
 
 #: The keys each section of a space file may hold (the [hardware] section: ``base`` and the
@@ -287,7 +296,7 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "workload": ("kind", "layer", "shape"),
     "hardware": ("base", *LOG_KEYS),
     "schedule": ("knobs",),
-    "objective": ("kind",),
+    "objective": ("kind", "latency"),
     "constraints": ("fit_board", "max_area_mm2", "stock_vta"),
 }
 
@@ -343,7 +352,7 @@ def _log_range(key: str) -> tuple[int, int]:
 def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
               shape: str | None = None, workload: str | None = None, hw: str | None = None,
               board: str | None = None, objective: str | None = None,
-              passes: PassSet | None = None) -> SearchSpace:
+              passes: PassSet | None = None, latency: str | None = None) -> SearchSpace:
     from vtatune.schedules import knob_space
     from vtatune.workloads import parse
 
@@ -447,6 +456,12 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
         from vtatune.escaping import shown
 
         problems.append(f"objective {shown(obj, 40)} is not one of {', '.join(OBJECTIVES)}")
+    lat = latency or _string(sec["objective"], "objective", "latency", problems) or "end-to-end"
+    if lat not in LATENCIES:
+        from vtatune.escaping import shown
+
+        problems.append(f"[objective] latency {shown(lat, 40)} is not one of "
+                        f"{', '.join(LATENCIES)}")
     cons = sec["constraints"]
     fit = cons.get("fit_board", True)
     if not isinstance(fit, bool):
@@ -466,4 +481,4 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     return SearchSpace(name=name, workload=wl, board=board_name, base_hw=base,
                        hw_choices=choices, knobs=knob_names, objective=obj, fit_board=fit,
                        max_area_mm2=float(max_area) if max_area else None, source=source,
-                       passes=passes, stock_vta=bool(stock_vta))
+                       passes=passes, stock_vta=bool(stock_vta), latency=lat)

@@ -25,12 +25,21 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         if t.candidate.feasible and t.candidate.cycles is not None and t.candidate.key not in seen:
             seen.add(t.candidate.key)
             feasible.append(t)
+    latency = (info.space or {}).get("latency", "end-to-end")
+
+    def lat(t: Any) -> float:
+        """The study's latency: end-to-end seconds (accelerator + host) or cycles; a record
+        of a model without the split counts by its cycles."""
+        c = t.candidate
+        return float(c.cycles) if latency == "accelerator" or c.seconds is None else c.seconds
+
     with_area = [t for t in feasible if t.candidate.area_mm2 is not None]
-    front = pareto_front([(t.candidate.area_mm2, float(t.candidate.cycles)) for t in with_area])
-    fastest = sorted(feasible, key=lambda t: (t.candidate.cycles, t.candidate.area_mm2 or 0.0,
+    front = pareto_front([(t.candidate.area_mm2, lat(t)) for t in with_area])
+    fastest = sorted(feasible, key=lambda t: (lat(t), t.candidate.area_mm2 or 0.0,
                                               t.number))[:top_n]
     return {
         "study": info.name, "workload": info.workload, "objective": info.objective,
+        "latency": latency,
         "board": info.board, "sampler": info.sampler, "trials": len(trials),
         "feasible": sum(t.candidate.feasible for t in trials),
         "best_cycles": min((t.candidate.cycles for t in feasible), default=None),
@@ -44,4 +53,5 @@ def _row(t: Any) -> dict[str, Any]:
     c = t.candidate
     return {"trial": t.number, "hw_name": c.hw_name or c.hw_key, "hw": dict(c.hw),
             "knobs": dict(c.knobs), "cycles": c.cycles, "seconds": c.seconds,
+            "accelerator_seconds": c.accelerator_seconds, "host_seconds": c.host_seconds,
             "area_mm2": c.area_mm2, "efficiency": c.efficiency}

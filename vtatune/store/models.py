@@ -102,6 +102,8 @@ class CandidateRow(Base):
     context: Mapped[str | None] = mapped_column(String(32), index=True)
     model: Mapped[str | None] = mapped_column(String(32), index=True)
     board: Mapped[str | None] = mapped_column(String(64))
+    accelerator_seconds: Mapped[float | None] = mapped_column(Float)
+    host_seconds: Mapped[float | None] = mapped_column(Float)
 
 
 class TrialRow(Base):

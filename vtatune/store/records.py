@@ -60,6 +60,10 @@ class CandidateRecord:
     context: str = ""
     model: str = ""
     board: str = ""
+    #: ``seconds`` (end to end per call) split into the accelerator's time (``cycles`` at the
+    #: board clock) and the host's (``vtatune.simulator.timing``); None in older records.
+    accelerator_seconds: float | None = None
+    host_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
