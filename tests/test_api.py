@@ -50,7 +50,11 @@ def test_trials_decode_hardware_and_knobs(studies) -> None:
             assert row[k] == v
         if c.feasible:
             assert row["cycles"] == c.cycles
-            assert row["latency_ms"] == pytest.approx(c.cycles / 1e5)
+            # end to end per call: the accelerator's cycles at 100 MHz plus the host's share
+            assert row["latency_ms"] == pytest.approx(1e3 * c.seconds)
+            assert row["accelerator_seconds"] == pytest.approx(c.cycles / 1e8)
+            assert row["latency_ms"] == pytest.approx(
+                1e3 * (row["accelerator_seconds"] + row["host_seconds"]))
             assert row["area_mm2"] == pytest.approx(c.area_mm2)
             assert 0 < row["efficiency"] <= 1
             assert row["cycles"] >= row["bound_cycles"]  # never faster than physics allows

@@ -20,10 +20,11 @@ Columns of ``trials`` and ``front`` (units in the names where they have one):
   ``wgt_bits``, ``acc_bits``, ``inp_kib``, ``wgt_kib``, ``acc_kib``, ``uop_kib``;
 - one column per schedule knob (``tile_h``, ``oc_nthread``, ...; missing where a trial had
   none);
-- results: ``cycles``, ``latency_ms`` (at the board clock), ``area_mm2``, ``efficiency``
-  (0..1, the larger physical lower bound / cycles), ``bound_cycles``, the board resources
-  (``lut`` or ``alm``, ``ff``, ``bram36`` or ``m10k``, ``uram``, ``dsp``, ``fits``), and the
-  record's other scalar fields (``compile_ms``, ``sim_ms``, ...);
+- results: ``cycles``, ``latency_ms`` (per call, end to end: accelerator + host),
+  ``area_mm2``, ``efficiency`` (0..1, the larger physical lower bound / cycles),
+  ``bound_cycles``, the board resources (``lut`` or ``alm``, ``ff``, ``bram36`` or ``m10k``,
+  ``uram``, ``dsp``, ``fits``), and the record's other scalar fields (``accelerator_seconds``,
+  ``host_seconds``, ``compile_ms``, ``sim_ms``, ...);
 - ``key`` (the candidate's identity in the store), ``created_at``.
 
 ``front`` has the same columns for the front's trials (by increasing area) plus ``knee``.

@@ -123,7 +123,7 @@ def test_compile_emit_writes_a_bundle_that_verifies(capsys, tmp_path) -> None:
     vta = json.loads((out / "vta_config.json").read_text())
     hw = config.load("1x8x8")
     assert vta["TARGET"] == boards.load("ultra96").vta_target
-    assert vta["LOG_BLOCK_IN"] == hw.log_block_in == 3
+    assert vta["LOG_BLOCK"] == hw.log_block_in == 3  # square: stock VTA's one LOG_BLOCK
     # the program is the candidate's, independently rebuilt and timed here
     wl = parse("dense", None, "16,64,64")
     res = compile_candidate(wl, hw, d["knobs"])

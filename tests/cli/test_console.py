@@ -61,11 +61,15 @@ def test_table_at_a_terminal_fits_and_never_splits_a_number_or_a_knob(monkeypatc
 def test_designs_use_the_shared_formats(monkeypatch) -> None:
     out, _ = _capture(monkeypatch, terminal=False)
     console.designs("Pareto front", [{"trial": 3, "cycles": 544328, "seconds": 0.00544328,
-                                      "area_mm2": 37.4159, "efficiency": 0.8414,
+                                      "accelerator_seconds": 0.00504328,
+                                      "host_seconds": 0.0004, "area_mm2": 37.4159,
+                                      "efficiency": 0.8414,
                                       "hw_name": "1x16x8-i8w32a64u8",
                                       "knobs": {"tile_w": 14, "tile_h": 7}}])
     lines = out.getvalue().splitlines()
-    assert lines[2].split() == ["3", "544,328", "5.443", "37.42", "84.1%",
+    assert lines[1].split() == ["trial", "cycles", "ms", "accel", "ms", "host", "ms", "mm²",
+                                "eff.", "hardware", "knobs"]
+    assert lines[2].split() == ["3", "544,328", "5.443", "5.043", "0.400", "37.42", "84.1%",
                                 "1x16x8-i8w32a64u8", "tile_h=7,", "tile_w=14"]
     assert lines[3].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT")
 
