@@ -52,12 +52,22 @@ def test_network_search_json_show_and_studies(capsys, tmp_path, space_file) -> N
         assert p["cycles"] == sum(la["count"] * la["cycles"] for la in p["layers"])
         assert p["seconds"] == pytest.approx(sum(la["count"] * la["seconds"]
                                                  for la in p["layers"]))
+        # seconds are end to end per call, as simulate's: every layer run pays the host
+        for la in p["layers"]:
+            assert la["host_seconds"] > 0
+            assert la["seconds"] == pytest.approx(la["accelerator_seconds"] + la["host_seconds"])
+            assert la["accelerator_seconds"] == pytest.approx(la["cycles"] / 100e6)
+        assert p["seconds"] == pytest.approx(p["accelerator_seconds"] + p["host_seconds"])
+        assert p["host_seconds"] == pytest.approx(sum(la["count"] * la["host_seconds"]
+                                                      for la in p["layers"]))
+    assert d["latency"] == "end-to-end"
+    assert d["best_seconds"] == min(p["seconds"] for p in d["pareto"])
     rc, out, _ = _run(capsys, "show", d["study"], "--db", db, "--json")
     shown = json.loads(out)
     assert rc == 0 and shown["pareto"] == d["pareto"] and shown["trials"] == 3
     rc, out, _ = _run(capsys, "show", d["study"], "--db", db)
     assert rc == 0 and "Pareto front, area_mm2 vs network latency" in out
-    assert "fc" in out and "share" in out
+    assert "fc" in out and "share" in out and "ms per run (accelerator " in out
     rc, out, _ = _run(capsys, "studies", "--db", db, "--json")
     (s,) = json.loads(out)["studies"]
     assert s["workload"] == "network:tiny" and s["trials"] == 3
@@ -77,6 +87,7 @@ def test_network_search_json_show_and_studies(capsys, tmp_path, space_file) -> N
     (["search", "resnet18", "--trials", "0"], "'--trials' / '-n': must be in 1.."),
     (["search", "conv2d", "--layer-trials", "4"], "apply to network searches"),
     (["search", "resnet19"], "networks: resnet18"),
+    (["search", "resnet18", "--latency", "accelerator"], "applies to single-operator searches"),
 ])
 def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
     rc, out, err = _run(capsys, *argv)
@@ -93,6 +104,8 @@ def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None
      "unknown workload 'pool'"),
     ('[network]\n[[network.layers]]\nname = "a"\nkind = "dense"\nshape = "1,2"\n',
      "takes 3 comma-separated integers"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[objective]\nlatency = "accelerator"\n', "latency must be 'end-to-end' for a network"),
 ])
 def test_bad_network_files_are_one_line_and_exit_2(capsys, tmp_path, text, message) -> None:
     p = tmp_path / "bad.toml"
@@ -118,6 +131,22 @@ def test_report_compare_export_verify_of_network_studies(capsys, tmp_path,
     assert rc == 0, err
     e = json.loads(out)
     assert [la["name"] for la in e["layers"]] == ["a", "b", "a2", "fc"]
+    assert e["seconds"] == pytest.approx(e["accelerator_seconds"] + e["host_seconds"])
+    assert e["accelerator_seconds"] == pytest.approx(e["cycles"] / 100e6)
+    assert e["stock_vta"] == (not e["stock_vta_problems"])
+    schedule = json.loads((tmp_path / "e" / "schedule.json").read_text())
+    net = schedule["network"]
+    assert net["latency_ms"] == pytest.approx(net["accelerator_ms"] + net["host_ms"])
+    assert net["host_ms"] == pytest.approx(sum(la["count"] * la["host_ms"]
+                                               for la in net["layers"]))
+    manifest = json.loads((tmp_path / "e" / "manifest.json").read_text())
+    assert manifest["latency_ms"] == net["latency_ms"]
+    assert (manifest["stock_vta"], manifest["stock_vta_problems"]) == (
+        e["stock_vta"], e["stock_vta_problems"])
+    config = json.loads((tmp_path / "e" / "vta_config.json").read_text())
+    square = config.get("LOG_BLOCK_IN", config.get("LOG_BLOCK")) == config.get(
+        "LOG_BLOCK_OUT", config.get("LOG_BLOCK"))
+    assert ("LOG_BLOCK" in config) == square
     rc, out, err = _run(capsys, "verify-export", str(tmp_path / "e"))
     assert rc == 0, err
     assert "pass  functional fc" in out and "passes every check" in out

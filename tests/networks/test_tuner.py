@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
+
+import pytest
 
 from vtatune.hardware import boards
 from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
@@ -55,6 +58,33 @@ def test_minimum_first_then_the_budget_follows_count_times_latency(tiny) -> None
     assert [la.name for la in layers] == ["a", "b", "a2", "fc"]
     assert layers[0].trials == layers[2].trials == asked[a]
     assert tuner.bound_cycles == sum(la.count * la.bound_cycles for la in layers)
+
+
+def test_network_time_is_end_to_end_per_layer_run_and_its_split_adds_up(tiny) -> None:
+    host = 2e-4  # seconds per call, whatever the schedule: the split must carry it through
+
+    def record(req, cycles):
+        rec = _record(req, cycles)
+        return replace(rec, seconds=cycles / 100e6 + host, accelerator_seconds=cycles / 100e6,
+                       host_seconds=host)
+
+    tuner = _tuner(tiny, budget=12)
+    while (req := tuner.next()) is not None:
+        tuner.tell(req, record(req, 5_000 + 10 * len(req.candidate.knobs)))
+    split = tuner.split()
+    runs = sum(u.count for u in tiny.units)  # 7 layer runs: 7 calls
+    assert split.host_seconds == pytest.approx(runs * host)
+    assert split.accelerator_seconds == pytest.approx(split.cycles / 100e6)
+    assert split.seconds == pytest.approx(split.accelerator_seconds + split.host_seconds)
+    assert tuner.totals() == (split.cycles, split.seconds)
+    for la in tuner.layers():
+        assert la.seconds == pytest.approx(la.accelerator_seconds + la.host_seconds)
+    # a layer record stored before the split: the network's host time is unknown, not 0
+    old = _tuner(tiny, budget=12)
+    while (req := old.next()) is not None:
+        old.tell(req, _record(req, 5_000))
+    assert old.split().host_seconds is None
+    assert old.split().accelerator_seconds == pytest.approx(old.split().cycles / 100e6)
 
 
 def test_a_unit_without_a_feasible_schedule_goes_first_and_is_reported(tiny) -> None:

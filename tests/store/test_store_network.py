@@ -12,11 +12,13 @@ from vtatune.store import LayerResult, NetworkTrialRecord, Store
 def _trial(number: int, status: str = "ok", cycles: int | None = 500_000, **kw) -> \
         NetworkTrialRecord:
     layers = (LayerResult("C2", "w2", 4, key="k2", knobs={"tile_h": np.int64(8)},
-                          cycles=100_000, seconds=1e-3, bound_cycles=90_000.0, trials=6),
+                          cycles=100_000, seconds=1e-3, bound_cycles=90_000.0, trials=6,
+                          accelerator_seconds=np.float64(0.8e-3), host_seconds=0.2e-3),
               LayerResult("fc", "w9", 1, status="invalid", trials=3))
     values = dict(study="net", number=number, hw_key=HW_KEY, hw=dict(HW), hw_name="1x16x16",
                   status=status, area_mm2=30.0, cycles=cycles, seconds=5e-3,
-                  bound_cycles=450_000.0, layers=layers, resources={"lut": np.float32(1.5)},
+                  accelerator_seconds=4e-3, host_seconds=1e-3, bound_cycles=450_000.0,
+                  layers=layers, resources={"lut": np.float32(1.5)},
                   params={"LOG_BLOCK_IN": 4}, sampler="tpe", evaluated=7, cached=2)
     values.update(kw)
     return NetworkTrialRecord(**values)
@@ -41,7 +43,9 @@ def test_network_trials_round_trip_and_count_in_the_study(url: str) -> None:
     assert t0.status == "ok" and t0.cycles == 500_000 and t0.hw == HW and t0.evaluated == 7
     assert t0.layers[0] == LayerResult("C2", "w2", 4, key="k2", knobs={"tile_h": 8},
                                        cycles=100_000, seconds=1e-3, bound_cycles=90_000.0,
-                                       trials=6)
+                                       trials=6, accelerator_seconds=0.8e-3,
+                                       host_seconds=0.2e-3)
+    assert (t0.seconds, t0.accelerator_seconds, t0.host_seconds) == (5e-3, 4e-3, 1e-3)
     assert t0.layers[1].key is None and t0.layers[1].status == "invalid"
     assert got[1].reason == "by trial 0" and not got[1].feasible
     info = store.study("net")
@@ -77,3 +81,24 @@ def test_network_evals_link_shared_candidates_in_order(url: str) -> None:
 def test_unknown_network_status_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown network trial status"):
         _trial(0, status="great")
+
+
+def test_network_trials_stored_before_the_time_split_migrate_and_read(tmp_path) -> None:
+    import sqlite3
+
+    path = tmp_path / "net.sqlite"
+    url = f"sqlite:///{path}"
+    store = Store(url)
+    _study(store)
+    store.save_network_trial(_trial(0))
+    del store
+    with sqlite3.connect(path) as conn:  # as a database written before the split
+        for col in ("accelerator_seconds", "host_seconds"):
+            conn.execute(f"ALTER TABLE vt_network_trials DROP COLUMN {col}")
+    (old,) = Store(url, readonly=True).network_trials("net")
+    assert (old.seconds, old.accelerator_seconds, old.host_seconds) == (5e-3, None, None)
+    store = Store(url)  # a writer adds the columns; the old row keeps its numbers
+    store.save_network_trial(_trial(1))
+    got = store.network_trials("net")
+    assert [(t.seconds, t.accelerator_seconds, t.host_seconds) for t in got] == [
+        (5e-3, None, None), (5e-3, 4e-3, 1e-3)]

@@ -17,11 +17,12 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
                    sampler: str | None, objective: str | None, study: str | None,
                    db: str | None, workers: int, seed: int | None, timeout: float,
                    warm_start: bool, layer_trials: int | None, inner_sampler: str | None,
-                   json_: bool) -> None:
+                   json_: bool, latency: str | None = None) -> None:
     """Validate the options, run the network study, print its front (or JSON)."""
     import os
 
     from vtatune.errors import UserError
+    from vtatune.escaping import shown
     from vtatune.networks import space as nspace
     from vtatune.search.samplers import names
 
@@ -42,6 +43,11 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
     if inner_sampler is not None and inner_sampler not in nspace.INNER_SAMPLERS:
         raise UserError(f"unknown --inner-sampler {inner_sampler!r} (known: "
                         f"{', '.join(nspace.INNER_SAMPLERS)})")
+    if latency is not None and latency != nspace.LATENCY:
+        raise UserError(f"--latency {shown(latency, 40)}: a network search minimizes the "
+                        f"{nspace.LATENCY} seconds of a network run (every layer run is one "
+                        "call, accelerator + host); --latency accelerator applies to "
+                        "single-operator searches")
     if hw is not None and objective is None:
         objective = "latency"
     sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
@@ -118,6 +124,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
             "elapsed_s": round(result.elapsed_s, 2), "exhausted": result.exhausted,
             "statuses": data["statuses"], "objective": data["objective"],
+            "latency": data["latency"],
             "pareto": data["pareto"], "top": data["top"]})
         return
     best = data["best_seconds"]
@@ -176,9 +183,12 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
         console.line(f"top {len(rows)} designs by network latency:")
     for r in rows:
         console.line("")
-        console.line(f"trial {r['trial']}: {r['hw_name']}, {1e3 * r['seconds']:.3f} ms "
-                     f"({r['cycles']:,} cycles, {100 * (r['efficiency'] or 0):.0f}% of the "
-                     f"bound), {r['area_mm2']:.2f} mm2")
+        split = "" if r["host_seconds"] is None else (
+            f"accelerator {1e3 * r['accelerator_seconds']:.3f} ms + host "
+            f"{1e3 * r['host_seconds']:.3f} ms, ")
+        console.line(f"trial {r['trial']}: {r['hw_name']}, {1e3 * r['seconds']:.3f} ms per run "
+                     f"({split}{r['cycles']:,} cycles, {100 * (r['efficiency'] or 0):.0f}% of "
+                     f"the bound), {r['area_mm2']:.2f} mm2")
         for text in aligned(
                 ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
                 [[f"  {la['name']}", la["count"], la["cycles"],
@@ -334,12 +344,22 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
             "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
             "network": res.network, "hw_name": res.hw_name, "cycles": res.cycles,
             "stored_cycles": res.stored_cycles, "seconds": res.seconds,
+            "accelerator_seconds": res.accelerator_seconds, "host_seconds": res.host_seconds,
+            "stock_vta": res.stock_vta, "stock_vta_problems": list(res.stock_vta_problems),
             "area_mm2": res.area_mm2, "layers": list(res.layers),
             "files": {k: str(v) for k, v in res.files.items()}, "elapsed_s": elapsed})
         return
     console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
-                 f"{res.hw_name}; {res.cycles:,} cycles ({res.seconds * 1e3:.4g} ms), "
-                 f"{res.area_mm2:.3g} mm2, {len(res.layers)} layers")
+                 f"{res.hw_name}; {res.seconds * 1e3:.4g} ms per run (accelerator "
+                 f"{res.accelerator_seconds * 1e3:.4g} ms, {res.cycles:,} cycles + host "
+                 f"{res.host_seconds * 1e3:.4g} ms), {res.area_mm2:.3g} mm2, "
+                 f"{len(res.layers)} layers")
+    if res.stock_vta:
+        console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
+                     "this design as it is)")
+    else:
+        console.line("stock VTA: no, it cannot build this design as it is: "
+                     + "; ".join(res.stock_vta_problems))
     if res.cycles != res.stored_cycles:
         console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
                      "simulator changed since, the bundle holds the rebuilt programs' cycles")

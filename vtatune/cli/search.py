@@ -104,7 +104,8 @@ def search(
         search_network(workload, space=space, layer=layer, shape=shape, hw=hw, board=board,
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
-                       layer_trials=layer_trials, inner_sampler=inner_sampler, json_=json_)
+                       layer_trials=layer_trials, inner_sampler=inner_sampler, latency=latency,
+                       json_=json_)
         return
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "

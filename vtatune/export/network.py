@@ -6,11 +6,14 @@ Files (``manifest.json`` lists the sha256 and size of every other one):
 - ``vta_config.json``: the one accelerator (VTA's own keys, TARGET = the board's target);
 - ``schedule.json``: the network (every layer: name, count, shape signature, program file) and,
   per distinct shape, its workload, knobs, epilogue, cycles and latency on the board, plus the
-  network totals (count-weighted sums);
+  network totals (count-weighted sums); ``latency_ms`` is end to end per call (every layer run
+  is one call), ``accelerator_ms`` + ``host_ms``, as ``simulate`` reports them;
 - ``programs/<layer>.bin``: the VTA program of each distinct shape, named after the first
   layer of that shape (``Program.to_bytes``);
 - ``resources.json``: the area model's resources, area and board fit;
-- ``manifest.json``: format ``vtatune-network-bundle/1``, versions, the source study/trial.
+- ``manifest.json``: format ``vtatune-network-bundle/1``, versions, the source study/trial,
+  the network's time split and ``stock_vta`` with the reasons stock VTA cannot build the
+  design (``hardware.stock``).
 
 ``verify_network_bundle`` rebuilds it from its own files, layer by layer: checksums, config,
 schedule, every program parses, recompiles byte-identically, gives exactly the exported
@@ -82,6 +85,13 @@ class NetworkBundleResult:
     area_mm2: float
     layers: tuple[dict[str, Any], ...]
     files: dict[str, Path]
+    accelerator_seconds: float = 0.0
+    host_seconds: float = 0.0
+    stock_vta_problems: tuple[str, ...] = ()
+
+    @property
+    def stock_vta(self) -> bool:
+        return not self.stock_vta_problems
 
 
 def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
@@ -126,6 +136,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     """Rebuild the picked design's every layer and write the bundle into ``out``."""
     from vtatune.area import estimate, fit
     from vtatune.hardware import boards
+    from vtatune.hardware.stock import stock_problems
     from vtatune.workloads import from_signature
 
     t = pick_design(info, trials, pick)
@@ -147,6 +158,8 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     for path, built in units.values():
         contents[path] = built.program_bytes
     network = (info.space or {}).get("network", {}).get("name", info.workload)
+    stock = stock_problems(hw, board)
+    totals = schedule["network"]
     manifest = {
         "format": NETWORK_BUNDLE_FORMAT,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -156,7 +169,9 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
                    "stored_cycles": t.cycles,
                    "candidate_keys": {la.name: la.key for la in t.layers}},
         "network": network, "board": board.name, "hw_name": t.hw_name,
-        "cycles": schedule["network"]["cycles"],
+        "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
+        "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
+        "stock_vta": not stock, "stock_vta_problems": stock,
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
     }
@@ -168,8 +183,10 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     return NetworkBundleResult(
         folder=out, study=info.name, trial=t.number, pick=pick, hw_name=t.hw_name,
         network=network, cycles=schedule["network"]["cycles"],
-        stored_cycles=int(t.cycles or 0), seconds=schedule["network"]["latency_ms"] / 1e3,
-        area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files)
+        stored_cycles=int(t.cycles or 0), seconds=totals["latency_ms"] / 1e3,
+        accelerator_seconds=totals["accelerator_ms"] / 1e3, host_seconds=totals["host_ms"] / 1e3,
+        area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files,
+        stock_vta_problems=tuple(stock))
 
 
 def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
@@ -179,20 +196,32 @@ def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
         workloads[sig] = {
             "workload": b.workload.describe(), "knobs": dict(sorted(b.knobs.items())),
             "epilogue": {"shift": b.shift, "clip": [0, 127]}, "program": path,
-            "cycles": b.timing.cycles, "latency_ms": round(b.timing.seconds * 1e3, 9),
+            "cycles": b.timing.cycles, **_times_ms(b.timing),
             "instructions": len(b.program.insns), "uops": int(b.program.uops.size)}
     layers = [{"name": la.name, "count": la.count, "workload": la.workload,
                "program": units[la.workload][0], "cycles": units[la.workload][1].timing.cycles,
-               "latency_ms": round(units[la.workload][1].timing.seconds * 1e3, 9)}
+               **_times_ms(units[la.workload][1].timing)}
               for la in t.layers]
     cycles = sum(la["count"] * la["cycles"] for la in layers)
-    seconds = sum(la["count"] * units[la["workload"]][1].timing.seconds for la in layers)
+    # every layer run is one call: the network's time per run, end to end and its two parts
+    totals = {part: sum(la["count"] * getattr(units[la["workload"]][1].timing, part)
+                        for la in layers)
+              for part in ("seconds", "accelerator_seconds", "host_seconds")}
     name = (info.space or {}).get("network", {}).get("name", info.workload)
     return {"format": NETWORK_SCHEDULE_FORMAT, "board": board.name,
             "clock_mhz": board.clock_mhz,
             "network": {"name": name, "layers": layers, "cycles": int(cycles),
-                        "latency_ms": round(seconds * 1e3, 9)},
+                        "latency_ms": round(totals["seconds"] * 1e3, 9),
+                        "accelerator_ms": round(totals["accelerator_seconds"] * 1e3, 9),
+                        "host_ms": round(totals["host_seconds"] * 1e3, 9)},
             "workloads": workloads}
+
+
+def _times_ms(timing: Any) -> dict[str, float]:
+    """One call's time in ms: end to end (``latency_ms``) and its two parts."""
+    return {"latency_ms": round(timing.seconds * 1e3, 9),
+            "accelerator_ms": round(timing.accelerator_seconds * 1e3, 9),
+            "host_ms": round(timing.host_seconds * 1e3, 9)}
 
 
 # ---- verification ------------------------------------------------------------------------------

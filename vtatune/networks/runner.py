@@ -15,7 +15,8 @@ Per design (the outer sampler -- any ``--sampler`` -- proposes hardware paramete
    again. One cost model (``cost_model.NetworkCostModel``) learns from every layer of every
    design (and, with ``warm_start``, from every stored result of the network's layers).
 4. The trial stores the network totals -- the count-weighted sums of the layers' best
-   latencies in cycles and seconds -- and every layer's pick; the outer sampler is told
+   latencies in cycles and seconds (end to end per call: accelerator + host, and the two
+   parts) -- and every layer's pick; the outer sampler is told
    (area, seconds) (or seconds alone for a ``latency`` objective) or, for an infeasible or
    dominated design, a constraint violation.
 
@@ -393,21 +394,23 @@ class _Loop:
             self.active.remove(d)
             self.progress.active = len(self.active)
             t = d.tuner
-            cycles, seconds = t.totals()
+            split = t.split()
             base = dict(study=self.study, number=d.number, hw_key=d.hw.key,
                         hw=d.hw.log_params(), hw_name=d.hw.name, area_mm2=d.area_mm2,
                         resources=d.resources, params=d.params, sampler=self.sampler,
                         bound_cycles=t.bound_cycles, layers=t.layers(),
                         evaluated=d.evaluated, cached=d.cached)
-            if seconds is None:
+            if split is None:
                 missing = t.unsolved()
                 rec = NetworkTrialRecord(status="no_schedule", reason=(
                     f"no feasible schedule found for {', '.join(missing)} "
                     f"({t.issued} layer evaluations)"), **base)
                 self._close(rec, violation=1.0)
             else:
-                self._close(NetworkTrialRecord(status="ok", cycles=cycles, seconds=seconds,
-                                               **base), violation=0.0)
+                self._close(NetworkTrialRecord(
+                    status="ok", cycles=split.cycles, seconds=split.seconds,
+                    accelerator_seconds=split.accelerator_seconds,
+                    host_seconds=split.host_seconds, **base), violation=0.0)
             t.forget()
 
     def _close(self, rec: NetworkTrialRecord, violation: float) -> None:

@@ -13,6 +13,8 @@ is replaced by a ``[network]`` table (``vtatune.networks.network``) and which ma
 one layer: a trial is one hardware design from ``[hardware]`` with every layer's schedule
 tuned over ``[schedule]`` knobs (a knob list applies to the layers whose operator has those
 knobs). Without ``[hardware]`` choices the hardware is fixed and the objective is latency.
+A network's latency is end to end: every layer run is one call, the accelerator's time plus
+the host's (``[objective] latency = "accelerator"`` is for single-operator searches only).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ SECTIONS = ("study", "network", "hardware", "schedule", "objective", "constraint
 INNER_KEYS = ("trials", "min_per_layer", "sampler")
 #: Largest inner budget per design.
 MAX_INNER_TRIALS = 100_000
+#: What a network's latency is: end to end per run (``search.space.LATENCIES``' first). The
+#: accelerator-only objective of single-operator searches is not offered for networks: every
+#: layer run is one call whose host time the network pays.
+LATENCY = "end-to-end"
 
 
 @dataclass(frozen=True)
@@ -226,6 +232,10 @@ def from_dict(raw: dict[str, Any], source: str, *, hw: str | None = None,
         if bad:
             problems.append(f"[schedule] unknown knobs {bad} (knobs of this network's layers: "
                             f"{', '.join(sorted(known_knobs))})")
+    if per_unit and next(iter(per_unit.values())).latency != LATENCY:
+        problems.append(f"[objective] latency must be {LATENCY!r} for a network (every layer "
+                        "run is one call, accelerator + host); 'accelerator' applies to "
+                        "single-operator searches")
     if problems:
         raise ConfigError(source, problems)
     assert network is not None

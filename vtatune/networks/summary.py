@@ -2,7 +2,9 @@
 
 Used by ``vtatune search`` (its closing table and JSON), ``vtatune show`` and the reports. The
 front is over finished ``ok`` designs, non-dominated in (area_mm2, network seconds); a
-``latency`` study lists its fastest designs instead.
+``latency`` study lists its fastest designs instead. Network seconds are end to end: every
+layer run is one call (accelerator + host), as ``simulate`` and single-layer studies count it;
+``cycles`` are the accelerator's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
     network = info.space.get("network", {})
     return {
         "study": info.name, "network": network.get("name", info.workload),
-        "objective": info.objective, "board": info.board, "sampler": info.sampler,
+        "objective": info.objective, "latency": "end-to-end", "board": info.board,
+        "sampler": info.sampler,
         "trials": len(finished), "running": len(trials) - len(finished),
         "feasible": len(ok),
         "best_cycles": min((t.cycles for t in ok if t.cycles is not None), default=None),
@@ -55,10 +58,13 @@ def design_row(t: NetworkTrialRecord) -> dict[str, Any]:
     """One design as ``--json`` shows it: network totals and every layer's pick."""
     return {"trial": t.number, "hw": dict(t.hw), "hw_name": t.hw_name,
             "area_mm2": t.area_mm2, "cycles": t.cycles, "seconds": t.seconds,
+            "accelerator_seconds": t.accelerator_seconds, "host_seconds": t.host_seconds,
             "bound_cycles": t.bound_cycles,
             "efficiency": (t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
             "layers": [{"name": la.name, "count": la.count, "knobs": dict(la.knobs),
                         "cycles": la.cycles, "seconds": la.seconds,
+                        "accelerator_seconds": la.accelerator_seconds,
+                        "host_seconds": la.host_seconds,
                         "share": (la.count * la.seconds / t.seconds)
                         if la.seconds is not None and t.seconds else None,
                         "trials": la.trials} for la in t.layers]}

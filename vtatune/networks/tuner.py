@@ -52,6 +52,18 @@ DEFAULT_INEFFICIENCY = 2.0
 
 
 @dataclass(frozen=True)
+class NetworkTime:
+    """A network's time on one design: ``cycles`` of the accelerator; ``seconds`` end to end
+    (one call per layer run: ``accelerator_seconds + host_seconds``); ``host_seconds`` is None
+    when a layer's record predates the split."""
+
+    cycles: int
+    seconds: float
+    accelerator_seconds: float
+    host_seconds: float | None
+
+
+@dataclass(frozen=True)
 class Request:
     """One layer candidate the tuner wants measured."""
 
@@ -139,21 +151,37 @@ class DesignTuner:
             out.append(LayerResult(
                 name=layer.name, workload=layer.workload.signature, count=layer.count,
                 key=b.key if b else None, knobs=dict(b.knobs) if b else {},
-                cycles=b.cycles if b else None, seconds=b.seconds if b else None,
+                cycles=b.cycles if b else None, seconds=_seconds(b, self.board) if b else None,
+                accelerator_seconds=_accelerator_seconds(b, self.board) if b else None,
+                host_seconds=b.host_seconds if b else None,
                 bound_cycles=s.bound_cycles, trials=len(s.records), status=status))
         return tuple(out)
 
     def totals(self) -> tuple[int | None, float | None]:
-        """(network cycles, network seconds): count-weighted sums of the units' best, None
+        """(network cycles, network seconds end to end): count-weighted sums of the units'
+        best, None while a unit has no feasible schedule."""
+        split = self.split()
+        if split is None:
+            return None, None
+        return split.cycles, split.seconds
+
+    def split(self) -> NetworkTime | None:
+        """The network's time on this design (count-weighted sums of the units' best), None
         while a unit has no feasible schedule."""
         if not self.feasible:
-            return None, None
-        cycles = seconds = 0
+            return None
+        cycles = seconds = accel = 0.0
+        host: float | None = 0.0
         for s in self.units.values():
             assert s.best is not None and s.best.cycles is not None
-            cycles += s.unit.count * s.best.cycles
-            seconds += s.unit.count * _seconds(s.best, self.board)
-        return int(cycles), float(seconds)
+            n = s.unit.count
+            cycles += n * s.best.cycles
+            seconds += n * _seconds(s.best, self.board)
+            accel += n * _accelerator_seconds(s.best, self.board)
+            h = s.best.host_seconds
+            # a record stored before the split: the network's host time is unknown
+            host = None if host is None or h is None else host + n * float(h)
+        return NetworkTime(int(cycles), seconds, accel, host)
 
     def unsolved(self) -> list[str]:
         """Names of the units without a feasible schedule."""
@@ -294,5 +322,14 @@ def _seconds(rec: CandidateRecord, board: Board) -> float:
     """A record's latency in seconds (end to end when the record has it; else at the clock)."""
     if rec.seconds is not None:
         return float(rec.seconds)
+    assert rec.cycles is not None
+    return rec.cycles / board.clock_hz
+
+
+def _accelerator_seconds(rec: CandidateRecord, board: Board) -> float:
+    """A record's accelerator time in seconds (its cycles at the board's clock when the record
+    predates the split)."""
+    if rec.accelerator_seconds is not None:
+        return float(rec.accelerator_seconds)
     assert rec.cycles is not None
     return rec.cycles / board.clock_hz

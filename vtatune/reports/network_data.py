@@ -1,7 +1,8 @@
 """What a network study's report shows, computed from its frozen records (no drawing).
 
 A network trial is one hardware design with every layer tuned. Units: ``latency_ms`` is the
-network's latency (the count-weighted sum of its layers' best latencies) in milliseconds;
+network's latency (the count-weighted sum of its layers' best latencies) in milliseconds, end
+to end (one call per layer run), ``accelerator_ms`` + ``host_ms``;
 ``area_mm2`` as in ``reports.data``. The front is ``vtatune show``'s: finished feasible
 designs, non-dominated in (area_mm2, network latency). Hypervolume is the share of the box
 [0, ref] the front dominates, in (area_mm2, latency_ms), ``ref`` being ``HV_MARGIN`` beyond
@@ -55,6 +56,8 @@ class NetworkPoint:
     evaluated: int
     cached: int
     layers: tuple[LayerShare, ...]
+    accelerator_ms: float | None = None  # the split of latency_ms (None before it was stored)
+    host_ms: float | None = None
 
     @property
     def feasible(self) -> bool:
@@ -106,7 +109,13 @@ def network_point(t: NetworkTrialRecord, clock_mhz: float) -> NetworkPoint:
         lut=_num(res.get(logic_kind)), bram=_num(res.get(bram_kind)), logic_kind=logic_kind,
         bram_kind=bram_kind,
         evaluated=t.evaluated, cached=t.cached,
-        layers=tuple(layer_share(la, t.seconds) for la in t.layers))
+        layers=tuple(layer_share(la, t.seconds) for la in t.layers),
+        accelerator_ms=_ms(t.accelerator_seconds) if t.status == "ok" else None,
+        host_ms=_ms(t.host_seconds) if t.status == "ok" else None)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else 1e3 * seconds
 
 
 def layer_share(la: LayerResult, network_seconds: float | None) -> LayerShare:

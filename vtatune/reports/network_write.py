@@ -52,14 +52,16 @@ def write_network_comparison(data: NetworkCompareData, out: Path) -> dict[str, P
 # ---- CSV -----------------------------------------------------------------------------------------
 
 DESIGN_COLUMNS = ["trial", "status", "hw_name", "area_mm2", "cycles", "latency_ms",
-                  "bound_ms", "efficiency", "evaluated", "cached", "reason"]
+                  "accelerator_ms", "host_ms", "bound_ms", "efficiency", "evaluated", "cached",
+                  "reason"]
 
 
 def _design_row(p: NetworkPoint) -> dict[str, Any]:
     return {"trial": p.trial, "status": p.status, "hw_name": p.hw_name,
             "area_mm2": p.area_mm2, "cycles": p.cycles, "latency_ms": p.latency_ms,
-            "bound_ms": p.bound_ms, "efficiency": p.efficiency, "evaluated": p.evaluated,
-            "cached": p.cached, "reason": p.reason}
+            "accelerator_ms": p.accelerator_ms, "host_ms": p.host_ms, "bound_ms": p.bound_ms,
+            "efficiency": p.efficiency, "evaluated": p.evaluated, "cached": p.cached,
+            "reason": p.reason}
 
 
 def designs_csv(points: Sequence[NetworkPoint]) -> str:
@@ -106,13 +108,14 @@ def _write(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
 # ---- HTML ----------------------------------------------------------------------------------------
 
 def _front_table(data: NetworkReportData) -> str:
-    cols = ["trial", "hardware", "area (mm²)", "latency (ms)", "cycles", "bound (ms)",
-            "of bound (%)"]
+    cols = ["trial", "hardware", "area (mm²)", "latency (ms)", "accel (ms)", "host (ms)",
+            "cycles", "bound (ms)", "of bound (%)"]
     cols += [f"{n} (%)" for n in data.layer_names]
     rows = []
     for p in data.front:
         shares = {la.name: None if la.share is None else 100 * la.share for la in p.layers}
-        rows.append([p.trial, p.hw_name, p.area_mm2, p.latency_ms, p.cycles, p.bound_ms,
+        rows.append([p.trial, p.hw_name, p.area_mm2, p.latency_ms, p.accelerator_ms,
+                     p.host_ms, p.cycles, p.bound_ms,
                      None if p.efficiency is None else 100 * p.efficiency,
                      *[shares.get(n) for n in data.layer_names]])
     knee = data.knee.trial if data.knee else None
@@ -164,8 +167,10 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
         body += [f"<h2>Knee design, trial {data.knee.trial}: every layer</h2>",
                  _layers_table(data.knee)]
     body += ["<h2>Convergence</h2>", html.image(images["convergence"], "convergence"),
-             '<p class="meta">of bound = the network\'s physical lower bound (each layer\'s '
-             "compute or memory roofline × its count) / its latency. Files: front.png/.svg, "
+             '<p class="meta">latency = end to end per network run: every layer run is one '
+             "call, the accelerator's time plus the host's (accel + host). of bound = the "
+             "network's physical lower bound (each layer's compute or memory roofline × its "
+             "count) / its latency. Files: front.png/.svg, "
              "breakdown.png/.svg, convergence.png, front.csv, designs.csv.</p>"]
     return html.page(f"vtatune report: {data.study}", "\n".join(body))
 

@@ -195,6 +195,9 @@ class NetworkTrialRow(Base):
     evaluated: Mapped[int] = mapped_column(Integer, default=0)
     cached: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # the split of ``seconds`` (added later: nullable, migrated into older databases)
+    accelerator_seconds: Mapped[float | None] = mapped_column(Float)
+    host_seconds: Mapped[float | None] = mapped_column(Float)
 
 
 class NetworkEvalRow(Base):

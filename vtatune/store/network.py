@@ -29,6 +29,8 @@ def network_trial_values(rec: NetworkTrialRecord, study_id: int) -> dict[str, An
         "area_mm2": None if rec.area_mm2 is None else float(rec.area_mm2),
         "cycles": None if rec.cycles is None else int(rec.cycles),
         "seconds": None if rec.seconds is None else float(rec.seconds),
+        "accelerator_seconds": _float(rec.accelerator_seconds),
+        "host_seconds": _float(rec.host_seconds),
         "bound_cycles": None if rec.bound_cycles is None else float(rec.bound_cycles),
         "layers": {"layers": [la.as_dict() for la in rec.layers]},
         "resources": rec.resources, "params": rec.params, "sampler": rec.sampler,
@@ -43,6 +45,7 @@ def network_trial_record(study: str, m: Any, created_at: datetime | None) -> Net
         study=study, number=m["number"], hw_key=m["hw_key"], hw=dict(m["hw"]),
         hw_name=m["hw_name"], status=m["status"], reason=m["reason"] or "",
         area_mm2=m["area_mm2"], cycles=m["cycles"], seconds=m["seconds"],
+        accelerator_seconds=m.get("accelerator_seconds"), host_seconds=m.get("host_seconds"),
         bound_cycles=m["bound_cycles"], layers=layers, resources=dict(m["resources"] or {}),
         params=dict(m["params"] or {}), sampler=m["sampler"], evaluated=m["evaluated"] or 0,
         cached=m["cached"] or 0, created_at=created_at)
@@ -66,5 +69,11 @@ def _layer(d: dict[str, Any]) -> LayerResult:
     return LayerResult(name=d["name"], workload=d["workload"], count=int(d["count"]),
                        key=d.get("key"), knobs={k: int(v) for k, v in d.get("knobs", {}).items()},
                        cycles=d.get("cycles"), seconds=d.get("seconds"),
+                       accelerator_seconds=d.get("accelerator_seconds"),
+                       host_seconds=d.get("host_seconds"),
                        bound_cycles=d.get("bound_cycles"), trials=int(d.get("trials", 0)),
                        status=d.get("status", "ok"))
+
+
+def _float(x: float | None) -> float | None:
+    return None if x is None else float(x)

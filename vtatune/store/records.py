@@ -155,7 +155,9 @@ class LayerResult:
 
     ``key`` is the ``vt_candidates`` key of that schedule (None when no feasible one was
     found); ``cycles``/``seconds`` are for one run of the layer (the network runs it
-    ``count`` times); ``trials`` counts the evaluations its shape got for this design;
+    ``count`` times; ``seconds`` is end to end per call, ``accelerator_seconds`` +
+    ``host_seconds``, as ``CandidateRecord``'s; the split is None in rows stored before it);
+    ``trials`` counts the evaluations its shape got for this design;
     ``bound_cycles`` is its physical lower bound on the design; ``status`` is ``ok`` or,
     without a feasible schedule, the most frequent failure.
     """
@@ -170,11 +172,14 @@ class LayerResult:
     bound_cycles: float | None = None
     trials: int = 0
     status: str = "ok"
+    accelerator_seconds: float | None = None
+    host_seconds: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "workload": self.workload, "count": self.count,
                 "key": self.key, "knobs": dict(self.knobs), "cycles": self.cycles,
-                "seconds": self.seconds, "bound_cycles": self.bound_cycles,
+                "seconds": self.seconds, "accelerator_seconds": self.accelerator_seconds,
+                "host_seconds": self.host_seconds, "bound_cycles": self.bound_cycles,
                 "trials": self.trials, "status": self.status}
 
 
@@ -183,9 +188,11 @@ class NetworkTrialRecord:
     """Trial ``number`` of a network study: one hardware design with every layer tuned.
 
     ``cycles``/``seconds`` are network totals (sum over layers of count x the layer's best);
-    ``bound_cycles`` is the network's physical lower bound on this design (the same sum over
-    the layers' bounds); ``evaluated``/``cached`` count the layer candidates compiled or served
-    from the store for it. Units as ``CandidateRecord``.
+    ``seconds`` is end to end (one call per layer run), ``accelerator_seconds`` +
+    ``host_seconds`` (None in rows stored before the split); ``bound_cycles`` is the
+    network's physical lower bound on this design (the same sum over the layers' bounds);
+    ``evaluated``/``cached`` count the layer candidates compiled or served from the store
+    for it. Units as ``CandidateRecord``.
     """
 
     study: str
@@ -200,6 +207,8 @@ class NetworkTrialRecord:
     seconds: float | None = None
     bound_cycles: float | None = None
     layers: tuple[LayerResult, ...] = ()
+    accelerator_seconds: float | None = None
+    host_seconds: float | None = None
     resources: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     sampler: str = ""
