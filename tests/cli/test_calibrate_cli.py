@@ -65,7 +65,10 @@ def test_text_report_writes_nothing_without_out(capsys, measured: Path) -> None:
     ("[]", "no measured records"),
     ("{", "not valid JSON"),
     (json.dumps([{"shape": {}, "knobs": {}}]), "missing or wrong-typed ms"),
-    (json.dumps([{**RECORDS[0], "knobs": {"tile_h": 3}}]), "record 0"),
+    (json.dumps([{**RECORDS[0],  # legal knobs whose tiles overflow the SRAMs
+                  "shape": {**RECORDS[0]["shape"], "cin": 256, "cout": 256, "h": 56, "w": 56},
+                  "knobs": {"tile_h": 56, "tile_w": 56, "tile_ci": 16, "tile_co": 16}}]),
+     "buffer needs"),
 ])
 def test_bad_files_are_one_line(capsys, tmp_path: Path, content: str, message: str) -> None:
     p = tmp_path / "bad.json"

@@ -42,10 +42,10 @@ def test_compare_hypervolumes_match_a_direct_computation(capsys, studies, tmp_pa
     assert rc == 0, err
     d = json.loads(out)
     store = Store(studies.db)
-    pts = {n: [(t.candidate.area_mm2, t.candidate.cycles) for t in store.trials(n)
+    pts = {n: [(t.candidate.area_mm2, 1e3 * t.candidate.seconds) for t in store.trials(n)
                if t.candidate.feasible] for n in (studies.random, studies.tpe, studies.nofit)}
-    # the shared box: log area and log cycles from the ideal point of the union of the
-    # fronts (0) to their nadir (1); reference point at 1.1 on both axes
+    # the shared box: log area and log latency (end to end, ms) from the ideal point of the
+    # union of the fronts (0) to their nadir (1); reference point at 1.1 on both axes
     fronts = [p for ps in pts.values() for p in ps
               if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in ps)]
     lo = np.log(np.array(fronts, dtype=float)).min(axis=0)

@@ -22,6 +22,7 @@ def _point(trial: int, area: float | None, cycles: int | None, status: str = "ok
     return rd.DesignPoint(
         trial=trial, key=f"k{trial}", status=status, reason="", hw_name=f"hw{trial}", hw=hw,
         knobs={}, cycles=cycles, latency_ms=None if cycles is None else cycles / 1e5,
+        objective_ms=None if cycles is None else cycles / 1e5,
         area_mm2=area, lut=None, ff=None, bram=None, dsp=None, logic_kind="lut",
         bram_kind="bram36", efficiency=None, bound_cycles=None, fits=True)
 
@@ -31,14 +32,17 @@ def test_front_is_the_brute_force_non_dominated_set(studies, which) -> None:
     info, trials = _load(studies, getattr(studies, which))
     data = rd.report_data(info, trials)
     feas = [p for p in data.points if p.feasible]
+    # the study minimizes end-to-end latency: the front is in (area, latency_ms)
+    assert all(p.objective_ms == p.latency_ms for p in feas)
     expect = {p.trial for p in feas
-              if not any(q.area_mm2 <= p.area_mm2 and q.cycles <= p.cycles
-                         and (q.area_mm2 < p.area_mm2 or q.cycles < p.cycles) for q in feas)}
+              if not any(q.area_mm2 <= p.area_mm2 and q.latency_ms <= p.latency_ms
+                         and (q.area_mm2 < p.area_mm2 or q.latency_ms < p.latency_ms)
+                         for q in feas)}
     assert {p.trial for p in data.front} == expect and expect
     areas = [p.area_mm2 for p in data.front]
     assert areas == sorted(areas)
     assert data.smallest == data.front[0]
-    assert data.fastest.cycles == min(p.cycles for p in feas)
+    assert data.fastest.latency_ms == min(p.latency_ms for p in feas)
     assert data.n_trials == len(trials)
     assert data.n_feasible == sum(t.candidate.feasible for t in trials)
     # latency is the stored end-to-end seconds in ms: the accelerator's cycles at the board
@@ -51,9 +55,9 @@ def test_front_is_the_brute_force_non_dominated_set(studies, which) -> None:
 def _knee_direct(front) -> int:
     """Independent: numpy distances to the ideal point in log space, each axis divided by
     its span (at least log 2); the first minimum in area order."""
-    order = sorted(front, key=lambda p: (p.area_mm2, p.cycles))
+    order = sorted(front, key=lambda p: (p.area_mm2, p.latency_ms))
     la = np.log([p.area_mm2 for p in order])
-    lc = np.log([p.cycles for p in order])
+    lc = np.log([p.latency_ms for p in order])
     x = (la - la.min()) / max(np.ptp(la), np.log(2))
     y = (lc - lc.min()) / max(np.ptp(lc), np.log(2))
     return order[int(np.argmin(np.hypot(x, y)))].trial
@@ -141,8 +145,8 @@ def brute_hypervolume(points, ref) -> float:
 def test_hypervolume_matches_a_direct_computation(studies, which) -> None:
     info, trials = _load(studies, getattr(studies, which))
     data = rd.report_data(info, trials)
-    front = [(p.area_mm2, p.cycles) for p in data.front]
-    feas = [(p.area_mm2, p.cycles) for p in data.points if p.feasible]
+    front = [(p.area_mm2, p.latency_ms) for p in data.front]
+    feas = [(p.area_mm2, p.latency_ms) for p in data.points if p.feasible]
     # the reference point: 10% of the fronts' log span beyond their nadir, on both axes (a
     # front that does not spread along an axis gets a span of log 1.1 there)
     ref = []
@@ -211,8 +215,8 @@ def test_convergence_series(studies) -> None:
     assert all(a <= b + 1e-15 for a, b in zip(hv, hv[1:], strict=False))
     assert conv.hypervolume[-1] == pytest.approx(data.hypervolume)
     mid = len(trials) // 2
-    front = [(p.area_mm2, p.cycles) for p in data.front]
-    pts = [(t.candidate.area_mm2, t.candidate.cycles) for t in trials[:mid]
+    front = [(p.area_mm2, p.latency_ms) for p in data.front]
+    pts = [(t.candidate.area_mm2, 1e3 * t.candidate.seconds) for t in trials[:mid]
            if t.candidate.feasible]
     assert conv.hypervolume[mid - 1] == pytest.approx(_log_box_hv(pts, front))
 
@@ -284,10 +288,25 @@ def test_compare_hypervolumes_share_one_reference(studies) -> None:
     loaded = [_load(studies, n) for n in (studies.random, studies.tpe, studies.nofit)]
     data = rd.compare_data(loaded)
     # the box is spanned by the union of the studies' fronts
-    fronts = [(p.area_mm2, p.cycles) for s in data.series for p in s.front]
+    fronts = [(p.area_mm2, p.latency_ms) for s in data.series for p in s.front]
     assert data.hv_box == rd.hv_box([p for s in data.series for p in s.front])
     for (_, ts), s in zip(loaded, data.series, strict=True):
-        pts = [(t.candidate.area_mm2, t.candidate.cycles) for t in ts if t.candidate.feasible]
+        pts = [(t.candidate.area_mm2, 1e3 * t.candidate.seconds) for t in ts
+               if t.candidate.feasible]
         assert s.hypervolume == pytest.approx(_log_box_hv(pts, fronts))
         assert s.convergence.hypervolume[-1] == pytest.approx(s.hypervolume)
     assert data.series[2].front == () and data.series[2].hypervolume == 0.0
+
+
+def test_the_latency_a_study_minimizes() -> None:
+    from vtatune.store import CandidateRecord
+
+    base = dict(key="k", workload="w", hw_key="h", hw={}, hw_name="x", knobs={})
+    c = CandidateRecord(**base, status="ok", cycles=100_000, seconds=1.5e-3,
+                        accelerator_seconds=1e-3, host_seconds=0.5e-3)
+    assert rd.objective_ms(c) == pytest.approx(1.5)  # end to end per call
+    assert rd.objective_ms(c, "accelerator") == pytest.approx(1.0)
+    # stored before the split: its seconds were the accelerator's
+    old = CandidateRecord(**base, status="ok", cycles=100_000, seconds=1e-3)
+    assert rd.objective_ms(old, "accelerator") == pytest.approx(1.0)
+    assert rd.objective_ms(CandidateRecord(**base, status="invalid")) is None

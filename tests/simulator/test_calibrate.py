@@ -157,9 +157,13 @@ def test_design_from_bitstream_name() -> None:
 
 
 def test_uncompilable_record_is_named() -> None:
-    raw = [_raw((1, 32, 8, 8, 32, 3, 3, 1, 1), {"tile_h": 3}, 1.0)]
+    # legal knobs (tail tiles compile since LoopPartition) whose tiles overflow every SRAM
+    raw = [_raw((1, 256, 56, 56, 256, 3, 3, 1, 1),
+                {"tile_h": 56, "tile_w": 56, "tile_ci": 16, "tile_co": 16}, 1.0)]
     records = cal.records_from_list(raw, "m.json", default(), "pynq-z1")
     with pytest.raises(UserError, match="record 0"):
+        cal.prepare(records, PYNQ, _prior())
+    with pytest.raises(UserError, match="inp buffer needs"):
         cal.prepare(records, PYNQ, _prior())
 
 

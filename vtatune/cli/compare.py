@@ -50,6 +50,13 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
             raise UserError(f"studies differ in {what} ("
                             + ", ".join(f"{i.name}: {getattr(i, what)}" for i, _ in loaded)
                             + "): their fronts are not comparable")
+    from vtatune.reports.data import study_latency
+
+    kinds = {study_latency(info) for info, _ in loaded}
+    if len(kinds) > 1:
+        raise UserError("studies differ in latency (" + ", ".join(
+            f"{i.name}: {study_latency(i)}" for i, _ in loaded) + "): their fronts are not "
+            "comparable")
     if not any(t.candidate.feasible for _, trials in loaded for t in trials):
         raise UserError("none of the studies has a feasible trial: every front is empty")
     data = compare_data(loaded)
@@ -69,9 +76,9 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
         return
     ref = data.ref_point
     console.line(f"{data.workload} on {data.board}; hypervolume: share of one box in log area "
-                 f"and log cycles, from the fronts' ideal point to 10% beyond their nadir "
-                 f"(reference point {formats.area(ref[0])} mm², {formats.cycles(ref[1])} "
-                 f"cycles)" if ref else data.workload)
+                 f"and log latency, from the fronts' ideal point to 10% beyond their nadir "
+                 f"(reference point {formats.area(ref[0])} mm², {formats.ms(ref[1])} "
+                 f"ms)" if ref else data.workload)
     rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
              formats.cycles(s.best_cycles), formats.ms_of_cycles(s.best_cycles, data.clock_mhz),
              str(len(s.front)) if s.front else "empty", f"{s.hypervolume:.3f}"]

@@ -53,14 +53,14 @@ def points_csv(points: Sequence[DesignPoint], knee: DesignPoint | None = None) -
 def compare_csv(data: CompareData) -> str:
     """One row per study: trials, feasible, best cycles/ms, front size, hypervolume."""
     columns = ["study", "sampler", "trials", "feasible", "best_cycles", "best_latency_ms",
-               "front_size", "hypervolume", "ref_area_mm2", "ref_cycles"]
+               "front_size", "hypervolume", "ref_area_mm2", "ref_latency_ms"]
     ref = data.ref_point or (None, None)
     rows = [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
              "feasible": s.n_feasible, "best_cycles": s.best_cycles,
              "best_latency_ms": None if s.best_cycles is None
              else s.best_cycles / (data.clock_mhz * 1e3),
              "front_size": len(s.front), "hypervolume": s.hypervolume,
-             "ref_area_mm2": ref[0], "ref_cycles": ref[1]} for s in data.series]
+             "ref_area_mm2": ref[0], "ref_latency_ms": ref[1]} for s in data.series]
     return _write(columns, rows)
 
 

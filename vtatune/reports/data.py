@@ -5,8 +5,11 @@ Units: ``cycles`` accelerator clock cycles; ``latency_ms`` milliseconds at the b
 and block-RAM units (LUT or ALM; BRAM36 or M10K). Both objectives are minimized.
 
 The front is ``vtatune show``'s (``search.summary.summarize``): feasible trials only, one point per
-candidate, non-dominated in (area_mm2, cycles). Hypervolumes are measured in an ``HvBox``:
-log area and log cycles, scaled so the ideal point of the fronts is 0 and their nadir is 1,
+candidate, non-dominated in (area_mm2, the study's latency). The study's latency
+(``DesignPoint.objective_ms``) is end to end per call (``latency_ms``) or, for a study made
+with ``--latency accelerator``, the accelerator's time; knee, fastest, hypervolume and
+convergence all use it. Hypervolumes are measured in an ``HvBox``:
+log area and log latency, scaled so the ideal point of the fronts is 0 and their nadir is 1,
 with the reference point ``HV_MARGIN`` beyond the nadir; a hypervolume is the dominated share
 of that box (0..1, comparable between studies that share the box).
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vtatune.search.pareto import hypervolume_2d
-from vtatune.store.records import StudyInfo, TrialRecord
+from vtatune.store.records import CandidateRecord, StudyInfo, TrialRecord
 
 #: The hypervolume's reference point lies this far beyond the fronts' nadir, in the box's
 #: normalized log units (the nadir is 1).
@@ -61,6 +64,9 @@ class DesignPoint:
     #: ``latency_ms`` (end to end per call) split: the accelerator's and the host's share
     accelerator_ms: float | None = None
     host_ms: float | None = None
+    #: the latency the study minimizes, in ms: ``latency_ms`` (end to end) or, for an
+    #: accelerator-latency study, the accelerator's time
+    objective_ms: float | None = None
 
     @property
     def feasible(self) -> bool:
@@ -85,17 +91,18 @@ class Reference:
 class HvBox:
     """Where hypervolumes are measured, shared by the studies being compared.
 
-    Both objectives in log scale (12% fewer cycles is the same gain at any latency; areas and
+    Both objectives in log scale (12% less time is the same gain at any latency; areas and
     latencies span orders of magnitude), each scaled so the ``ideal`` point (least area and
-    fewest cycles over the fronts) is 0 and the ``nadir`` of the fronts (the largest area and
-    most cycles among front points) is 1. The reference point is ``1 + margin`` on both axes;
-    a hypervolume is the dominated share of the box ``[0, 1 + margin]^2``. Taking the nadir of
-    the fronts — not of every feasible design, whose slowest ones lie far beyond any front —
-    keeps the box on the region where fronts differ. An axis along which the fronts do not
-    spread (one area only) gets a unit of ``log(1 + margin)``.
+    latency over the fronts) is 0 and the ``nadir`` of the fronts (the largest area and latency
+    among front points) is 1. Latency is the study's (``DesignPoint.objective_ms``). The
+    reference point is ``1 + margin`` on both axes; a hypervolume is the dominated share of the
+    box ``[0, 1 + margin]^2``. Taking the nadir of the fronts — not of every feasible design,
+    whose slowest ones lie far beyond any front — keeps the box on the region where fronts
+    differ. An axis along which the fronts do not spread (one area only) gets a unit of
+    ``log(1 + margin)``.
     """
 
-    ideal: tuple[float, float]  # (area_mm2, cycles)
+    ideal: tuple[float, float]  # (area_mm2, latency ms)
     nadir: tuple[float, float]
     margin: float = HV_MARGIN
 
@@ -103,20 +110,20 @@ class HvBox:
         return (_log_span(self.ideal[0], self.nadir[0], self.margin),
                 _log_span(self.ideal[1], self.nadir[1], self.margin))
 
-    def normalize(self, area_mm2: float, cycles: float) -> tuple[float, float]:
-        """(area, cycles) in box units: 0 at the ideal point, 1 at the nadir."""
+    def normalize(self, area_mm2: float, ms: float) -> tuple[float, float]:
+        """(area, latency) in box units: 0 at the ideal point, 1 at the nadir."""
         sa, sc = self._spans()
-        return (math.log(area_mm2 / self.ideal[0]) / sa, math.log(cycles / self.ideal[1]) / sc)
+        return (math.log(area_mm2 / self.ideal[0]) / sa, math.log(ms / self.ideal[1]) / sc)
 
     @property
     def ref_point(self) -> tuple[float, float]:
-        """The reference point in (area_mm2, cycles)."""
+        """The reference point in (area_mm2, latency ms)."""
         sa, sc = self._spans()
         r = 1.0 + self.margin
         return (self.ideal[0] * math.exp(r * sa), self.ideal[1] * math.exp(r * sc))
 
     def hypervolume(self, points: Iterable[tuple[float, float]]) -> float:
-        """Dominated share of the box by (area_mm2, cycles) ``points`` (0..1)."""
+        """Dominated share of the box by (area_mm2, latency ms) ``points`` (0..1)."""
         r = 1.0 + self.margin
         xy = [self.normalize(a, c) for a, c in points]
         return hypervolume_2d(xy, (r, r)) / (r * r)
@@ -128,8 +135,8 @@ def _log_span(lo: float, hi: float, margin: float) -> float:
 
 def hv_box(fronts: Iterable[DesignPoint], margin: float = HV_MARGIN) -> HvBox | None:
     """The box spanned by the points of one or several fronts; None without a point."""
-    pts = [(p.area_mm2, float(p.cycles)) for p in fronts
-           if p.feasible and p.area_mm2 is not None and p.area_mm2 > 0 and p.cycles]
+    pts = [(p.area_mm2, p.objective_ms) for p in fronts
+           if p.feasible and p.area_mm2 is not None and p.area_mm2 > 0 and p.objective_ms]
     if not pts:
         return None
     return HvBox(ideal=(min(a for a, _ in pts), min(c for _, c in pts)),
@@ -138,8 +145,9 @@ def hv_box(fronts: Iterable[DesignPoint], margin: float = HV_MARGIN) -> HvBox | 
 
 @dataclass(frozen=True)
 class Convergence:
-    """Per trial done (``trials`` = 1..N): the fewest cycles so far (None before the first
-    feasible trial) and the hypervolume fraction of everything feasible so far."""
+    """Per trial done (``trials`` = 1..N): the fewest cycles and the least end-to-end latency
+    so far (None before the first feasible trial) and the hypervolume fraction of everything
+    feasible so far (in the study's latency)."""
 
     trials: tuple[int, ...]
     best_cycles: tuple[int | None, ...]
@@ -221,14 +229,32 @@ class ReportData:
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
-        """The hypervolume's reference point (area_mm2, cycles)."""
+        """The hypervolume's reference point (area_mm2, latency ms)."""
         return None if self.hv_box is None else self.hv_box.ref_point
 
 
 # ---- records -> points -----------------------------------------------------------------------
 
-def design_point(t: TrialRecord, board: str | None = None) -> DesignPoint:
-    """The report's view of one trial (``board``: the study's, for the stock-VTA check)."""
+def objective_ms(c: CandidateRecord, latency: str = "end-to-end") -> float | None:
+    """The latency a study minimizes in ms (None without one): end to end per call, or the
+    accelerator's time (records stored before the split: their seconds were the
+    accelerator's)."""
+    if latency == "accelerator":
+        s = c.accelerator_seconds if c.accelerator_seconds is not None else c.seconds
+    else:
+        s = c.seconds
+    return None if s is None else s * 1e3
+
+
+def study_latency(info: StudyInfo) -> str:
+    """What latency ``info``'s study minimizes (``search --latency``)."""
+    return str((info.space or {}).get("latency", "end-to-end"))
+
+
+def design_point(t: TrialRecord, board: str | None = None,
+                 latency: str = "end-to-end") -> DesignPoint:
+    """The report's view of one trial (``board``: the study's, for the stock-VTA check;
+    ``latency``: the study's)."""
     c = t.candidate
     res = c.resources or {}
     logic_kind = str(res.get("logic_kind", "lut"))
@@ -245,7 +271,7 @@ def design_point(t: TrialRecord, board: str | None = None) -> DesignPoint:
         fits=res.get("fits") if isinstance(res.get("fits"), bool) else None,
         accelerator_ms=None if c.accelerator_seconds is None else c.accelerator_seconds * 1e3,
         host_ms=None if c.host_seconds is None else c.host_seconds * 1e3,
-        **_stock(c.hw, board))
+        objective_ms=objective_ms(c, latency), **_stock(c.hw, board))
 
 
 def _stock(hw: dict[str, int], board: str | None) -> dict[str, Any]:
@@ -264,45 +290,47 @@ def _stock(hw: dict[str, int], board: str | None) -> dict[str, Any]:
     return {"stock_vta": not problems, "stock_vta_problems": problems}
 
 
-def unique_points(trials: Iterable[TrialRecord], board: str | None = None) -> list[DesignPoint]:
+def unique_points(trials: Iterable[TrialRecord], board: str | None = None,
+                  latency: str = "end-to-end") -> list[DesignPoint]:
     """One point per candidate (its first trial), in trial order."""
     seen: set[str] = set()
     out = []
     for t in trials:
         if t.candidate.key not in seen:
             seen.add(t.candidate.key)
-            out.append(design_point(t, board))
+            out.append(design_point(t, board, latency))
     return out
 
 
 def front_points(info: StudyInfo, trials: Sequence[TrialRecord]) -> list[DesignPoint]:
-    """The study's Pareto front (area_mm2, cycles), by increasing area: ``show``'s front."""
+    """The study's Pareto front (area_mm2, its latency), by increasing area: ``show``'s
+    front."""
     from vtatune.search.summary import summarize
 
     by_number = {t.number: t for t in trials}
     rows = summarize(info, list(trials))["pareto"]
-    return [design_point(by_number[r["trial"]], info.board) for r in rows]
+    return [design_point(by_number[r["trial"]], info.board, study_latency(info)) for r in rows]
 
 
 # ---- front analysis --------------------------------------------------------------------------
 
 def knee(front: Sequence[DesignPoint]) -> DesignPoint | None:
-    """The front's knee: the point closest to the ideal point (least area, fewest cycles of
-    the front) in log area and log cycles, each divided by the front's log span along it —
+    """The front's knee: the point closest to the ideal point (least area, least latency of
+    the front) in log area and log latency, each divided by the front's log span along it —
     but by at least ``log(KNEE_MIN_RATIO)``, so an objective that hardly varies along the
     front (areas within a few percent) does not weigh as much as one that varies tenfold.
 
     Unlike the farthest point from the line between the extremes, this is defined for every
     front shape: on a straight front in log-log space — VTA's usual trade-off, twice the GEMM
-    area for half the cycles — every point is on that line, and the knee is the middle one,
+    area for half the time — every point is on that line, and the knee is the middle one,
     not an extreme. Ties go to the smaller design; None for an empty front.
     """
-    pts = [p for p in front if p.area_mm2 is not None and p.area_mm2 > 0 and p.cycles]
+    pts = [p for p in front if p.area_mm2 is not None and p.area_mm2 > 0 and p.objective_ms]
     if not pts:
         return None
-    pts.sort(key=lambda p: (p.area_mm2, p.cycles, p.trial))
+    pts.sort(key=lambda p: (p.area_mm2, p.objective_ms, p.trial))
     xs = _scaled_log([p.area_mm2 for p in pts])
-    ys = _scaled_log([float(p.cycles) for p in pts])
+    ys = _scaled_log([float(p.objective_ms or 0.0) for p in pts])
     best, best_d = pts[0], math.inf
     for p, x, y in zip(pts, xs, ys, strict=True):
         d = math.hypot(x, y)
@@ -326,14 +354,14 @@ def hypervolume(points: Iterable[DesignPoint], box: HvBox | None) -> float:
     """Dominated share of ``box`` by the feasible ``points`` (0..1; 0 without a box)."""
     if box is None:
         return 0.0
-    return box.hypervolume([(p.area_mm2, float(p.cycles)) for p in points
-                            if p.feasible and p.area_mm2 is not None])
+    return box.hypervolume([(p.area_mm2, p.objective_ms) for p in points
+                            if p.feasible and p.area_mm2 is not None and p.objective_ms])
 
 
 def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
-                clock_mhz: float) -> Convergence:
-    """Best cycles, best end-to-end latency (ms per call) and hypervolume (in ``box``) after
-    each trial (in trial-number order)."""
+                clock_mhz: float, latency: str = "end-to-end") -> Convergence:
+    """Best cycles, best end-to-end latency (ms per call) and hypervolume (in ``box``, of
+    the study's ``latency``) after each trial (in trial-number order)."""
     from vtatune.search.pareto import pareto_front
 
     best: int | None = None
@@ -349,8 +377,9 @@ def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
             best = c.cycles if best is None else min(best, c.cycles)
             ms = c.seconds * 1e3 if c.seconds is not None else cycles_to_ms(c.cycles, clock_mhz)
             best_ms = ms if best_ms is None else min(best_ms, ms)
-            if c.area_mm2 is not None and box is not None:
-                cand = [*front, (c.area_mm2, float(c.cycles))]
+            obj = objective_ms(c, latency)
+            if c.area_mm2 is not None and box is not None and obj:
+                cand = [*front, (c.area_mm2, obj)]
                 front = [cand[i] for i in pareto_front(cand)]
                 hv = box.hypervolume(front)
         bests.append(best)
@@ -459,7 +488,7 @@ def reference_design(board: Any, points: Sequence[DesignPoint]) -> Reference:
     hw = default()
     area = estimate(hw, board)
     mine = [p for p in points if p.feasible and p.hw == hw.log_params()]
-    best = min(mine, key=lambda p: (p.cycles, p.trial), default=None)
+    best = min(mine, key=lambda p: (p.objective_ms or math.inf, p.trial), default=None)
     return Reference(
         hw_name=f"default {hw.shape_label}", area_mm2=area.area_mm2, lut=area.logic,
         bram=area.bram, cycles=None if best is None else best.cycles,
@@ -472,7 +501,8 @@ def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
     from vtatune.hardware import boards
 
     board = boards.load(info.board)
-    points = unique_points(trials, info.board)
+    latency = study_latency(info)
+    points = unique_points(trials, info.board, latency)
     front = front_points(info, trials)
     feas = [p for p in points if p.feasible]
     box = hv_box(front)
@@ -485,11 +515,12 @@ def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
         n_trials=len(trials), n_feasible=sum(t.candidate.feasible for t in trials),
         statuses=dict(Counter(t.candidate.status for t in trials).most_common()),
         points=tuple(points), front=tuple(front), knee=knee(front),
-        fastest=min(feas, key=lambda p: (p.cycles, p.area_mm2 or 0.0, p.trial), default=None),
+        fastest=min(feas, key=lambda p: (p.objective_ms or math.inf, p.area_mm2 or 0.0, p.trial),
+                    default=None),
         smallest=front[0] if front else None,
         reference=reference_design(board, points), hv_box=box,
         hypervolume=hypervolume(front, box),
-        convergence=convergence(trials, box, board.clock_mhz),
+        convergence=convergence(trials, box, board.clock_mhz, latency),
         params=tuple(param_relations(points, hardware, knobs)),
         board_capacity={k: float(v) for k, v in board.resources.items()})
 
@@ -523,7 +554,7 @@ class CompareData:
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
-        """The shared reference point (area_mm2, cycles)."""
+        """The shared reference point (area_mm2, latency ms)."""
         return None if self.hv_box is None else self.hv_box.ref_point
 
 
@@ -536,8 +567,8 @@ def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> 
     from vtatune.hardware import boards
 
     board = boards.load(studies[0][0].board)
-    every = [(info, trials, unique_points(trials, info.board), front_points(info, trials))
-             for info, trials in studies]
+    every = [(info, trials, unique_points(trials, info.board, study_latency(info)),
+              front_points(info, trials)) for info, trials in studies]
     box = hv_box([p for *_, front in every for p in front])
     series = []
     for info, trials, pts, front in every:
@@ -547,7 +578,7 @@ def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> 
             n_feasible=sum(t.candidate.feasible for t in trials),
             best_cycles=min(feas, default=None), front=tuple(front), points=tuple(pts),
             hypervolume=hypervolume(front, box),
-            convergence=convergence(trials, box, board.clock_mhz)))
+            convergence=convergence(trials, box, board.clock_mhz, study_latency(info))))
     return CompareData(workload=studies[0][0].workload, board=board.name,
                        clock_mhz=board.clock_mhz, hv_box=box, series=tuple(series))
 

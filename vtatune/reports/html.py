@@ -169,7 +169,7 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
                          f"{formats.area(p.area_mm2)} mm² — <code>{escape(export)}</code></li>")
     hv = ("–" if data.ref_point is None else
           f"{data.hypervolume:.3f} (reference point {formats.area(data.ref_point[0])} mm², "
-          f"{formats.cycles(data.ref_point[1])} cycles)")
+          f"{formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",
         f'<p class="meta">{escape(data.workload)} on {escape(data.board)} at '
@@ -199,7 +199,7 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
     return page(f"vtatune report: {data.study}", "\n".join(body))
 
 
-_HV_NOTE = ("Hypervolume: the share of a box, in log area and log cycles, running from the "
+_HV_NOTE = ("Hypervolume: the share of a box, in log area and log latency, running from the "
             "ideal point of the front(s) to 10% beyond their nadir, that the front dominates "
             "(0..1).")
 
@@ -214,7 +214,7 @@ def compare_page(data: CompareData, png: bytes) -> str:
                   None if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3)),
              len(s.front), Cell(f"{s.hypervolume:.3f}", s.hypervolume)] for s in data.series]
     ref = ("–" if data.ref_point is None else
-           f"{formats.area(data.ref_point[0])} mm², {formats.cycles(data.ref_point[1])} cycles")
+           f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms")
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">{escape(data.workload)} on {escape(data.board)} at '
             f"{data.clock_mhz:g} MHz · hypervolumes in one shared box (reference point "

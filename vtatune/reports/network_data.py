@@ -64,6 +64,12 @@ class NetworkPoint:
         return self.status == "ok" and self.latency_ms is not None
 
     @property
+    def objective_ms(self) -> float | None:
+        """The latency the study minimizes (``reports.data.knee`` reads it): a network's is
+        end to end."""
+        return self.latency_ms
+
+    @property
     def efficiency(self) -> float | None:
         """Network lower bound / network latency."""
         if self.bound_ms is None or not self.latency_ms:

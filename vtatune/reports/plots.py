@@ -287,13 +287,13 @@ def convergence_figure(data: ReportData) -> Figure:
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
             label=f"final {data.hypervolume:.3f}")
-    hv.set_title("Hypervolume of the front (log area × log cycles)", loc="left", fontsize=11)
+    hv.set_title("Hypervolume of the front (log area × log latency)", loc="left", fontsize=11)
     hv.set_xlabel("trials done")
     ref = data.ref_point
     hv.set_ylabel("share of the box dominated")
     if ref is not None:
         hv.text(0.98, 0.04, f"box: the final front's ideal point to 10% beyond its nadir\n"
-                f"reference point {formats.area(ref[0])} mm², {formats.cycles(ref[1])} cycles",
+                f"reference point {formats.area(ref[0])} mm², {formats.ms(ref[1])} ms",
                 transform=hv.transAxes, ha="right", fontsize=8, color="dimgray")
     hv.set_ylim(0, 1.05)  # a share of the box: the whole 0..1 scale
     hv.grid(True, alpha=0.25)
@@ -458,9 +458,9 @@ def compare_figure(data: CompareData) -> Figure:
     hv.set_ylim(0, 1.2)
     hv.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     if data.ref_point is not None:
-        hv.text(0.02, 0.98, "box: log area × log cycles, the fronts' ideal point to 10% "
+        hv.text(0.02, 0.98, "box: log area × log latency, the fronts' ideal point to 10% "
                 f"beyond their nadir\nreference point {formats.area(data.ref_point[0])} mm², "
-                f"{formats.cycles(data.ref_point[1])} cycles", transform=hv.transAxes,
+                f"{formats.ms(data.ref_point[1])} ms", transform=hv.transAxes,
                 ha="left", va="top", fontsize=8, color="dimgray")
     for ax in (fr, lat, hv):
         ax.grid(True, which="both", alpha=0.25)
