@@ -101,6 +101,7 @@ def test_bad_input_is_one_line(studies, tmp_path) -> None:
     ({"trials": 0}, "trials must be in 1..1,000,000"),
     ({"workers": 10**6}, "workers must be in 0..256"),
     ({"db": "sqlite:///:memory:"}, "in-memory database"),
+    ({"latency": "wall"}, "latency must be one of end-to-end, accelerator"),
 ])
 def test_search_checks_its_arguments_as_the_cli_does(kw, message, tmp_path) -> None:
     args = {"trials": 1, "db": str(tmp_path / "x.sqlite"), **kw}
@@ -120,6 +121,10 @@ def test_search_from_python(tmp_path) -> None:
     df = vt.trials(res.study, db)
     assert len(df) == 3 and df["feasible"].sum() == res.feasible
     assert (df["block_in"] == 16).all() and (df["inp_kib"] == 32).all()  # the default config
+    # the accelerator-only objective is its own study (the latency is part of its identity)
+    acc = vt.search("dense", shape="16,64,64", hw="default", trials=2, sampler="random",
+                    seed=0, db=db, workers=1, latency="accelerator")
+    assert acc.study != res.study and acc.cached == 2  # same candidates, served from the store
 
 
 def test_import_is_light() -> None:

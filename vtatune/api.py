@@ -140,10 +140,11 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
            trials: int = 100, sampler: str = "xgb", objective: str | None = None,
            study: str | None = None, db: str | None = None, workers: int = 1,
            seed: int | None = None, timeout: float = 120.0, warm_start: bool = True,
-           passes: str | None = None) -> SearchSummary:
+           passes: str | None = None, latency: str | None = None) -> SearchSummary:
     """Run (or continue) a study as ``vtatune search`` does, with the same defaults for the
     space file and the study name; nothing is printed. ``workers`` evaluation processes
-    (``0``: one per core); ``passes``: a user pass file's path (``--passes``)."""
+    (``0``: one per core); ``passes``: a user pass file's path (``--passes``); ``latency``:
+    ``end-to-end`` or ``accelerator`` (``--latency``; default: the space's)."""
     import os
 
     from vtatune.cli.options import refuse_memory_db
@@ -161,13 +162,16 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     require(sampler)
     _check_search_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout)
     refuse_memory_db(db)  # the results would vanish with the connection
+    if latency is not None and latency not in spaces.LATENCIES:
+        raise UserError(f"latency must be one of {', '.join(spaces.LATENCIES)}, got "
+                        f"{latency!r}")
     if hw is not None and objective is None:
         objective = "latency"
     from vtatune.passes.user import resolve
 
     sp = spaces.load(space or _default_space(workload, hw), layer=layer, shape=shape,
                      workload=workload, hw=hw, board=board, objective=objective,
-                     passes=resolve(passes))
+                     passes=resolve(passes), latency=latency)
     name = study or _study_name(sp, sampler, hw, default_space=space is None)
     runner.check_study(sp, name, db)  # a study made for something else: one line
     res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
