@@ -118,7 +118,8 @@ def trials(study: str, db: str | Store | None = None) -> pd.DataFrame:
 
 
 def front(study: str, db: str | Store | None = None) -> pd.DataFrame:
-    """The Pareto front of ``study`` (feasible trials non-dominated in area and cycles, by
+    """The Pareto front of ``study`` (feasible trials non-dominated in area and the study's
+    latency -- end to end per call unless it was made with ``latency="accelerator"`` -- by
     increasing area; ``show``'s front), with a ``knee`` column (``vtatune.reports.knee``)."""
     import pandas as pd
 
