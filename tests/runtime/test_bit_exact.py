@@ -201,6 +201,23 @@ def test_partial_tiles_are_bit_exact(hw_name: str, wl, knobs: dict[str, int]) ->
     assert_bit_exact(wl, hw, knobs)
 
 
+def test_tutorial_loads_are_grouped_per_thread_as_in_vta() -> None:
+    """The tutorial's lowered code (seeds: convolution_opt) loads thread 0's input and weights,
+    then thread 1's: a thread's loads stay together in the in-order load queue, so the next
+    thread's first load, which waits for its buffer to be free, never holds back the loads
+    the running thread needs. Interleaving per buffer (inp t0, inp t1, wgt t0, wgt t1) made the
+    GEMM of one thread wait for the other's."""
+    from conftest import build
+
+    from vtatune.program.isa import MemId, MemInsn, Module, module_of
+
+    program = build(resnet18_layer("C8"), hw_named("default"), TUTORIAL)
+    loads = [i.memory_type for i in program.insns
+             if isinstance(i, MemInsn) and module_of(i) == Module.LOAD and i.y_size]
+    assert loads[:8] == [MemId.INP, MemId.WGT] * 4, loads[:8]
+    assert loads.count(MemId.INP) == loads.count(MemId.WGT) == 2 * 16 * 2  # 2 x 16 ci x 2
+
+
 def test_conv2d_tutorial_counters_are_golden() -> None:
     """ResNet-18 C8 with the tutorial's schedule gives the tutorial's VTA counters."""
     run = assert_bit_exact(resnet18_layer("C8"), hw_named("default"), TUTORIAL)

@@ -48,14 +48,16 @@ def test_constraints_change_the_key_but_not_the_model() -> None:
         assert other.key != base.key and other.model_key == base.model_key
 
 
-@pytest.mark.parametrize("module", ["vtatune.simulator.timing", "vtatune.area"])
-def test_a_model_version_bump_changes_the_key(module: str,
+@pytest.mark.parametrize("module, name", [("vtatune.simulator.timing", "MODEL_VERSION"),
+                                          ("vtatune.area", "MODEL_VERSION"),
+                                          ("vtatune.compiler.version", "COMPILER_VERSION")])
+def test_a_model_version_bump_changes_the_key(module: str, name: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
     before = identity.context("pynq-z1", CONS)
     mod = importlib.import_module(module)
-    monkeypatch.setattr(mod, "MODEL_VERSION", mod.MODEL_VERSION + 1)
+    monkeypatch.setattr(mod, name, getattr(mod, name) + 1)
     after = identity.context("pynq-z1", CONS)
     assert after.key != before.key and after.model_key != before.model_key
 

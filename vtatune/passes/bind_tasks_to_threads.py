@@ -16,8 +16,8 @@ from typing import Any
 
 from tvm import tirx
 
-from vtatune.passes._ir import make_pass, map_stmts
-from vtatune.passes.scopes import COPROC_SCOPE
+from vtatune.passes._ir import make_pass, map_stmts, seq
+from vtatune.passes.scopes import COPROC_SCOPE, QUEUE_LOAD
 
 #: Annotation of the one-iteration loop that marks a task for virtual-thread injection.
 TASK_MARKER = "vtatune_task"
@@ -33,17 +33,48 @@ def bind_tasks_to_threads() -> Any:
                 body = map_stmts(s.body, post=lambda x: None, pre=pre)
                 threads.pop()
                 return tirx.AttrStmt(s.node, s.attr_key, s.value, body)
-            if isinstance(s, tirx.AttrStmt) and s.attr_key == COPROC_SCOPE and threads:
-                extent = tirx.const(1, "int32")
-                for v in threads:
-                    extent = tirx.Add(extent, tirx.Mul(tirx.const(0, "int32"), v))
-                return tirx.For(tirx.Var("task", "int32"), 0, extent, tirx.ForKind.SERIAL, s,
-                                annotations={TASK_MARKER: 1})
+            if _is_task(s) and threads:
+                return marker(s)
+            if isinstance(s, tirx.SeqStmt) and threads:
+                # Consecutive tasks of one module form one unit, as in VTA's lowered code:
+                # a thread's loads (say input, then weights) stay together, so the next
+                # thread's first load, which may wait for a buffer to be free, never sits in
+                # the in-order queue between them.
+                items: list[Any] = []
+                run: list[Any] = []
+                for x in s.seq:
+                    if _is_load(x):
+                        run.append(x)
+                        continue
+                    if run:
+                        items.append(marker(seq(run)))
+                        run = []
+                    items.append(map_stmts(x, post=lambda y: None, pre=pre))
+                if run:
+                    items.append(marker(seq(run)))
+                return seq(items)
             return None
+
+        def marker(s: Any) -> Any:
+            extent = tirx.const(1, "int32")
+            for v in threads:
+                extent = tirx.Add(extent, tirx.Mul(tirx.const(0, "int32"), v))
+            return tirx.For(tirx.Var("task", "int32"), 0, extent, tirx.ForKind.SERIAL, s,
+                            annotations={TASK_MARKER: 1})
 
         return func.with_body(map_stmts(func.body, post=lambda x: None, pre=pre))
 
     return make_pass("BindTasksToThreads", run)
+
+
+def _is_task(s: Any) -> bool:
+    return isinstance(s, tirx.AttrStmt) and s.attr_key == COPROC_SCOPE
+
+
+def _is_load(s: Any) -> bool:
+    """A task of the load module's queue (an input or weight DMA)."""
+    return (_is_task(s) and isinstance(s.value, tirx.IntImm)
+            and int(s.value) == QUEUE_LOAD)
 
 
 def normalize_task_scopes() -> Any:

@@ -54,7 +54,7 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
     sys.modules.setdefault("torch", None)  # type: ignore[assignment]
     # Import everything an evaluation needs now, so no task's clock includes it.
     import vtatune.area
-    import vtatune.compiler
+    import vtatune.compiler.compile
     import vtatune.runtime.build
     import vtatune.runtime.execute
     import vtatune.simulator  # noqa: F401

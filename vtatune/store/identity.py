@@ -81,12 +81,14 @@ def model_fingerprint(board: str) -> dict[str, Any]:
     """Everything of the models a record of ``board`` depends on (versions and file hashes)."""
     from vtatune.area import MODEL_VERSION as AREA_MODEL_VERSION
     from vtatune.area.coefficients import default_path
+    from vtatune.compiler.version import COMPILER_VERSION
     from vtatune.hardware.boards import boards_dir
     from vtatune.simulator.timing import MODEL_VERSION as TIMING_MODEL_VERSION
     from vtatune.simulator.timing import timing_dir
 
     return {
         "result_format": RESULT_FORMAT_VERSION,
+        "compiler": int(COMPILER_VERSION),
         "timing_model": int(TIMING_MODEL_VERSION),
         "area_model": int(AREA_MODEL_VERSION),
         "board_file": file_digest(boards_dir() / f"{board}.json"),

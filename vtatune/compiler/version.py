@@ -1,0 +1,12 @@
+"""The compile path's version: bump on any change that can change the program a candidate
+compiles to (instruction order, micro-ops, dependences), so results stored for programs of an
+older compiler are never served (``vtatune.store.identity``).
+
+- 1: the pipeline as first landed.
+- 2: a virtual thread's consecutive loads form one task (VTA's order: input then weights of
+  one thread, then the next thread's), not one task per load interleaved across threads.
+"""
+
+from __future__ import annotations
+
+COMPILER_VERSION = 2
