@@ -528,9 +528,38 @@ def _bomb_files(m: int = 16, k: int = 64, n: int = 64) -> dict[str, Callable[[Pa
     return {"npz/bomb_extra.npz": bomb(True), "npz/bomb_data.npz": bomb(False)}
 
 
+def _measured_files() -> dict[str, bytes]:
+    """Measured-record files for ``calibrate``: the format's every field made hostile."""
+    good = {"shape": {"op": "conv2d", "n": 1, "cin": 16, "h": 8, "w": 8, "cout": 16, "kh": 3,
+                      "kw": 3, "stride": 1, "pad": 1, "groups": 1},
+            "knobs": {"tile_h": 8, "tile_w": 8}, "ms": 1.0, "measured": "2019-07-11"}
+
+    def one(**edit: object) -> bytes:
+        return json.dumps([{**good, **edit}]).encode()
+
+    return {
+        "measured/deep.json": _deep("[", "]").encode(),
+        "measured/not_utf8.json": b'[{"source": "\xff\xfe"}]',
+        "measured/object.json": b'{"records": []}',
+        "measured/empty.json": b"[]",
+        "measured/huge_int.json": b'[{"ms": ' + HUGE_DIGITS.encode() + b"}]",
+        "measured/nan_ms.json": b'[{"shape": {}, "knobs": {}, "ms": NaN}]',
+        "measured/negative_ms.json": one(ms=-1.0),
+        "measured/bool_knob.json": one(knobs={"tile_h": True}),
+        "measured/str_shape.json": one(shape="1,16,8,8"),
+        "measured/zero_channels.json": one(shape={**good["shape"], "cin": 0}),
+        "measured/groups.json": one(shape={**good["shape"], "groups": 2}),
+        "measured/other_board.json": one(board="zcu104"),
+        "measured/bad_model.json": one(model="pynq_1x16_i8w8a32_99_15_18_17"),
+        "measured/bad_hw.json": one(hw={"LOG_BLOCK": -5}),
+        "measured/knob_range.json": one(knobs={"tile_h": 10**30}),
+        "measured/long_list.json": json.dumps([5] * 200_000).encode(),
+    }
+
+
 FILES: dict[str, bytes | Callable[[Path], None]] = {
     **_hw_files(), **_board_files(), **_space_files(), **_npz_files(), **_bomb_files(),
-    **_network_files(), **_passes_files(),
+    **_network_files(), **_passes_files(), **_measured_files(),
     "special/dir.json/.keep": b"",
     "special/sparse.json": lambda p: _sparse(p, 512 * MEGABYTE),
 }
@@ -580,6 +609,7 @@ READERS: dict[str, list[tuple[tuple[str, ...], bool]]] = {
     "space": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
     "npz": [(("simulate", "dense", "--shape", "16,64,64", "--inputs", "{f}", "--json"), False)],
     "network": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
+    "measured": [(("calibrate", "{f}", "--no-loo"), False)],
     "passes": [(("compile", "dense", "--shape", "16,64,64", "--passes", "{f}"), False),
                (("simulate", "dense", "--shape", "16,64,64", "--passes", "{f}"), True),
                (("search", "dense", "--shape", "16,64,64", "--passes", "{f}", *SEARCH_TAIL),

@@ -185,18 +185,12 @@ class Calibration:
 
 def read_records(path: str | Path, default_hw: HwConfig, board: str,
                  max_bytes: int = 32 << 20) -> list[MeasuredRecord]:
-    """Parse and check a measured-records file; raises ``UserError`` listing the problems."""
-    p = Path(path)
-    try:
-        if p.stat().st_size > max_bytes:
-            raise UserError(f"{path}: larger than {max_bytes >> 20} MiB")
-        raw = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    """Parse and check a measured-records file (read as every user file is: a regular file of
+    at most ``max_bytes``, UTF-8, nesting and numbers bounded, see ``vtatune.readers``);
+    raises ``UserError`` listing the problems."""
+    from vtatune.readers import read_json
+
+    raw = read_json(path, "measured records", limit=max_bytes)
     return records_from_list(raw, str(path), default_hw, board)
 
 
