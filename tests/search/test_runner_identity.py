@@ -121,3 +121,34 @@ def test_warm_start_judges_other_constraints() -> None:
     assert runner.judged(sp, fits) is fits
     assert runner.judged(sp, big).status == "no_fit"  # type: ignore[union-attr]
     assert runner.judged(sp, unmeasured) is None and runner.judged(sp, failed) is None
+
+
+def test_warm_start_judges_stock_vta() -> None:
+    # A design measured by a study without the constraint is hw_invalid under stock_vta when
+    # stock VTA cannot build it (here BLOCK_IN != BLOCK_OUT); one refused only for that
+    # reason tells a study without the constraint nothing.
+    from dataclasses import replace
+
+    from vtatune.hardware import config
+    from vtatune.store.records import CandidateRecord
+
+    free, stock = _space(), _space()
+    stock = replace(stock, stock_vta=True)
+    square = config.default()
+    wide = replace(square, log_block_out=square.log_block_in + 1)
+    assert not stock.hardware_problems(square) and stock.hardware_problems(wide)
+
+    def rec(hw, **kw):
+        return CandidateRecord(key="k", workload="w", hw_key=hw.key, hw=hw.log_params(),
+                               hw_name=hw.name, knobs={}, area_mm2=5.0,
+                               resources={"fits": True}, **kw)
+
+    ok_square, ok_wide = rec(square, status="ok", cycles=10), rec(wide, status="ok", cycles=10)
+    assert runner.judged(stock, ok_square) is ok_square
+    judged = runner.judged(stock, ok_wide)
+    assert judged is not None and judged.status == "hw_invalid" and judged.cycles is None
+    assert "not stock VTA" in judged.reason and runner.judged(free, ok_wide) is ok_wide
+    refused = rec(wide, status="hw_invalid", reason=judged.reason)
+    assert runner.judged(free, refused) is None and runner.judged(stock, refused) is refused
+    broken = rec(wide, status="hw_invalid", reason="hardware: micro-op needs 34 bits > 32")
+    assert runner.judged(free, broken) is broken

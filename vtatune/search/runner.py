@@ -36,7 +36,7 @@ from vtatune.errors import StoreError
 from vtatune.search.dashboard import OptunaMirror
 from vtatune.search.evaluate import hw_invalid_record, objective_values, violation
 from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
-from vtatune.search.space import Candidate, SearchSpace
+from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
 from vtatune.store.identity import EvalContext
 from vtatune.store.records import TRANSIENT, CandidateRecord
 
@@ -142,10 +142,21 @@ def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
     Measured numbers (cycles, area, resources) depend on the board and models only, so a
     record from a study with other constraints transfers: a feasible design that breaks this
     space's constraints counts as ``no_fit``; a ``no_fit`` design that meets them was never
-    measured, so it is left out.
+    measured, so it is left out. Under the ``stock_vta`` constraint a design stock VTA cannot
+    build is ``hw_invalid``; without it, a design refused only for that reason is left out.
     """
     if rec.status in TRANSIENT:
         return None
+    if rec.status == "hw_invalid":
+        # a design refused only for the stock_vta constraint may be one this space builds
+        return rec if space.stock_vta or NOT_STOCK not in (rec.reason or "") else None
+    if space.stock_vta and rec.hw:
+        from vtatune.hardware.config import HwConfig
+
+        problems = space.hardware_problems(HwConfig(**{k.lower(): v for k, v in rec.hw.items()}))
+        if problems:
+            return replace(rec, status="hw_invalid", cycles=None, seconds=None,
+                           reason="hardware: " + "; ".join(problems))
     area, fits = rec.area_mm2, rec.resources.get("fits")
     breaks = ((space.fit_board and fits is False)
               or (space.max_area_mm2 is not None and area is not None

@@ -48,6 +48,8 @@ LATENCIES = ("end-to-end", "accelerator")
 
 #: Param name prefix of a tile knob's log-position.
 U_PREFIX = "u_"
+#: How a hardware problem that only the ``stock_vta`` constraint raises begins.
+NOT_STOCK = "not stock VTA"
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,7 @@ class SearchSpace:
         if not problems and self.stock_vta:
             from vtatune.hardware import boards, stock
 
-            problems = [f"not stock VTA: {p}"
+            problems = [f"{NOT_STOCK}: {p}"
                         for p in stock.stock_problems(hw, boards.load(self.board))]
         return problems
 
