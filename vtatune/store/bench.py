@@ -109,22 +109,24 @@ def bench_lookups(url: str, n: int) -> list[tuple[str, str]]:
             ("store: trials() of the 1-writer study (SQLite)", f"{trials_ms:.0f} ms")]
 
 
-def _search(url: str, trials: int, study: str) -> subprocess.Popen[bytes]:
+def _search(url: str, trials: int, study: str, seed: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "vtatune", "search", "dense", "--shape", "16,64,64",
-         "--trials", str(trials), "--sampler", "random", "--seed", "1", "--workers", "1",
+         "--trials", str(trials), "--sampler", "random", "--seed", str(seed), "--workers", "1",
          "--db", url, "--study", study, "--json"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
 
 
-def bench_shared_search(url: str, trials: int) -> list[tuple[str, str]]:
-    """Wall time of a ``trials``-trial search by one process, then by two sharing it."""
+def bench_shared_search(folder: Path, trials: int) -> list[tuple[str, str]]:
+    """Wall time of a ``trials``-trial search by one process, then by two sharing it. Each
+    case has a database of its own (nothing is served from the other case's results) and
+    each process its own seed (two processes do not propose the same candidates)."""
     walls = []
     for n_procs in (1, 2):
-        study = f"search-{n_procs}"
+        url = f"sqlite:///{folder / f'search-{n_procs}.sqlite'}"
         t = time.perf_counter()
-        procs = [_search(url, trials, study) for _ in range(n_procs)]
+        procs = [_search(url, trials, "search", seed) for seed in range(1, n_procs + 1)]
         codes = [p.wait() for p in procs]
         walls.append(time.perf_counter() - t)
         if any(codes):
@@ -152,8 +154,7 @@ def bench_store(quick: bool = False) -> list[tuple[str, str]]:
                     rows += bench_backend("PostgreSQL", pg.create_database("bench"), quick)
             except (PgServerError, ImportError) as exc:
                 rows.append(("store: PostgreSQL", f"not measured ({exc})"))
-        search_url = f"sqlite:///{Path(tmp) / 'search.sqlite'}"
-        rows += bench_shared_search(search_url, 40 if quick else 200)
+        rows += bench_shared_search(Path(tmp), 40 if quick else 200)
     return rows
 
 
