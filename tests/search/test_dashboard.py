@@ -103,3 +103,40 @@ def test_the_bulk_writer_writes_what_optuna_writes(tmp_path) -> None:
     with pytest.raises(ValueError):
         add_trials(store, ours._study_id, [clash])
     assert len(optuna.load_study(study_name="b", storage=url).trials) == 3
+
+
+def test_a_trial_finishing_out_of_order_waits_for_the_ones_before_it(db) -> None:
+    # Slot 3 still running while 4 and 5 are done: the mirror adds 0-2 only, then 3-5 once 3
+    # is done, so Optuna's numbers stay vtatune's whichever order slots finish in.
+    import optuna
+
+    from vtatune.search.dashboard import OptunaMirror, _State
+
+    sp = spaces.load("dense", shape="16,64,64")
+    runner.run(sp, sampler="random", trials=6, study="o", db=db, workers=1, seed=4)
+    optuna.delete_study(study_name="o", storage=db)  # the run's mirror: made again below
+    store = Store(db)
+
+    class Finished:  # the store as seen while slot 3 runs, then after
+        hidden = {3}
+
+        def trial_numbers(self, name):
+            return store.trial_numbers(name) - self.hidden
+
+        def trials(self, name, numbers=None):
+            return store.trials(name, numbers=numbers)
+
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+    mirror = object.__new__(OptunaMirror)
+    mirror.url, mirror.name, mirror.space, mirror.n_objectives = db, "o", sp, 2
+    state, view = _State(), Finished()
+    mirror._pass(view, state)
+    study = optuna.load_study(study_name="o", storage=mirror.url)
+    assert [t.user_attrs["vtatune_trial"] for t in study.get_trials()] == [0, 1, 2]
+    view.hidden = set()
+    mirror._pass(view, state)
+    trials = study.get_trials()
+    assert [t.number for t in trials] == [t.user_attrs["vtatune_trial"] for t in trials] \
+        == list(range(6))

@@ -218,7 +218,7 @@ class OptunaMirror:
 
     def _pass(self, store: Any, state: _State) -> None:
         """Add the store's finished trials the Optuna study lacks, in number order, up to the
-        first slot still running (so Optuna's numbers stay vtatune's)."""
+        first number not finished yet (so Optuna's numbers stay vtatune's)."""
         if state.study is None:
             state.study = self._open()
             state.bounds = knob_bounds(self.space)
@@ -227,12 +227,16 @@ class OptunaMirror:
         if n != len(state.mirrored):
             state.mirrored = {t.user_attrs.get(TRIAL_ATTR) for t in
                               storage.get_all_trials(study_id, deepcopy=False)}
-        done = store.trial_numbers(self.name)
-        todo = sorted(done - state.mirrored)
-        if not todo:
-            return
-        running = store.running_numbers(self.name)
-        ready = [k for k in todo if not any(r < k for r in running)]
+        # Optuna numbers trials in the order they are added, from 0, as the store allocates
+        # slot numbers (dense: a slot whose owner died is taken over, never dropped); so only
+        # the run of finished numbers that continues the mirror is added. (Reading the running
+        # slots beside the finished ones could not tell a slot claimed between the two reads.)
+        todo = sorted(store.trial_numbers(self.name) - state.mirrored)
+        ready = []
+        for k in todo:
+            if k != n + len(ready):
+                break
+            ready.append(k)
         if not ready:
             return
         trials = store.trials(self.name, numbers=ready)

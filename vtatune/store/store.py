@@ -533,16 +533,6 @@ class Store:
             sid = self._study_row(s, study)["id"]
             return set(s.scalars(select(t.c.number).where(t.c.study_id == sid)))
 
-    def running_numbers(self, study: str) -> set[int]:
-        """Numbers of ``study``'s slots still being evaluated."""
-        cl = ClaimRow.__table__
-        with self._session() as s:
-            sid = self._study_row(s, study)["id"]
-            if not self._has(cl):
-                return set()
-            return set(s.scalars(select(cl.c.number).where(cl.c.study_id == sid,
-                                                           cl.c.state == RUNNING)))
-
     def acquire_mirror_lease(self, study: str, owner: str, ttl_s: float) -> bool:
         """Make ``owner`` the one writer of ``study``'s Optuna mirror for ``ttl_s`` seconds
         (database clock) unless another owner holds an unexpired lease; True if it holds it."""
