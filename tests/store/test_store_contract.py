@@ -270,3 +270,20 @@ def test_generic_upsert_path(url: str, make_record: MakeRecord,
     monkeypatch.setattr(store_mod, "_UPSERT_DIALECTS", ())
     test_save_twice_is_one_row_and_updates(url, make_record)
     test_add_trial_again_replaces_it(url.replace("vtatune.sqlite", "second.sqlite"), make_record)
+
+
+def test_an_owner_declared_dead_is_registered_again_by_its_heartbeat(
+        url: str, make_record: MakeRecord) -> None:
+    # A stalled process whose row another process deleted (its slots taken over) comes back
+    # with its next heartbeat: the slots it claims afterwards are not taken from it.
+    store = Store(url)
+    open_study(store)
+    a, b = store.register_owner(), store.register_owner()
+    (first,), _ = store.claim("s1", a, [(make_record(0).key, {})], 10)
+    store.retire_owner(a)  # what take_over does to an owner it finds dead
+    assert [s.number for s in store.take_over("s1", b, 3600.0)] == [first.number]
+    store.heartbeat(a)
+    (second,), _ = store.claim("s1", a, [(make_record(1).key, {})], 10)
+    assert store.take_over("s1", b, 3600.0) == []
+    store.heartbeat(a)  # an owner with a row only refreshes it
+    assert store.take_over("s1", b, 3600.0) == [] and second.owner == a

@@ -559,19 +559,25 @@ class Store:
         from vtatune.store import liveness
 
         owner = liveness.new_owner_id()
-        table = OwnerRow.__table__
-        with self._session(write=True) as s:
-            s.execute(table.insert().values(
-                owner=owner, host=liveness.host_token(), pid=os.getpid(),
-                proc_start=liveness.proc_start(os.getpid()), heartbeat=_db_now(s),
-                created_at=utcnow()))
+        self.heartbeat(owner)
         return owner
 
     def heartbeat(self, owner: str) -> None:
-        """Mark ``owner`` alive now (database clock)."""
+        """Mark ``owner`` alive now (database clock). An owner another process declared dead
+        (its row deleted after a stall longer than the grace period) is registered again:
+        the slots taken from it stay taken, but the ones it claims from now on are not."""
+        from vtatune.store import liveness
+
         table = OwnerRow.__table__
         with self._session(write=True) as s:
-            s.execute(table.update().where(table.c.owner == owner).values(heartbeat=_db_now(s)))
+            now = _db_now(s)
+            if s.execute(table.update().where(table.c.owner == owner)
+                         .values(heartbeat=now)).rowcount:
+                return
+            _insert_if_absent(s, table, {
+                "owner": owner, "host": liveness.host_token(), "pid": os.getpid(),
+                "proc_start": liveness.proc_start(os.getpid()), "heartbeat": now,
+                "created_at": utcnow()}, ("owner",))
 
     def retire_owner(self, owner: str) -> None:
         """``owner`` stops: its row goes (slots it still holds are taken over at once)."""
