@@ -11,8 +11,8 @@ from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, write_files
 
 PickOption = Annotated[str, typer.Option(
-    "--pick", help="fastest (fewest cycles), smallest (least area), knee (of the front), or "
-    "a trial number.")]
+    "--pick", help="fastest (least latency, as the study measures it), smallest (least area), "
+    "knee (of the front), or a trial number.")]
 
 
 def export(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",

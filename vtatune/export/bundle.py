@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,10 +92,17 @@ class BundleResult:
 
 
 def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> TrialRecord:
-    """The trial ``pick`` names: ``fastest`` (fewest cycles), ``smallest`` (least area, then
+    """The trial ``pick`` names: ``fastest`` (least latency as the study measures it: end to
+    end per call, or the accelerator's time), ``smallest`` (least area, then
     fewest cycles), ``knee`` (of the front, see ``reports.data.knee``) or a trial number.
     ``UserError`` for an unknown or infeasible trial, an empty study or an empty front."""
-    from vtatune.reports.data import front_points, knee, require_feasible
+    from vtatune.reports.data import (
+        front_points,
+        knee,
+        objective_ms,
+        require_feasible,
+        study_latency,
+    )
 
     passes = {t.candidate.key.partition("|passes=")[2] for t in trials} - {""}
     if passes:
@@ -106,9 +114,10 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
     by_number = {t.number: t for t in trials}
     if pick in PICKS:
         feasible = [t for t in trials if t.candidate.feasible and t.candidate.cycles is not None]
-        if pick == "fastest":
-            return min(feasible, key=lambda t: (t.candidate.cycles, t.candidate.area_mm2 or 0.0,
-                                                t.number))
+        if pick == "fastest":  # in the study's latency, as the report's fastest
+            latency = study_latency(info)
+            return min(feasible, key=lambda t: (objective_ms(t.candidate, latency) or math.inf,
+                                                t.candidate.area_mm2 or 0.0, t.number))
         front = front_points(info, trials)
         chosen = front[0] if pick == "smallest" else knee(front)
         if chosen is None:
