@@ -58,6 +58,27 @@ def test_table_at_a_terminal_fits_and_never_splits_a_number_or_a_knob(monkeypatc
         assert f"knob_{i}={i * 7}," in words or f"knob_{i}={i * 7}" in words
 
 
+DESIGN = {"trial": 3, "cycles": 1557512, "seconds": 0.0163, "accelerator_seconds": 0.0153,
+          "host_seconds": 0.001, "area_mm2": 36.12, "efficiency": 0.8414,
+          "hw_name": "1x16x8-i8w32a64u8", "knobs": {"tile_w": 14, "tile_h": 7, "tile_ci": 2,
+                                                    "tile_co": 4, "h_nthread": 2}}
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_designs_at_a_narrow_terminal_cut_nothing(monkeypatch, width: int) -> None:
+    # Nine columns do not fit 80 characters: the leading ones stay a table, the rest of each
+    # row folds under it; every number, the hardware name and every knob are whole.
+    out, _ = _capture(monkeypatch, terminal=True, width=width)
+    console.designs("Pareto front", [DESIGN, {**DESIGN, "trial": 41, "cycles": 998}])
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= width
+    words = set(text.replace(",", " ").split()) | set(text.split())
+    for token in ("1,557,512", "16.300", "15.300", "1.000", "36.12", "84.1%", "998",
+                  "1x16x8-i8w32a64u8", "tile_w=14", "tile_h=7", "h_nthread=2"):
+        assert token in text, token
+    assert "…" not in text
+
+
 def test_designs_use_the_shared_formats(monkeypatch) -> None:
     out, _ = _capture(monkeypatch, terminal=False)
     console.designs("Pareto front", [{"trial": 3, "cycles": 544328, "seconds": 0.00544328,

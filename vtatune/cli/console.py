@@ -86,7 +86,9 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
 
     At a terminal: a rich table that fits the window: numbers never wrap, text columns
     marked in ``wrap`` (default: the last text column) fold between words, the others stay
-    whole. Otherwise: plain aligned text, never wrapped, so logs keep one line per row.
+    whole; a window too narrow for that shows the leading columns as a table and the rest of
+    each row on indented lines below it. Otherwise: plain aligned text, never wrapped, so logs
+    keep one line per row.
     """
     cells = [[_fmt(v) for v in r] for r in rows]
     if right is None:
@@ -104,6 +106,9 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
     if wrap is None:
         text_cols = [k for k, r in enumerate(right) if not r]
         wrap = [bool(text_cols) and k == text_cols[-1] for k in range(len(columns))]
+    if _min_width(columns, cells, wrap) > out.width:
+        _stacked(title, columns, cells, right)
+        return
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col, r, w in zip(columns, right, wrap, strict=True):
         if w:
@@ -113,6 +118,42 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
     for r in cells:
         t.add_row(*[Text(c) for c in r])  # Text: rich reads no markup in a name
     out.print(t)
+
+
+def _min_width(columns: Sequence[str], cells: Sequence[Sequence[str]],
+               wrap: Sequence[bool]) -> int:
+    """The narrowest a rich table of these cells can be without cutting a number or a word:
+    whole cells, folding columns at their longest word, one space either side of a rule."""
+    widths = []
+    for k, col in enumerate(columns):
+        texts = [col] + [r[k] for r in cells]
+        widths.append(max(len(w) for t in texts for w in (t.split() or [""])) if wrap[k]
+                      else max(len(t) for t in texts))
+    return sum(widths) + 2 * (len(columns) - 1)
+
+
+def _stacked(title: str | None, columns: Sequence[str], cells: Sequence[Sequence[str]],
+             right: Sequence[bool]) -> None:
+    """A table too wide for the terminal: the leading columns that fit as a table, the rest
+    of each row under it, indented, as ``name: value`` folded between words."""
+    import textwrap
+
+    width = out.width
+    k = len(columns)
+    while k > 1 and max(len(x) for x in aligned(columns[:k], [r[:k] for r in cells],
+                                                   right[:k])) > width:
+        k -= 1
+    head = aligned(columns[:k], [r[:k] for r in cells], right[:k])
+    if title:
+        out.print(title, markup=False)
+    out.print(head[0], markup=False, soft_wrap=True)
+    for line_, row in zip(head[1:], cells, strict=True):
+        out.print(line_, markup=False, soft_wrap=True)
+        rest = "  ".join(f"{columns[j]}: {row[j]}" for j in range(k, len(columns)))
+        for part in textwrap.wrap(rest, width=max(width, 20), initial_indent="    ",
+                                  subsequent_indent="      ", break_long_words=False,
+                                  break_on_hyphens=False):
+            out.print(part, markup=False, soft_wrap=True)
 
 
 def aligned(columns: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]
