@@ -94,7 +94,9 @@ def open_store(db: str | Store | None = None, *, create: bool = False) -> Store:
 
 def studies(db: str | Store | None = None) -> pd.DataFrame:
     """One row per study: ``study``, ``workload``, ``objective``, ``sampler``, ``board``,
-    ``seed``, ``trials``, ``feasible``, ``best_cycles``, ``best_ms`` (at the board's clock),
+    ``seed``, ``trials``, ``feasible``, ``best_cycles``, ``best_ms`` (the least latency in the
+    study's measure, as ``show`` and the reports give it: ms per call end to end by default,
+    the accelerator's cycles at the board's clock for ``--latency accelerator`` studies),
     ``created_at``."""
     import pandas as pd
 
@@ -102,7 +104,7 @@ def studies(db: str | Store | None = None) -> pd.DataFrame:
     rows = [{"study": i.name, "workload": i.workload, "objective": i.objective,
              "sampler": i.sampler, "board": i.board, "seed": i.seed, "trials": i.n_trials,
              "feasible": i.n_feasible, "best_cycles": i.best_cycles,
-             "best_ms": _ms(i.best_cycles, i.board), "created_at": i.created_at}
+             "best_ms": _best_ms(store, i), "created_at": i.created_at}
             for i in store.studies()]
     cols = ["study", "workload", "objective", "sampler", "board", "seed", "trials", "feasible",
             "best_cycles", "best_ms", "created_at"]
@@ -254,6 +256,18 @@ def _frame(pd: Any, rows: list[dict[str, Any]], cols: list[str], ints: tuple[str
         if col in df.columns:
             df[col] = df[col].astype("Int64")
     return df
+
+
+def _best_ms(store: Store, info: Any) -> float | None:
+    """The least latency of ``info``'s study in its own measure (see ``studies``)."""
+    if (info.space or {}).get("latency") == "accelerator":
+        return _ms(info.best_cycles, info.board)
+    if info.is_network:
+        times = [t.seconds for t in store.network_trials(info.name) if t.status == "ok"]
+    else:
+        times = [t.candidate.seconds for t in store.trials(info.name) if t.candidate.feasible]
+    times = [s for s in times if s is not None]
+    return 1e3 * min(times) if times else None
 
 
 def _ms(cycles: int | None, board: str) -> float | None:

@@ -202,9 +202,12 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
                           ) as bar:
 
         def on_progress(p: runner.Progress) -> None:
-            best = "-" if p.best_cycles is None else (
-                f"{formats.cycles(p.best_cycles)} cycles "
-                f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
+            if sp.latency == "accelerator" or p.best_seconds is None:
+                best = "-" if p.best_cycles is None else (
+                    f"{formats.cycles(p.best_cycles)} cycles "
+                    f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
+            else:  # the study's latency: end to end per call, as its tables
+                best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
             bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
                                f"{formats.percent(p.infeasible_share)}, from store {p.cached}")

@@ -34,7 +34,7 @@ from typing import Any
 
 from vtatune.errors import StoreError
 from vtatune.search.dashboard import OptunaMirror
-from vtatune.search.evaluate import hw_invalid_record, objective_values, violation
+from vtatune.search.evaluate import hw_invalid_record, latency_of, objective_values, violation
 from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
 from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
 from vtatune.store.identity import EvalContext
@@ -69,6 +69,8 @@ class Progress:
     retries: int = 0
     feasible: int = 0
     best_cycles: int | None = None
+    #: the least end-to-end seconds per call of a feasible trial (accelerator + host)
+    best_seconds: float | None = None
     pareto_size: int = 0
     statuses: Counter = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
@@ -262,7 +264,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                 smp.tell(t.params, observation(space, t.candidate))
             if not (replayed and t.candidate.status in TRANSIENT):
                 seen[t.candidate.key] = t.candidate
-            _account(prog, t.candidate, points, cached=t.cached, own=False)
+            _account(prog, t.candidate, points, cached=t.cached, own=False,
+                     latency=space.latency)
 
     absorb(own, replayed=True)
     prog.pareto_size = len(pareto_front(points)) if points else 0
@@ -294,7 +297,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
             return
         told.add(slot.number)
         smp.tell(slot.params, observation(space, rec))
-        _account(prog, rec, points, cached, own=True)
+        _account(prog, rec, points, cached, own=True, latency=space.latency)
         if rec.feasible and rec.area_mm2 is not None:
             prog.pareto_size = len(pareto_front(points))
         if on_progress:
@@ -490,8 +493,9 @@ class _Unseen:
 
 
 def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, float]],
-             cached: bool, own: bool = True) -> None:
-    """Count a trial of the study; ``own``: stored by this run (evaluated or served)."""
+             cached: bool, own: bool = True, latency: str = "end-to-end") -> None:
+    """Count a trial of the study; ``own``: stored by this run (evaluated or served);
+    ``points`` (area, latency in the study's measure) for the front's size."""
     prog.done += 1
     prog.statuses[rec.status] += 1
     if own and cached:
@@ -502,6 +506,10 @@ def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, flo
         prog.feasible += 1
         if prog.best_cycles is None or rec.cycles < prog.best_cycles:
             prog.best_cycles = rec.cycles
-        if rec.area_mm2 is not None:
-            points.append((rec.area_mm2, float(rec.cycles)))
+        if rec.seconds is not None and (prog.best_seconds is None
+                                        or rec.seconds < prog.best_seconds):
+            prog.best_seconds = rec.seconds
+        lat = latency_of(rec, latency)
+        if rec.area_mm2 is not None and lat is not None:
+            points.append((rec.area_mm2, lat))
 
