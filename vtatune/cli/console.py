@@ -92,7 +92,7 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
     """
     cells = [[_fmt(v) for v in r] for r in rows]
     if right is None:
-        right = [bool(rows) and all(_numeric(r[k]) for r in rows) for k in range(len(columns))]
+        right = [bool(rows) and all(is_numeric(r[k]) for r in rows) for k in range(len(columns))]
     if not out.is_terminal:
         if title:
             out.print(title, markup=False)
@@ -168,7 +168,8 @@ def aligned(columns: Sequence[str], cells: Sequence[Sequence[str]], right: Seque
     return lines
 
 
-def _numeric(v: Any) -> bool:
+def is_numeric(v: Any) -> bool:
+    """A number, a missing value, or text that reads as a number (``1,024``, ``84.1%``)."""
     if v is None or v == formats.MISSING:
         return True
     if isinstance(v, str):

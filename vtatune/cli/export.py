@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, write_files
@@ -50,8 +51,8 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
         return
     console.line(f"trial {res.trial} of {res.study} ({res.pick}): {res.hw_name}, "
                  + ", ".join(f"{k}={v}" for k, v in sorted(res.knobs.items()))
-                 + f"; {res.cycles:,} cycles ({res.seconds * 1e3:.4g} ms), "
-                 f"{res.area_mm2:.3g} mm2")
+                 + f"; {formats.cycles(res.cycles)} cycles, {formats.ms(res.seconds * 1e3)} "
+                 f"ms per call, {formats.area(res.area_mm2)} mm²")
     if res.cycles != res.stored_cycles:
         console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
                      "simulator changed since, the bundle holds the rebuilt program's cycles")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vtatune import formats
 from vtatune.cli import console
 
 #: Outer sampler of network searches when --sampler is not given.
@@ -143,10 +144,11 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     if rows:
         title = ("Pareto front (area vs network latency)"
                  if data["objective"] == "area-latency" else "fastest designs")
-        console.table(title, ["trial", "ms", "cycles", "area mm2", "of bound", "hardware"],
-                      [[r["trial"], round(1e3 * (r["seconds"] or 0), 3), r["cycles"],
-                        round(r["area_mm2"] or 0, 2),
-                        f"{100 * (r['efficiency'] or 0):.0f}%", r["hw_name"]] for r in rows])
+        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "hardware"],
+                      [[formats.count(r["trial"]), _ms(r["seconds"]),
+                        formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
+                        formats.percent(r["efficiency"]), r["hw_name"]] for r in rows],
+                      right=[True] * 5 + [False])
     else:
         console.line("no feasible design yet")
     console.line(f"results: {result.db} (per-layer breakdown: vtatune show {result.study})")
@@ -167,7 +169,7 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
     best = data["best_seconds"]
     console.line(f"{data['trials']} designs, {data['feasible']} feasible"
                  + (f" (not feasible: {others})" if others else "")
-                 + (f", best {1e3 * best:.3f} ms ({data['best_cycles']:,} cycles)"
+                 + (f", best {_ms(best)} ms ({formats.cycles(data['best_cycles'])} cycles)"
                     if best is not None else "")
                  + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
@@ -184,17 +186,17 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
     for r in rows:
         console.line("")
         split = "" if r["host_seconds"] is None else (
-            f"accelerator {1e3 * r['accelerator_seconds']:.3f} ms + host "
-            f"{1e3 * r['host_seconds']:.3f} ms, ")
-        console.line(f"trial {r['trial']}: {r['hw_name']}, {1e3 * r['seconds']:.3f} ms per run "
-                     f"({split}{r['cycles']:,} cycles, {100 * (r['efficiency'] or 0):.0f}% of "
-                     f"the bound), {r['area_mm2']:.2f} mm2")
+            f"accelerator {_ms(r['accelerator_seconds'])} ms + host "
+            f"{_ms(r['host_seconds'])} ms, ")
+        console.line(f"trial {r['trial']}: {r['hw_name']}, {_ms(r['seconds'])} ms per run "
+                     f"({split}{formats.cycles(r['cycles'])} cycles, "
+                     f"{formats.percent(r['efficiency'])} of the bound), "
+                     f"{formats.area(r['area_mm2'])} mm²")
         for text in aligned(
                 ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
-                [[f"  {la['name']}", la["count"], la["cycles"],
-                  None if la["seconds"] is None else round(1e3 * la["seconds"], 4),
-                  "-" if la["share"] is None else f"{100 * la['share']:.1f}%", la["trials"],
-                  ",".join(f"{k}={v}" for k, v in sorted(la["knobs"].items()))]
+                [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
+                  _ms(la["seconds"]), formats.percent(la["share"]), la["trials"],
+                  formats.knobs(la["knobs"])]
                  for la in r["layers"]]):
             console.line(text)
 
@@ -232,8 +234,9 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
                  f"{data.hypervolume:.4f}")
     for label, p in picks.items():
         if p is not None:
-            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, {p.latency_ms:.4g} ms "
-                         f"({p.cycles:,} cycles), {p.area_mm2:.3g} mm2")
+            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
+                         f"{formats.ms(p.latency_ms)} ms ({formats.cycles(p.cycles)} cycles), "
+                         f"{formats.area(p.area_mm2)} mm²")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
@@ -350,9 +353,9 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
             "files": {k: str(v) for k, v in res.files.items()}, "elapsed_s": elapsed})
         return
     console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
-                 f"{res.hw_name}; {res.seconds * 1e3:.4g} ms per run (accelerator "
-                 f"{res.accelerator_seconds * 1e3:.4g} ms, {res.cycles:,} cycles + host "
-                 f"{res.host_seconds * 1e3:.4g} ms), {res.area_mm2:.3g} mm2, "
+                 f"{res.hw_name}; {_ms(res.seconds)} ms per run (accelerator "
+                 f"{_ms(res.accelerator_seconds)} ms, {formats.cycles(res.cycles)} cycles + "
+                 f"host {_ms(res.host_seconds)} ms), {formats.area(res.area_mm2)} mm², "
                  f"{len(res.layers)} layers")
     if res.stock_vta:
         console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
@@ -365,3 +368,8 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
                      "simulator changed since, the bundle holds the rebuilt programs' cycles")
     console.line(f"wrote {res.folder}/ ({len(res.files)} files) in {elapsed:.1f} s; check it "
                  f"with: vtatune verify-export {res.folder}")
+
+
+def _ms(seconds: float | None) -> str:
+    """Seconds as ``formats.ms`` milliseconds (the units of every other table)."""
+    return formats.ms(None if seconds is None else 1e3 * seconds)

@@ -41,8 +41,8 @@ def aligned(columns: list[str], rows: list[list[Any]]) -> list[str]:
     """Plain text columns (numbers right-aligned) that are never cut: long values go last."""
     cells = [[_cell(v) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[k]) for r in cells]) for k, c in enumerate(columns)]
-    right = [bool(rows) and all(isinstance(r[k], int | float) or r[k] in ("-", None)
-                                for r in rows) for k in range(len(columns))]
+    right = [bool(rows) and all(console.is_numeric(r[k]) for r in rows)
+             for k in range(len(columns))]
     out = []
     for line in [columns, *cells]:
         parts = [v.rjust(w) if r else v.ljust(w)
