@@ -109,6 +109,26 @@ def test_a_continuation_for_something_else_is_refused(tiny, searched) -> None:
         runner.run(other, sampler="random", trials=6, study="s", db=db, workers=1, seed=0)
 
 
+def test_a_second_process_on_a_running_network_study_is_refused(tiny, searched) -> None:
+    # A live process holds the study (here another owner of this very process): a run is
+    # refused in one line before it stores anything; once the holder is gone (its owner row
+    # retired, as when it stops or is found dead) the run takes the study over.
+    from vtatune.errors import StoreError
+
+    _, db = searched
+    store = Store(db)
+    holder = store.register_owner()
+    assert store.claim_study_run("s", holder, 60.0) is None
+    before = len(store.network_trials("s"))
+    with pytest.raises(StoreError, match="being searched by another process .pid \\d+"):
+        runner.run(tiny, sampler="random", trials=6, study="s", db=db, workers=1, seed=0)
+    assert len(store.network_trials("s")) == before
+    store.retire_owner(holder)
+    result = runner.run(tiny, sampler="random", trials=5, study="s", db=db, workers=1, seed=0)
+    assert result.trials == 5 and result.new_trials == 0
+    assert store.claim_study_run("s", store.register_owner(), 60.0) is None  # released
+
+
 def test_resume_continues_an_interrupted_design(tiny, tmp_path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     runner.run(tiny, sampler="random", trials=2, study="r", db=db, workers=1, seed=1)

@@ -287,3 +287,17 @@ def test_an_owner_declared_dead_is_registered_again_by_its_heartbeat(
     assert store.take_over("s1", b, 3600.0) == []
     store.heartbeat(a)  # an owner with a row only refreshes it
     assert store.take_over("s1", b, 3600.0) == [] and second.owner == a
+
+
+def test_one_process_runs_a_study_while_it_lives(url: str) -> None:
+    store = Store(url)
+    a, b = store.register_owner(), store.register_owner()
+    assert store.claim_study_run("net", a, 60.0) is None
+    assert store.claim_study_run("net", a, 60.0) is None  # the holder again: still its
+    held = store.claim_study_run("net", b, 60.0)
+    assert held is not None and held["owner"] == a and held["pid"] > 0
+    assert store.claim_study_run("other", b, 60.0) is None  # another study is free
+    store.retire_owner(a)  # the holder is gone: the next one takes the study over
+    assert store.claim_study_run("net", b, 60.0) is None
+    store.release_study_run("net", b)
+    assert store.claim_study_run("net", a, 60.0) is None

@@ -149,21 +149,42 @@ def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str |
         on_progress: Callable[[NetworkProgress], None] | None = None) -> NetworkSearchResult:
     """Run network study ``study`` until it holds ``trials`` designs (see the module
     docstring). Raises ``UserError`` for bad input only."""
+    from vtatune.errors import StoreError
     from vtatune.hardware import boards
+    from vtatune.search.runner import GRACE_S, HEARTBEAT_S, Heartbeat
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
 
     store = Store(db)
     board = boards.load(space.board)
-    loop = _Loop(space, store, board, sampler, study, seed, on_progress)
-    loop.open(warm_start)
-    loop.progress.total = trials
+    # one process runs a network study (it numbers the designs): a second one is refused
+    # while the first lives, and takes over from one that died (as trial slots are)
+    owner = store.register_owner()
+    beat = Heartbeat(Store(store.url), owner, HEARTBEAT_S)
+    beat.start()
     try:
-        with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                        timeout) as pool:
-            loop.drive(pool, trials)
+        holder = store.claim_study_run(study, owner, GRACE_S)
+        if holder is not None:
+            raise StoreError(f"network study '{study}' is being searched by another process "
+                             f"(pid {holder['pid']} on {holder['host'].split('/')[0]}): a "
+                             "network study runs in one process at a time; wait for it or "
+                             "stop it, then run this again to continue")
+        loop = _Loop(space, store, board, sampler, study, seed, on_progress)
+        loop.open(warm_start)
+        loop.progress.total = trials
+        try:
+            with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
+                            timeout) as pool:
+                loop.drive(pool, trials)
+        finally:
+            loop.smp.close()
     finally:
-        loop.smp.close()
+        beat.stop()
+        try:
+            store.release_study_run(study, owner)
+            store.retire_owner(owner)
+        except StoreError:
+            pass  # the database is gone: the owner's heartbeat goes stale instead
     p = loop.progress
     return NetworkSearchResult(
         study=study, db=store.display_url, trials=p.done, new_trials=p.done - p.resumed_from,

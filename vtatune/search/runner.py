@@ -285,7 +285,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     repeats_in_a_row = 0
     unseen = _Unseen(space, random.Random(seed))
     owner = store.register_owner()
-    beat = _Heartbeat(Store(store.url), owner, heartbeat_s)
+    beat = Heartbeat(Store(store.url), owner, heartbeat_s)
     mirror = OptunaMirror(store.url, study, space, n_obj, owner)
 
     def finish(slot: Slot, rec: CandidateRecord, cached: bool) -> None:
@@ -419,7 +419,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                         retries=prog.retries, mirror_error=mirror.error)
 
 
-class _Heartbeat:
+class Heartbeat:
     """A daemon thread marking ``owner`` alive every ``interval_s`` seconds."""
 
     def __init__(self, store: Any, owner: str, interval_s: float):

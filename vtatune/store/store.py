@@ -547,6 +547,39 @@ class Store:
                 owner=owner, expires=now + ttl_s))
             return bool(res.rowcount)
 
+    def claim_study_run(self, study: str, owner: str, grace_s: float) -> dict[str, Any] | None:
+        """Make ``owner`` the one process running ``study`` (a network study's designs are
+        numbered by the process that runs it). None when ``owner`` holds it now; else the live
+        holder's ``vt_owners`` row (host, pid). A holder that died (``liveness``, as for trial
+        slots) is replaced."""
+        from vtatune.store import liveness
+        from vtatune.store.identity import digest
+
+        table, ow = MirrorLeaseRow.__table__, OwnerRow.__table__
+        name = f"run:{digest(study)}"
+        with self._session(write=True) as s:
+            now = _db_now(s)
+            _insert_if_absent(s, table, {"study": name, "owner": owner, "expires": 0.0},
+                              ("study",))
+            holder = s.scalar(select(table.c.owner).where(table.c.study == name))
+            if holder == owner:
+                return None
+            row = s.execute(select(ow).where(ow.c.owner == holder)).mappings().first()
+            if liveness.alive(row, now, grace_s):
+                return dict(row)
+            s.execute(table.update().where(table.c.study == name, table.c.owner == holder)
+                      .values(owner=owner))
+            return None
+
+    def release_study_run(self, study: str, owner: str) -> None:
+        """``owner`` no longer runs ``study`` (see ``claim_study_run``)."""
+        from vtatune.store.identity import digest
+
+        table = MirrorLeaseRow.__table__
+        with self._session(write=True) as s:
+            s.execute(table.delete().where(table.c.study == f"run:{digest(study)}",
+                                           table.c.owner == owner))
+
     def release_mirror_lease(self, study: str, owner: str) -> None:
         table = MirrorLeaseRow.__table__
         with self._session(write=True) as s:
