@@ -160,6 +160,7 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 
 
 def run(quick: bool = False) -> str:
+    t0 = time.perf_counter()
     rows = bench_compile(quick)
     from vtatune.area.bench import bench_area
     from vtatune.networks.bench import bench_network
@@ -173,6 +174,8 @@ def run(quick: bool = False) -> str:
     rows += bench_reports(quick) + bench_network(quick)
     if not quick:  # minutes each, and the first needs the package index
         rows += bench_tests() + bench_setup()
+    rows.append((f"this `make bench` run ({'quick' if quick else 'full'}), wall time",
+                 f"{(time.perf_counter() - t0) / 60:.0f} min"))
     lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "
              f"{time.strftime('%Y-%m-%d')}.", "", "| figure | value |", "|---|---|"]
     lines += [f"| {a} | {b} |" for a, b in rows]
