@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import TUTORIAL, assert_bit_exact, hw_named, shipped_names
+from conftest import TUTORIAL, assert_bit_exact, build, hw_named, shipped_names
 
 from vtatune import schedules
 from vtatune.workloads import Conv2d, Dense, resnet18_layer
@@ -207,8 +207,6 @@ def test_tutorial_loads_are_grouped_per_thread_as_in_vta() -> None:
     thread's first load, which waits for its buffer to be free, never holds back the loads
     the running thread needs. Interleaving per buffer (inp t0, inp t1, wgt t0, wgt t1) made the
     GEMM of one thread wait for the other's."""
-    from conftest import build
-
     from vtatune.program.isa import MemId, MemInsn, Module, module_of
 
     program = build(resnet18_layer("C8"), hw_named("default"), TUTORIAL)
