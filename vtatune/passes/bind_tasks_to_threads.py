@@ -6,7 +6,9 @@ VTA, so it would duplicate each micro-op or DMA call inside a task, interleaving
 within one instruction. Wrapping each task in a one-iteration marker loop whose extent names
 the thread variable (``1 + 0 * thread``) makes the whole task the unit: each thread gets its own
 task, with its own dependence pushes and pops. (Naming the variable in the attribute value
-instead trips an internal check of InjectVirtualThread's AttrStmt path.)
+instead trips an internal check of InjectVirtualThread's AttrStmt path.) Consecutive load
+tasks (a tile's input and weights) share one marker, so each thread's loads stay together in
+the load queue (input t0, weights t0, input t1, weights t1), as in VTA's lowered code.
 ``NormalizeTaskScopes`` removes the marker loops afterwards.
 """
 
