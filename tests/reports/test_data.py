@@ -295,7 +295,14 @@ def test_compare_hypervolumes_share_one_reference(studies) -> None:
                if t.candidate.feasible]
         assert s.hypervolume == pytest.approx(_log_box_hv(pts, fronts))
         assert s.convergence.hypervolume[-1] == pytest.approx(s.hypervolume)
+        # the best latency in the studies' measure (end to end per call), not the cycles'
+        assert s.best_ms == (pytest.approx(min(p[1] for p in pts)) if pts else None)
     assert data.series[2].front == () and data.series[2].hypervolume == 0.0
+    from vtatune.reports.csv_files import compare_csv
+
+    rows = compare_csv(data).splitlines()
+    assert rows[0].split(",")[5] == "best_latency_ms"
+    assert float(rows[1].split(",")[5]) == pytest.approx(data.series[0].best_ms)
 
 
 def test_the_latency_a_study_minimizes() -> None:

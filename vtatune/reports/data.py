@@ -541,6 +541,12 @@ class StudySeries:
     hypervolume: float
     convergence: Convergence
 
+    @property
+    def best_ms(self) -> float | None:
+        """The least latency in the studies' measure (the fronts'; end to end by default)."""
+        return min((p.objective_ms for p in self.front if p.objective_ms is not None),
+                   default=None)
+
 
 @dataclass(frozen=True)
 class CompareData:

@@ -131,8 +131,9 @@ def front_table(data: ReportData) -> str:
     bram = data.front[0].bram_kind.upper() if data.front else "BRAM36"
     cols = ["trial", "hardware", "knobs", "cycles", "ms", "mm²", logic, "FF", bram, "DSP",
             "fits", "bound", "eff.", "stock VTA"]
-    titles = ["trial number", "hardware (" + formats.HW_NAME_LEGEND + ")", "schedule knobs",
-              "accelerator cycles", f"latency in ms at {data.clock_mhz:g} MHz",
+    titles = ["trial number", formats.HW_NAME_LEGEND, "schedule knobs",
+              f"accelerator cycles (at {data.clock_mhz:g} MHz)",
+              "latency in ms per call, end to end: the accelerator's time plus the host's",
               "area in mm²", f"{logic} used", "flip-flops used", f"{bram} blocks used",
               "DSP blocks used", f"fits {data.board}",
               "the larger physical lower bound (compute or memory roofline), cycles",
@@ -206,12 +207,12 @@ _HV_NOTE = ("Hypervolume: the share of a box, in log area and log latency, runni
 
 def compare_page(data: CompareData, png: bytes) -> str:
     """``index.html`` of a comparison: the figure and one sortable row per study."""
-    cols = ["study", "sampler", "trials", "feasible", "best cycles", "best (ms)", "front size",
+    cols = ["study", "sampler", "trials", "feasible", "best cycles", "best ms", "front size",
             "hypervolume"]
+
     rows = [[s.study, s.sampler, s.n_trials, s.n_feasible,
              Cell(formats.cycles(s.best_cycles), s.best_cycles),
-             Cell(formats.ms_of_cycles(s.best_cycles, data.clock_mhz),
-                  None if s.best_cycles is None else s.best_cycles / (data.clock_mhz * 1e3)),
+             Cell(formats.ms(s.best_ms), s.best_ms),
              len(s.front), Cell(f"{s.hypervolume:.3f}", s.hypervolume)] for s in data.series]
     ref = ("–" if data.ref_point is None else
            f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms")
