@@ -34,9 +34,9 @@ def test_pareto_figure_is_labelled(tpe_data) -> None:
     fig = plots.pareto_figure(tpe_data)
     assert isinstance(fig, Figure) and len(fig.axes) == 6  # 3 views, each with its strip
     text = _texts(fig)
-    for needle in ("area (mm²)", "latency (ms at 100 MHz)", "LUT", "BRAM36", "Pareto front",
-                   f"knee: trial {tpe_data.knee.trial}", "VTA default 1x16x16", "infeasible",
-                   "pynq-z1"):
+    for needle in ("area (mm²)", "latency (ms per call, end to end)", "LUT", "BRAM36",
+                   "Pareto front", f"knee: trial {tpe_data.knee.trial}", "VTA default 1x16x16",
+                   "infeasible", "pynq-z1"):
         assert needle in text, needle
     assert plots.to_bytes(fig)[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in plots.to_bytes(fig, "svg")

@@ -1,6 +1,6 @@
 """Figures of a network study, drawn from ``network_data``'s records only.
 
-Conventions as ``reports.plots``: latency in ms at the board clock (the network's: the
+Conventions as ``reports.plots``: latency in ms per call, end to end (the network's: the
 count-weighted sum of its layers'), area in mm^2, the front as a red staircase, figures
 returned on the Agg canvas and never shown. Designs stopped early (``dominated``) have no
 measured latency: they are drawn at their lower bound as hollow grey markers, which is where
@@ -39,7 +39,7 @@ def front_figure(data: NetworkReportData) -> Figure:
                  "feasible", fontsize=12)
     feas = [p for p in data.points if p.feasible and p.area_mm2 is not None]
     ax.set_title("Area vs network latency", loc="left", fontsize=11)
-    ax.set_xlabel(f"network latency (ms at {data.clock_mhz:g} MHz)")
+    ax.set_xlabel("network latency (ms per run, end to end)")
     ax.set_ylabel("area (mm²)")
     ax.grid(True, which="both", alpha=0.25)
     xs = [float(p.latency_ms or 0.0) for p in feas]
@@ -112,7 +112,7 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
     ax.set_yticks(range(len(front)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel(f"network latency (ms at {data.clock_mhz:g} MHz)")
+    ax.set_xlabel("network latency (ms per run, end to end)")
     ax.grid(True, axis="x", alpha=0.25)
     if front:
         ax.legend(loc="lower right", fontsize=8, ncol=min(len(names), 7), framealpha=0.9)
@@ -185,7 +185,7 @@ def compare_figure(data: NetworkCompareData) -> Figure:
                 label=f"{s.study} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", every)
     fr.set_title("Pareto fronts (faint: feasible designs)", loc="left", fontsize=11)
-    fr.set_xlabel(f"network latency (ms at {data.clock_mhz:g} MHz)")
+    fr.set_xlabel("network latency (ms per run, end to end)")
     fr.set_ylabel("area (mm²)")
     fr.legend(fontsize=8, loc="upper right")
     lat.set_title("Best network latency so far", loc="left", fontsize=11)

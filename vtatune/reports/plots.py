@@ -1,9 +1,10 @@
 """Figures of a report, drawn from ``data``'s records only (no computation of their own).
 
 Every function returns a matplotlib ``Figure`` built on the non-interactive Agg canvas; nothing
-is shown. Conventions: latency in ms at the board clock, area in mm^2; feasible points solid,
-infeasible ones faint in a side strip (they have no latency); the front is a step line; VTA's
-default 1x16x16 is a black star (or a dotted line at its area when the study did not run it).
+is shown. Conventions: latency in ms per call, end to end (accelerator + host), area in mm^2;
+feasible points solid, infeasible ones faint in a side strip (they have no latency); the front
+is a step line; VTA's default 1x16x16 is a black star (or a dotted line at its area when the
+study did not run it).
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
                  main: bool) -> None:
     feas = [p for p in data.points if p.feasible and getattr(p, attr) is not None]
     ax.set_title(title, fontsize=11, loc="left")
-    ax.set_xlabel(f"latency (ms at {data.clock_mhz:g} MHz)")
+    ax.set_xlabel("latency (ms per call, end to end)")
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.25)
     if not feas:
@@ -205,8 +206,15 @@ def _pareto_view(ax: Axes, data: ReportData, attr: str, ylabel: str, title: str,
                    label=f"knee: trial {k.trial}" if main else None)
         text = (f"knee: trial {k.trial}\n{_n(k.hw_name)}\n{formats.ms(k.latency_ms)} ms, "
                 f"{formats.area(k.area_mm2)} mm²") if main else "knee"
-        ax.annotate(text, (k.latency_ms, getattr(k, attr)), xytext=(18, 22),
+        # the label goes towards the middle of the axes, so it never covers the title or
+        # leaves the plot when the knee sits near an edge
+        ax.get_xlim()  # settle the autoscaled limits first
+        fx, fy = ax.transAxes.inverted().transform(
+            ax.transData.transform((k.latency_ms, getattr(k, attr))))
+        dx, dy = (-18 if fx > 0.55 else 18), (-22 if fy > 0.55 else 22)
+        ax.annotate(text, (k.latency_ms, getattr(k, attr)), xytext=(dx, dy),
                     textcoords="offset points", fontsize=8,
+                    ha="right" if dx < 0 else "left", va="top" if dy < 0 else "bottom",
                     arrowprops={"arrowstyle": "->", "lw": 0.8},
                     bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85})
     if main:
@@ -282,7 +290,7 @@ def convergence_figure(data: ReportData) -> Figure:
         lat.text(0.5, 0.5, "no feasible trial yet", transform=lat.transAxes, ha="center")
     lat.set_title("Best latency", loc="left", fontsize=11)
     lat.set_xlabel("trials done")
-    lat.set_ylabel(f"latency (ms at {data.clock_mhz:g} MHz)")
+    lat.set_ylabel("latency (ms per call, end to end)")
     lat.grid(True, which="both", alpha=0.25)
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
@@ -320,7 +328,7 @@ def params_figure(data: ReportData) -> Figure:
     area_rows = -(-len(hw_rels) // cols)
     fig = _figure(3.6 * cols, 3.1 * (lat_rows + area_rows))
     grid = fig.add_gridspec(lat_rows + area_rows, cols)
-    fig.suptitle(f"{_n(data.study)}: latency (ms at {data.clock_mhz:g} MHz) and area (mm²) by "
+    fig.suptitle(f"{_n(data.study)}: latency (ms per call, end to end) and area (mm²) by "
                  "hardware parameter and schedule knob — dots: feasible trials, bar: median, "
                  "below each value: feasible / all trials", fontsize=11)
     _importance_panel(fig.add_subplot(grid[0, 0]), data, rels)
@@ -444,7 +452,7 @@ def compare_figure(data: CompareData) -> Figure:
     _log_if_spread(fr, "x", all_x)
     _log_if_spread(fr, "y", all_y)
     fr.set_title("Pareto fronts (faint: feasible trials)", loc="left", fontsize=11)
-    fr.set_xlabel(f"latency (ms at {data.clock_mhz:g} MHz)")
+    fr.set_xlabel("latency (ms per call, end to end)")
     fr.set_ylabel("area (mm²)")
     fr.legend(fontsize=8, loc="upper right")
     lat.set_title("Best latency so far", loc="left", fontsize=11)
