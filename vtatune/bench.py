@@ -159,25 +159,38 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
              "(wall, one process each)", " / ".join(f"{w:.1f} s" for w in walls))]
 
 
-def run(quick: bool = False) -> str:
+#: Parts of the full run a ``--quick`` run can take in full (``--also``): each is minutes.
+ALSO = ("timing", "heldout", "network-speed", "tests", "setup")
+
+
+def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
+    """The table; ``quick`` cuts every part short except those named in ``also``."""
     t0 = time.perf_counter()
     rows = bench_compile(quick)
     from vtatune.area.bench import bench_area
-    from vtatune.networks.bench import bench_network
+    from vtatune.networks.bench import bench_network_quality, bench_network_speed
     from vtatune.runtime.bench import bench_simulator
     from vtatune.search.bench import bench_search
     from vtatune.simulator.bench import bench_timing
     from vtatune.store.bench import bench_store
 
-    rows += (bench_simulator() + bench_timing(quick) + bench_area() + bench_store(quick)
-             + bench_search(quick))
-    rows += bench_reports(quick) + bench_network(quick)
-    if not quick:  # minutes each, and the first needs the package index
-        rows += bench_tests() + bench_setup()
-    rows.append((f"this `make bench` run ({'quick' if quick else 'full'}), wall time",
-                 f"{(time.perf_counter() - t0) / 60:.0f} min"))
-    lines = [f"Measured by `make bench` ({'quick' if quick else 'full'}) on {machine()}, "
-             f"{time.strftime('%Y-%m-%d')}.", "", "| figure | value |", "|---|---|"]
+    def short(part: str) -> bool:
+        return quick and part not in also
+
+    rows += (bench_simulator() + bench_timing(short("timing")) + bench_area()
+             + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
+    rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
+             + bench_network_quality(quick))
+    if not short("tests"):  # minutes
+        rows += bench_tests()
+    if not short("setup"):  # minutes, and it needs the package index
+        rows += bench_setup()
+    mode = "full" if not quick else "quick" + (f", in full: {', '.join(also)}" if also else "")
+    cmd = "make bench" if not quick else ("python -m vtatune.bench --quick"
+                                          + (f" --also {','.join(also)}" if also else ""))
+    rows.append((f"this run (`{cmd}`), wall time", f"{(time.perf_counter() - t0) / 60:.0f} min"))
+    lines = [f"Measured by `{cmd}` ({mode}) on {machine()}, {time.strftime('%Y-%m-%d')}.",
+             "", "| figure | value |", "|---|---|"]
     lines += [f"| {a} | {b} |" for a, b in rows]
     return "\n".join(lines)
 
@@ -195,9 +208,16 @@ def write_readme(table: str, readme: Path | None = None) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write-readme", action="store_true", help="update README.md's table")
-    ap.add_argument("--quick", action="store_true", help="a tenth of the knob space")
+    ap.add_argument("--quick", action="store_true",
+                    help="every part cut short (a tenth of the knob space, one seed, ...)")
+    ap.add_argument("--also", default="",
+                    help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}")
     args = ap.parse_args()
-    table = run(args.quick)
+    also = tuple(a for a in args.also.split(",") if a)
+    bad = [a for a in also if a not in ALSO]
+    if bad:
+        ap.error(f"--also: unknown part {', '.join(bad)} (parts: {', '.join(ALSO)})")
+    table = run(args.quick, also)
     print(table)
     if args.write_readme:
         write_readme(table)

@@ -290,8 +290,11 @@ def bench_search_speed() -> list[tuple[str, str]]:
              f"best {d['best_cycles']:,} cycles, front of {len(d['pareto'])})")]
 
 
-def bench_search(quick: bool = False) -> list[tuple[str, str]]:
-    rows = bench_search_speed() + bench_compile_cache(quick) + bench_heldout_quality(quick)
+def bench_search(quick: bool = False, heldout_quick: bool | None = None
+                 ) -> list[tuple[str, str]]:
+    """``heldout_quick``: the held-out part's own mode (default: ``quick``'s)."""
+    rows = (bench_search_speed() + bench_compile_cache(quick)
+            + bench_heldout_quality(quick if heldout_quick is None else heldout_quick))
     if quick:
         return rows + bench_schedule_quality(("C11",), seeds=2, max_trials=150)
     return rows + bench_schedule_quality() + bench_joint_quality()
