@@ -400,7 +400,10 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     try:
         base = config.load(base_name)
     except ConfigError as exc:
-        problems.append("hardware base: " + "; ".join(exc.problems))
+        from vtatune.escaping import shown
+
+        what = "--hw" if hw is not None else "hardware base"
+        problems.append(f"{what} {shown(str(base_name))}: " + "; ".join(exc.problems))
     if hw is not None and file_base is not None and file_base != hw:
         try:  # replaced by --hw, still checked
             config.load(file_base)
