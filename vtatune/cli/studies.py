@@ -39,16 +39,9 @@ def studies(db: DbOption = None, json_: JsonOption = False) -> None:
 
 def aligned(columns: list[str], rows: list[list[Any]]) -> list[str]:
     """Plain text columns (numbers right-aligned) that are never cut: long values go last."""
-    cells = [[_cell(v) for v in r] for r in rows]
-    widths = [max([len(c)] + [len(r[k]) for r in cells]) for k, c in enumerate(columns)]
     right = [bool(rows) and all(console.is_numeric(r[k]) for r in rows)
              for k in range(len(columns))]
-    out = []
-    for line in [columns, *cells]:
-        parts = [v.rjust(w) if r else v.ljust(w)
-                 for v, w, r in zip(line, widths, right, strict=True)]
-        out.append("  ".join(parts).rstrip())
-    return out
+    return console.aligned(columns, [[_cell(v) for v in r] for r in rows], right)
 
 
 def _cell(v: Any) -> str:

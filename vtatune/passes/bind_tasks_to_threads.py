@@ -38,10 +38,10 @@ def bind_tasks_to_threads() -> Any:
             if _is_task(s) and threads:
                 return marker(s)
             if isinstance(s, tirx.SeqStmt) and threads:
-                # Consecutive tasks of one module form one unit, as in VTA's lowered code:
-                # a thread's loads (say input, then weights) stay together, so the next
-                # thread's first load, which may wait for a buffer to be free, never sits in
-                # the in-order queue between them.
+                # Consecutive load tasks form one unit, as in VTA's lowered code: a thread's
+                # loads (input, then weights) stay together, so the next thread's first load,
+                # which may wait for a buffer to be free, never sits in the in-order queue
+                # between them. (Compute and store tasks stay one unit each.)
                 items: list[Any] = []
                 run: list[Any] = []
                 for x in s.seq:
