@@ -56,3 +56,36 @@ def test_seconds_split_and_the_latency_objective() -> None:
     acc = replace(sp, latency="accelerator")
     assert objective_values(acc, rec) == (float(rec.cycles),) == (latency_of(rec, "accelerator"),)
     assert objective_values(sp, replace(rec, status="invalid")) is None
+
+
+def test_a_measurement_is_reused_only_where_the_build_gives_the_same_instructions(
+        monkeypatch) -> None:
+    """Builds are shared between micro-op buffers that place every kernel alike (no eviction,
+    deep enough for what the build used); in any order of evaluation the records equal fresh
+    ones, and a buffer that evicts is built for itself."""
+    import vtatune.runtime.build as build
+
+    board = load_board("pynq-z1")
+    # log2 bytes of the micro-op buffer: this program's kernels take 519 entries, so 512
+    # entries (11) evict and 1024 (12) and more hold them all
+    hws = {u: replace(config.default(), log_uop_buff_size=u) for u in (11, 12, 13, 15)}
+    fresh = {}
+    for u, hw in hws.items():
+        default_cache().clear()
+        fresh[u] = _untimed(evaluate(Candidate(WL, hw, KNOBS), board))
+    assert all(r.status == "ok" for r in fresh.values())
+    assert fresh[11].counters["uop_load_nbytes"] > fresh[12].counters["uop_load_nbytes"]
+    builds: list[int] = []
+    real = build.run_host
+
+    def counted(host, wl, hw, **kw):
+        builds.append(hw.log_uop_buff_size)
+        return real(host, wl, hw, **kw)
+
+    monkeypatch.setattr(build, "run_host", counted)
+    for order, built in (([15, 12, 11, 13, 11], [15, 11]), ([11, 12, 15, 13, 11], [11, 12])):
+        default_cache().clear()
+        builds.clear()
+        got = [_untimed(evaluate(Candidate(WL, hws[u], KNOBS), board)) for u in order]
+        assert got == [fresh[u] for u in order]
+        assert builds == built

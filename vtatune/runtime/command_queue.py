@@ -74,6 +74,9 @@ class BuildStats:
     nops: int
     uop_loads: int
     uop_evictions: int
+    #: micro-op SRAM entries the build used (the highest end of a resident kernel): without
+    #: evictions, the same instructions result on any micro-op buffer at least this deep
+    uop_entries: int
     kernels: int
     kernel_evaluations: int
     tasks: int
@@ -116,6 +119,7 @@ class CommandQueue:
         # micro-op SRAM cache: kernel (image range) -> SRAM range; allocation pointer
         self.resident: dict[int, tuple[int, int]] = {}  # keyed by the kernel's image offset
         self.uop_end = 0
+        self.uop_peak = 0
         self.nops = 0
         self.uop_loads = 0
         self.evictions = 0
@@ -237,6 +241,7 @@ class CommandQueue:
         self.evictions += len(stale)
         self.resident[kernel.bgn] = (start, end)
         self.uop_end = end
+        self.uop_peak = max(self.uop_peak, end)
         # LOAD UOP through the builder, which relocates its dram_base into the image in build()
         self.b.load_uops(kernel, start)
         u = self.b.insns.pop()
@@ -264,7 +269,7 @@ class CommandQueue:
         self.b.insns[:] = [make(_FLAGS[bits], *args)
                            for (make, args), bits in zip(self.rows, self.bits, strict=True)]
         stats = BuildStats(len(self.rows), self.nops, self.uop_loads, self.evictions,
-                           len(self.kernels), self.evaluations, self.n_tasks)
+                           self.uop_peak, len(self.kernels), self.evaluations, self.n_tasks)
         return self.b.build(meta=meta), stats
 
 

@@ -8,7 +8,7 @@ learn from. Cheap checks run first: a design that does not fit the board is not 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from vtatune.hardware.boards import Board
@@ -42,9 +42,7 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
     from vtatune.area import estimate, fit
     from vtatune.compiler.cache import default_cache
     from vtatune.errors import VtatuneError
-    from vtatune.runtime.build import run_host
-    from vtatune.runtime.execute import program_counters
-    from vtatune.simulator import bounds, simulate
+    from vtatune.simulator import bounds
 
     wl, hw = cand.workload, cand.hw
     base: dict[str, Any] = {"key": cand.key, "workload": wl.signature, "hw_key": hw.key,
@@ -74,23 +72,74 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
                                reason=res.reason, **base)
     t = time.perf_counter()
     try:
-        # built per candidate: the micro-op buffer size decides kernel placement and eviction
-        program = run_host(lowered.host(), wl, hw, knobs=res.knobs)
-        timing = simulate(program, board)
+        m = measure(lowered, wl, hw, res.knobs, board)
     except VtatuneError as exc:
         return CandidateRecord(status=FAILED, reason=f"{type(exc).__name__}: {exc}",
                                sim_ms=(time.perf_counter() - t) * 1e3, **base)
     sim_ms = (time.perf_counter() - t) * 1e3
     b = bounds(wl.macs, wl.compulsory_bytes(hw), hw, board)
-    counters = asdict(program_counters(program))
-    counters["instructions"] = len(program.insns)
-    counters.update({f"{m}_busy": mt.busy_cycles for m, mt in timing.modules.items()})
+    timing = m.timing
     return CandidateRecord(
         status=OK, cycles=int(timing.cycles), seconds=float(timing.seconds),
         accelerator_seconds=float(timing.accelerator_seconds),
-        host_seconds=float(timing.host_seconds), counters=counters,
+        host_seconds=float(timing.host_seconds), counters=dict(m.counters),
         bounds={"compute_cycles": b.compute_cycles, "memory_cycles": b.memory_cycles},
         efficiency=b.efficiency(timing.cycles), sim_ms=sim_ms, **base)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A lowered program built into instructions for one micro-op buffer and timed on a
+    board: what a candidate's record takes from its program."""
+
+    timing: Any  # simulator.TimingResult
+    counters: dict[str, int]
+    #: the micro-op buffer depth it was built for, the entries the build used, and whether
+    #: kernels were evicted (then the instructions hold for that depth only)
+    uop_depth: int
+    uop_entries: int
+    evicted: bool
+
+    def holds_for(self, uop_depth: int) -> bool:
+        """Whether building for a micro-op buffer of ``uop_depth`` entries gives the same
+        instructions. The runtime places kernels one after another and starts again at 0
+        only when one does not fit, evicting what it overwrites (``CommandQueue._resident``):
+        a build without evictions never wrapped, so every buffer at least as deep as the
+        entries it used places every kernel at the same address."""
+        return uop_depth == self.uop_depth or (not self.evicted
+                                               and uop_depth >= self.uop_entries)
+
+
+def measure(lowered: Any, wl: Workload, hw: HwConfig, knobs: dict[str, int],
+            board: Board) -> Measurement:
+    """Build ``lowered``'s instructions for ``hw`` and time them on ``board``.
+
+    Candidates that share a lowered program (they differ in buffer sizes) mostly share its
+    instructions too: the micro-op buffer is the only size the build reads. A measurement is
+    kept with the lowered program (``LoweredProgram.memo``) and reused for a candidate whose
+    micro-op buffer gives the same instructions (``Measurement.holds_for``); timing depends on
+    the instructions, the GEMM shape and widths (part of the program's key) and the board's
+    constants only. Raises ``VtatuneError`` for a program that cannot be built or timed.
+    """
+    from vtatune.runtime.build import run_host
+    from vtatune.runtime.execute import program_counters
+    from vtatune.simulator import load_params, simulate
+
+    params = load_params(board)
+    kept: list[Measurement] = lowered.memo.setdefault(("measured", board.name, params), [])
+    for m in kept:
+        if m.holds_for(hw.uop_depth):
+            return m
+    program = run_host(lowered.host(), wl, hw, knobs=knobs)
+    timing = simulate(program, board, params)
+    build = program.meta["build"]
+    counters = asdict(program_counters(program))
+    counters["instructions"] = len(program.insns)
+    counters.update({f"{mod}_busy": mt.busy_cycles for mod, mt in timing.modules.items()})
+    m = Measurement(timing, counters, hw.uop_depth, build["uop_entries"],
+                    build["uop_evictions"] > 0)
+    kept.append(m)
+    return m
 
 
 def latency_of(rec: CandidateRecord, latency: str = "end-to-end") -> float | None:
