@@ -48,6 +48,23 @@ def test_candidates_equal_the_featurizers_points(resnet, hw) -> None:
                     and fp["acc"] <= hwc.acc_buff_bytes):
                 want.add(tuple(sorted(k.items())))
         assert {tuple(sorted(p.knobs.items())) for p in pts} == want
+        # the rows computed for the whole table at once equal the featurizer's own, row by row
+        got = np.asarray([f.row(p) for p in pts])
+        own = np.asarray([f._row(p) for p in pts])
+        np.testing.assert_allclose(got, own, rtol=1e-12, atol=0)
+
+
+def test_schedule_tables_are_shared_by_designs_that_differ_in_buffer_sizes(resnet) -> None:
+    """A design that only changes buffer sizes reuses the table (and its rows still equal
+    the featurizer's, fills and all)."""
+    sig = resnet.space.units[0].signature
+    f = resnet.featurizers[sig]
+    small = dict(HWS[0], LOG_INP_BUFF_SIZE=13, LOG_ACC_BUFF_SIZE=15, LOG_UOP_BUFF_SIZE=13)
+    a = resnet.candidates(sig, HWS[0])
+    tables = len(resnet._tables)
+    b = resnet.candidates(sig, small)
+    assert len(resnet._tables) == tables and 0 < len(b) < len(a)
+    np.testing.assert_allclose([f.row(p) for p in b], [f._row(p) for p in b], rtol=1e-12)
 
 
 def test_a_partial_knob_list_fixes_the_others_like_the_space() -> None:

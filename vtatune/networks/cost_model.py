@@ -47,8 +47,6 @@ MIN_FEASIBLE = 16
 INFEASIBLE_PENALTY = 1.0
 #: P(feasible) at and above which a proposal is not penalized.
 FEASIBLE_THRESHOLD = 0.5
-#: Featurizer columns that are SRAM fill ratios (footprint / capacity).
-FILL_COLUMNS = ("inp_fill", "wgt_fill", "acc_fill")
 #: Hardware parameters a program's cycles do not depend on (they only decide whether it fits).
 FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
 
@@ -89,9 +87,8 @@ class NetworkFeatures:
             self._shape_rows[u.signature] = row
         self._bound_col = {sig: f.names.index("log2:compute_bound_cycles")
                            for sig, f in self.featurizers.items()}
-        self._fill_cols = {sig: [f.names.index(c) for c in FILL_COLUMNS]
-                           for sig, f in self.featurizers.items()}
         self._combo_cache: dict[Any, list[tuple[tuple[int, ...], dict[str, Any]]]] = {}
+        self._tables: dict[Any, ScheduleTable] = {}
 
     def point(self, sig: str, params: dict[str, Any]) -> Point:
         return self.featurizers[sig].point(params)
@@ -118,18 +115,37 @@ class NetworkFeatures:
         base = f.point({**hw_params, **combos[0][1]})  # knobs not searched: as point() sets
         assert base.knobs is not None
         fixed = {k: v for k, v in base.knobs.items() if k not in f.space.knobs}
-        fills = self._fill_cols[sig]
+        table = self._table(sig, info, combos, fixed)
+        if not table.legal:
+            return []
+        rows, fits = table.rows(f, info)
         out = []
-        for values, uparams in combos:
-            knobs = {**fixed, **dict(zip(f.space.knobs, values, strict=True))}
-            if ks.problem(knobs):
-                continue
-            p = Point((info.values, tuple(knobs[n] for n in f.knob_names)),
-                      {**hw_params, **uparams}, info, knobs)
-            row = f.row(p)
-            if all(row[c] <= 1.0 for c in fills):
-                out.append(p)
+        for i in np.flatnonzero(fits):
+            knobs, ktuple, uparams = table.legal[i]
+            p = Point((info.values, ktuple), {**hw_params, **uparams}, info, dict(knobs))
+            f.prime(p.key, rows[i].tolist())
+            out.append(p)
         return out
+
+    def _table(self, sig: str, info: Any, combos: list[tuple[tuple[int, ...], dict[str, Any]]],
+               fixed: dict[str, int]) -> ScheduleTable:
+        """The legal knob combinations of unit ``sig`` on ``info``'s GEMM shape and widths
+        with their hardware-independent features, cached: legality depends on the knob space
+        and the GEMM shape only, the features on the widths too (``schedule_part``)."""
+        from vtatune.compiler.compile import program_hw
+
+        f = self.featurizers[sig]
+        key = (self._combo_key(sig, info), tuple(sorted(fixed.items())), program_hw(info.hw))
+        got = self._tables.get(key)
+        if got is None:
+            ks = info.knob_space
+            legal = []
+            for values, uparams in combos:
+                knobs = {**fixed, **dict(zip(f.space.knobs, values, strict=True))}
+                if not ks.problem(knobs):
+                    legal.append((knobs, tuple(knobs[n] for n in f.knob_names), uparams))
+            got = self._tables[key] = ScheduleTable.build(f, info, legal)
+        return got
 
     def _combos(self, sig: str, info: Any) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
         """Searched knob values and their canonical parameters (thread counts, tile-knob
@@ -138,23 +154,24 @@ class NetworkFeatures:
 
         f = self.featurizers[sig]
         ks = info.knob_space
-        hw = info.hw
-        key = (sig, tuple((k, tuple(v)) for k, v in ks.axes.items()), hw.batch, hw.block_in,
-               hw.block_out)
+        key = self._combo_key(sig, info)
         got = self._combo_cache.get(key)
         if got is None:
             searched = f.space.knobs
-            got = []
-            for values in itertools.product(*(ks.axes[k] for k in searched)):
-                uparams: dict[str, Any] = {}
-                for knob, value in zip(searched, values, strict=True):
-                    if knob in f.threads:
-                        uparams[knob] = value
-                    else:
-                        uparams[U_PREFIX + knob] = f.u_of(info, knob, value)
-                got.append((values, uparams))
+            # each knob's (parameter name, value) per value, computed once per axis
+            named = [[(k, v) if k in f.threads else (U_PREFIX + k, f.u_of(info, k, v))
+                      for v in ks.axes[k]] for k in searched]
+            got = [(values, dict(items)) for values, items in zip(
+                itertools.product(*(ks.axes[k] for k in searched)),
+                itertools.product(*named), strict=True)]
             self._combo_cache[key] = got
         return got
+
+    @staticmethod
+    def _combo_key(sig: str, info: Any) -> Hashable:
+        hw = info.hw
+        return (sig, tuple((k, tuple(v)) for k, v in info.knob_space.axes.items()), hw.batch,
+                hw.block_in, hw.block_out)
 
     def matrix(self, sig: str, points: Sequence[Point]) -> np.ndarray:
         """Rows of ``points`` of unit ``sig`` in the shared layout (float32, NaN missing)."""
@@ -167,6 +184,70 @@ class NetworkFeatures:
     def log2_bound(self, sig: str, point: Point) -> float:
         """log2 of the unit's compute bound (cycles) on ``point``'s hardware."""
         return float(self.featurizers[sig].row(point)[self._bound_col[sig]])
+
+
+class ScheduleTable:
+    """The legal schedules of one unit on one GEMM shape and set of widths, with the part of
+    their feature rows (``Featurizer._row``) no buffer size changes, as arrays; ``rows``
+    completes them for one design in a few vectorized steps."""
+
+    def __init__(self, legal: list[tuple[dict[str, int], tuple[int, ...], dict[str, Any]]],
+                 params: np.ndarray, log2_knobs: np.ndarray, footprint: np.ndarray,
+                 traffic: np.ndarray, out_tiles: np.ndarray, red: np.ndarray):
+        self.legal = legal
+        self.params = params  # (n, len(param_space)); hardware columns NaN, set per design
+        self.log2_knobs = log2_knobs
+        self.footprint = footprint  # (n, 4): inp, wgt, acc bytes, micro-ops
+        self.traffic = traffic
+        self.out_tiles = out_tiles
+        self.red = red
+
+    @classmethod
+    def build(cls, f: Featurizer, info: Any,
+              legal: list[tuple[dict[str, int], tuple[int, ...], dict[str, Any]]]
+              ) -> ScheduleTable:
+        n, names = len(legal), list(f.param_space)
+        params = np.full((n, len(names)), np.nan)
+        log2_knobs = np.empty((n, len(f.knob_names)))
+        footprint = np.empty((n, 4))
+        traffic, out_tiles, red = np.empty(n), np.empty(n), np.empty(n)
+        cols = {name: j for j, name in enumerate(names)}
+        for i, (knobs, ktuple, uparams) in enumerate(legal):
+            for name, v in uparams.items():
+                params[i, cols[name]] = math.log2(v) if name in f.threads else float(v)
+            log2_knobs[i] = [math.log2(v) for v in ktuple]
+            fp, traffic[i], out_tiles[i], red[i] = f.schedule_part(
+                Point((info.values, ktuple), uparams, info, knobs))
+            footprint[i] = fp
+        return cls(legal, params, log2_knobs, footprint, traffic, out_tiles, red)
+
+    def rows(self, f: Featurizer, info: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(feature rows of every schedule on ``info``'s design, in ``f.names`` order;
+        whether its analytic footprint fits the design's buffers)."""
+        hw = info.hw
+        n = len(self.legal)
+        params = self.params.copy()
+        for j, name in enumerate(f.param_space):
+            if name in f.space.hw_choices:
+                params[:, j] = float(info.values[f.hw_keys.index(name)])
+        fp = self.footprint
+        caps = np.array([hw.inp_buff_bytes, hw.wgt_buff_bytes, hw.acc_buff_bytes],
+                        dtype=float)
+        fills = fp[:, :3] / caps
+        uop_fill = fp[:, 3] / hw.uop_depth
+        log_fp = np.log2(np.maximum(fp, 1.0))
+        memory = self.traffic / f.board.axi_bytes_per_cycle
+        compute = info.compute_bound_cycles
+        blocks = [params, self.log2_knobs]
+        for s in range(3):
+            blocks += [log_fp[:, s:s + 1], fills[:, s:s + 1]]
+        blocks += [c[:, None] for c in (
+            log_fp[:, 3], uop_fill, np.maximum(fills.max(axis=1), uop_fill),
+            np.log2(self.traffic), np.log2(self.traffic / info.compulsory_bytes),
+            np.log2(self.out_tiles), np.log2(self.red), np.log2(self.out_tiles * self.red),
+            np.log2(memory), np.log2(np.maximum(compute, memory)))]
+        blocks.append(np.tile(np.asarray(info.features, dtype=float), (n, 1)))
+        return np.hstack(blocks), (fp[:, :3] <= caps).all(axis=1)
 
 
 class NetworkCostModel:

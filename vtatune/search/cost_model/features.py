@@ -95,6 +95,7 @@ class Featurizer:
         self._hw: dict[tuple[int, ...], HwInfo] = {}
         self._suggestion: dict[tuple[int, ...], Knobs] = {}
         self._rows: dict[Hashable, list[float]] = {}
+        self._parts: dict[Hashable, tuple[tuple[int, int, int, int], int, int, int]] = {}
         self._points: dict[tuple[Any, ...], Point] = {}
 
     # ---- realization -----------------------------------------------------------------------
@@ -205,6 +206,13 @@ class Featurizer:
             self._rows[point.key] = row
         return row
 
+    def prime(self, key: Hashable, row: list[float]) -> None:
+        """Cache ``row`` as the features of the point ``key`` (a caller that computed a
+        batch of rows at once; they must equal ``_row``'s, as the network tests check)."""
+        if len(self._rows) > 500_000:
+            self._rows.clear()
+        self._rows[key] = row
+
     def forget_rows(self) -> None:
         """Drop cached feature rows (a caller done with a batch of points frees the memory)."""
         self._rows.clear()
@@ -215,6 +223,36 @@ class Featurizer:
         if not rows:
             return np.zeros((0, len(self.names)), dtype=np.float32)
         return np.asarray(rows, dtype=np.float32)
+
+    def schedule_part(self, p: Point) -> tuple[tuple[int, int, int, int], int, int, int]:
+        """What a valid point's features take from its schedule: the analytic footprint
+        (inp, wgt, acc bytes, micro-ops), DRAM traffic, output tiles and reduction steps.
+
+        They depend on the GEMM shape, the data widths and the knobs, not on buffer sizes,
+        so they are computed on the compiler's ``program_hw`` view of the hardware (which
+        refuses any use of a buffer size) and cached by it: the designs of a joint or
+        network search that differ only in buffer sizes share them."""
+        from vtatune.compiler.compile import program_hw
+
+        assert p.knobs is not None and p.hw.knob_space is not None
+        key = (program_hw(p.hw.hw), p.key[1])
+        got = self._parts.get(key)
+        if got is None:
+            hw, k, ks = key[0], p.knobs, p.hw.knob_space
+            fp = self.wl.footprint(hw, k)
+            out_tiles = red = 1
+            for n in self.knob_names:
+                role = ks.role(n)
+                if role == REDUCTION:
+                    red *= ks.steps(n, k[n])
+                elif role == SPATIAL:
+                    out_tiles *= ks.steps(n, k[n])
+            got = ((fp["inp"], fp["wgt"], fp["acc"], fp["uops"]), self.wl.traffic(hw, k),
+                   out_tiles, red)
+            if len(self._parts) > 500_000:  # bound memory over very long searches
+                self._parts.clear()
+            self._parts[key] = got
+        return got
 
     def _names(self) -> list[str]:
         names = [f"param:{n}" for n in self.param_space]
@@ -238,28 +276,18 @@ class Featurizer:
             n_derived = len(self.names) - len(row) - len(p.hw.features)
             return row + [math.nan] * n_derived + list(p.hw.features)
         hw, k = p.hw.hw, p.knobs
-        ks = p.hw.knob_space
-        assert ks is not None
+        fp, traffic, out_tiles, red = self.schedule_part(p)
         row += [math.log2(k[n]) for n in self.knob_names]
         # SRAM footprint against capacity: the feasibility signal
-        fp = self.wl.footprint(hw, k)
-        caps = {"inp": hw.inp_buff_bytes, "wgt": hw.wgt_buff_bytes, "acc": hw.acc_buff_bytes}
+        caps = (hw.inp_buff_bytes, hw.wgt_buff_bytes, hw.acc_buff_bytes)
         fills = []
-        for s in SCOPES:
-            fill = fp[s] / caps[s]
+        for used, cap in zip(fp[:3], caps, strict=True):
+            fill = used / cap
             fills.append(fill)
-            row += [math.log2(max(fp[s], 1)), fill]
-        uop_fill = fp["uops"] / hw.uop_depth
-        row += [math.log2(max(fp["uops"], 1)), uop_fill, max(*fills, uop_fill)]
+            row += [math.log2(max(used, 1)), fill]
+        uop_fill = fp[3] / hw.uop_depth
+        row += [math.log2(max(fp[3], 1)), uop_fill, max(*fills, uop_fill)]
         # DRAM traffic, tiling and the bounds it implies
-        traffic = self.wl.traffic(hw, k)
-        out_tiles = red = 1
-        for n in self.knob_names:
-            role = ks.role(n)
-            if role == REDUCTION:
-                red *= ks.steps(n, k[n])
-            elif role == SPATIAL:
-                out_tiles *= ks.steps(n, k[n])
         compute = p.hw.compute_bound_cycles
         memory = traffic / self.board.axi_bytes_per_cycle
         row += [math.log2(traffic), math.log2(traffic / p.hw.compulsory_bytes),
