@@ -114,3 +114,37 @@ def test_killing_workers_during_a_real_search_loses_nothing(tmp_path: Path) -> N
     assert data["trials"] == 40
     statuses = data["statuses"]
     assert set(statuses) <= {"ok", "no_fit", "invalid", "hw_invalid", "failed"}
+
+
+def test_a_candidate_goes_to_the_idle_worker_that_lowered_its_program() -> None:
+    """Workers keep their own compile caches, so an idle worker that lowered a candidate's
+    program gets it (a buffer-size variant shares the program); other candidates go to the
+    worker used least recently."""
+    from dataclasses import replace
+
+    a = _candidate()
+    a_small_wgt = replace(a, hw=replace(a.hw, log_wgt_buff_size=a.hw.log_wgt_buff_size - 1))
+    other = replace(a, knobs={**a.knobs, "oc_nthread": 3 - a.knobs["oc_nthread"]})
+
+    class Sink:  # stands in for a worker's end of the pipe: records what it was sent
+        def __init__(self) -> None:
+            self.sent: list = []
+
+        def send(self, msg) -> None:
+            self.sent.append(msg)
+
+    pool = WorkerPool(2, "pynq-z1", lazy=True)
+    for w in pool.workers:
+        w.proc, w.conn = object(), Sink()
+
+    def run(task, cand) -> int:
+        pool.submit(task, cand)
+        (i,) = [i for i, w in enumerate(pool.workers) if w.task == task]
+        pool.workers[i].task = None  # done
+        return i
+
+    first = run(0, a)
+    assert run(1, other) != first  # a new program: the worker used least recently
+    assert run(2, a_small_wgt) == first  # the same program on other buffers
+    assert run(3, a) == first
+    assert [len(w.conn.sent) for w in pool.workers] == [3, 1] if first == 0 else [1, 3]

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from vtatune.compiler.cache import DEFAULT_SIZE as CACHE_SIZE
 from vtatune.errors import UserError
 from vtatune.search.space import Candidate
 from vtatune.store.records import CandidateRecord
@@ -90,6 +93,13 @@ def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float |
         return  # the search is gone
 
 
+def _program_of(cand: Candidate) -> Hashable:
+    """The compile cache's key of ``cand`` (``compiler.compile.program_key``)."""
+    from vtatune.compiler.compile import program_key
+
+    return program_key(cand.workload, cand.hw, cand.knobs, passes=cand.passes)
+
+
 def _exit_with_parent() -> None:
     """End this worker the moment the search process is gone (killed with SIGKILL, say). A
     worker busy compiling or simulating would otherwise only notice at its next message, and
@@ -116,6 +126,15 @@ class _Worker:
     cand: Candidate | None = None
     started: float | None = None  # when the worker acknowledged the task (monotonic)
     ready: bool = False
+    #: programs this worker has lowered, most recent last (its compile cache, as far as the
+    #: pool can tell: the same size and order)
+    programs: OrderedDict[Hashable, None] = field(default_factory=OrderedDict)
+
+    def remember(self, key: Hashable) -> None:
+        self.programs[key] = None
+        self.programs.move_to_end(key)
+        if len(self.programs) > CACHE_SIZE:
+            self.programs.popitem(last=False)
 
 
 class WorkerPool:
@@ -137,6 +156,8 @@ class WorkerPool:
         self.restarts = 0
         self.workers = [_Worker(None, None) if lazy else self._start()
                         for _ in range(max(1, n))]
+        self._last_used = [0] * len(self.workers)
+        self._uses = 0
 
     def _start(self) -> _Worker:
         parent, child = self._ctx.Pipe()
@@ -170,8 +191,15 @@ class WorkerPool:
         return len(self.workers) - self.idle
 
     def submit(self, task: int, cand: Candidate) -> None:
-        """Give ``task`` to an idle worker (replacing one found dead)."""
-        i = next(i for i, w in enumerate(self.workers) if w.task is None)
+        """Give ``task`` to an idle worker (replacing one found dead): one that has lowered
+        the candidate's program if there is one (its compile cache then serves it), else
+        the one whose cache has been used least recently."""
+        key = _program_of(cand)
+        idle = [i for i, w in enumerate(self.workers) if w.task is None]
+        home = [i for i in idle if key in self.workers[i].programs]
+        i = home[0] if home else min(idle, key=lambda i: self._last_used[i])
+        self._uses += 1
+        self._last_used[i] = self._uses
         if self.workers[i].proc is None:
             self.workers[i] = self._start()
         for _ in range(MAX_STARTUP_DEATHS * len(self.workers) + 2):
@@ -184,6 +212,7 @@ class WorkerPool:
                 self._replace(i)  # died while idle: a new worker takes the task
         w = self.workers[i]
         w.task, w.cand, w.started = task, cand, None
+        w.remember(key)
 
     def poll(self, wait_s: float = 0.1) -> list[tuple[int, CandidateRecord]]:
         """Finished evaluations (including timeouts and crashes) since the last poll."""
