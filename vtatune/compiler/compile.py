@@ -12,7 +12,8 @@ Compiling is two steps, so that a search can share the expensive one:
    one compiled program wrong for the other buffer sizes that share it.
 2. ``verify_program`` checks that program against one hardware config: SRAM bytes against
    each buffer, the largest kernel against the micro-op buffer, every ISA field against the
-   widths the SRAM depths give (``verify_isa_fields``).
+   widths the SRAM depths give (``verify_isa_fields``; its bound analysis is kept with the
+   lowered program, so verifying another buffer configuration only compares numbers).
 
 ``compile_candidate`` runs both; ``vtatune.compiler.cache`` keeps lowered programs by key.
 """
@@ -191,7 +192,7 @@ def lower_program(key: ProgramKey) -> LoweredProgram:
 
 def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> CompileResult:
     """Check a lowered program against ``hw``'s buffers and ISA field widths."""
-    from vtatune.passes.verify_isa_fields import verify_isa_fields
+    from vtatune.passes.verify_isa_fields import FieldChecks
     from vtatune.passes.verify_sram import capacity, sram_problems
     from vtatune.passes.verify_uop import uop_problems
 
@@ -204,9 +205,13 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
         return CompileResult(FAILED, low.reason, stage_ms=stage, **base)
     t = time.perf_counter()
     try:
+        # the field checks' bound analysis is the program's: done once, compared per hw
+        fields = low.memo.get("field_checks")
+        if fields is None:
+            fields = low.memo["field_checks"] = FieldChecks(low.module["main"])
         problems: list[Problem] = (sram_problems(low.sram_bytes, hw)
                                    + uop_problems(low.largest_kernel, hw)
-                                   + verify_isa_fields(low.module["main"], hw))
+                                   + fields.problems(hw))
         if passes is not None:
             problems += user_problems(passes, low.module["main"], hw)
     except CompileError as exc:
