@@ -193,14 +193,15 @@ class ScheduleTable:
 
     def __init__(self, legal: list[tuple[dict[str, int], tuple[int, ...], dict[str, Any]]],
                  params: np.ndarray, log2_knobs: np.ndarray, footprint: np.ndarray,
-                 traffic: np.ndarray, out_tiles: np.ndarray, red: np.ndarray):
+                 logs: np.ndarray):
         self.legal = legal
         self.params = params  # (n, len(param_space)); hardware columns NaN, set per design
         self.log2_knobs = log2_knobs
         self.footprint = footprint  # (n, 4): inp, wgt, acc bytes, micro-ops
-        self.traffic = traffic
-        self.out_tiles = out_tiles
-        self.red = red
+        #: (n, 11): log2 of the four footprints, then of traffic, traffic / compulsory, out
+        #: tiles, reduction steps, both, memory bound, the larger bound (``math.log2``, as
+        #: ``Featurizer._row``: numpy's log2 may differ in the last bit)
+        self.logs = logs
 
     @classmethod
     def build(cls, f: Featurizer, info: Any,
@@ -210,16 +211,24 @@ class ScheduleTable:
         params = np.full((n, len(names)), np.nan)
         log2_knobs = np.empty((n, len(f.knob_names)))
         footprint = np.empty((n, 4))
-        traffic, out_tiles, red = np.empty(n), np.empty(n), np.empty(n)
+        logs = np.empty((n, 11))
         cols = {name: j for j, name in enumerate(names)}
+        # the bounds depend on the GEMM shape and widths (the table's key), not the buffers
+        compute, compulsory = info.compute_bound_cycles, info.compulsory_bytes
+        axi = f.board.axi_bytes_per_cycle
+        log2 = math.log2
         for i, (knobs, ktuple, uparams) in enumerate(legal):
             for name, v in uparams.items():
-                params[i, cols[name]] = math.log2(v) if name in f.threads else float(v)
-            log2_knobs[i] = [math.log2(v) for v in ktuple]
-            fp, traffic[i], out_tiles[i], red[i] = f.schedule_part(
+                params[i, cols[name]] = log2(v) if name in f.threads else float(v)
+            log2_knobs[i] = [log2(v) for v in ktuple]
+            fp, traffic, out_tiles, red = f.schedule_part(
                 Point((info.values, ktuple), uparams, info, knobs))
             footprint[i] = fp
-        return cls(legal, params, log2_knobs, footprint, traffic, out_tiles, red)
+            memory = traffic / axi
+            logs[i] = [*(log2(max(v, 1)) for v in fp), log2(traffic),
+                       log2(traffic / compulsory), log2(out_tiles), log2(red),
+                       log2(out_tiles * red), log2(memory), log2(max(compute, memory))]
+        return cls(legal, params, log2_knobs, footprint, logs)
 
     def rows(self, f: Featurizer, info: Any) -> tuple[np.ndarray, np.ndarray]:
         """(feature rows of every schedule on ``info``'s design, in ``f.names`` order;
@@ -230,22 +239,16 @@ class ScheduleTable:
         for j, name in enumerate(f.param_space):
             if name in f.space.hw_choices:
                 params[:, j] = float(info.values[f.hw_keys.index(name)])
-        fp = self.footprint
+        fp, logs = self.footprint, self.logs
         caps = np.array([hw.inp_buff_bytes, hw.wgt_buff_bytes, hw.acc_buff_bytes],
                         dtype=float)
         fills = fp[:, :3] / caps
         uop_fill = fp[:, 3] / hw.uop_depth
-        log_fp = np.log2(np.maximum(fp, 1.0))
-        memory = self.traffic / f.board.axi_bytes_per_cycle
-        compute = info.compute_bound_cycles
         blocks = [params, self.log2_knobs]
         for s in range(3):
-            blocks += [log_fp[:, s:s + 1], fills[:, s:s + 1]]
-        blocks += [c[:, None] for c in (
-            log_fp[:, 3], uop_fill, np.maximum(fills.max(axis=1), uop_fill),
-            np.log2(self.traffic), np.log2(self.traffic / info.compulsory_bytes),
-            np.log2(self.out_tiles), np.log2(self.red), np.log2(self.out_tiles * self.red),
-            np.log2(memory), np.log2(np.maximum(compute, memory)))]
+            blocks += [logs[:, s:s + 1], fills[:, s:s + 1]]
+        blocks += [logs[:, 3:4], uop_fill[:, None],
+                   np.maximum(fills.max(axis=1), uop_fill)[:, None], logs[:, 4:]]
         blocks.append(np.tile(np.asarray(info.features, dtype=float), (n, 1)))
         return np.hstack(blocks), (fp[:, :3] <= caps).all(axis=1)
 
