@@ -105,8 +105,6 @@ class NetworkFeatures:
         info = f.hw_info(hw_values)
         if not info.valid:
             return []
-        ks = info.knob_space
-        assert ks is not None
         combos = self._combos(sig, info)
         if not combos:
             return []

@@ -129,6 +129,7 @@ class _Worker:
     #: programs this worker has lowered, most recent last (its compile cache, as far as the
     #: pool can tell: the same size and order)
     programs: OrderedDict[Hashable, None] = field(default_factory=OrderedDict)
+    last_used: int = 0  # the pool's count of submissions when this worker last got one
 
     def remember(self, key: Hashable) -> None:
         self.programs[key] = None
@@ -156,7 +157,6 @@ class WorkerPool:
         self.restarts = 0
         self.workers = [_Worker(None, None) if lazy else self._start()
                         for _ in range(max(1, n))]
-        self._last_used = [0] * len(self.workers)
         self._uses = 0
 
     def _start(self) -> _Worker:
@@ -197,9 +197,7 @@ class WorkerPool:
         key = _program_of(cand)
         idle = [i for i, w in enumerate(self.workers) if w.task is None]
         home = [i for i in idle if key in self.workers[i].programs]
-        i = home[0] if home else min(idle, key=lambda i: self._last_used[i])
-        self._uses += 1
-        self._last_used[i] = self._uses
+        i = home[0] if home else min(idle, key=lambda i: self.workers[i].last_used)
         if self.workers[i].proc is None:
             self.workers[i] = self._start()
         for _ in range(MAX_STARTUP_DEATHS * len(self.workers) + 2):
@@ -212,6 +210,8 @@ class WorkerPool:
                 self._replace(i)  # died while idle: a new worker takes the task
         w = self.workers[i]
         w.task, w.cand, w.started = task, cand, None
+        self._uses += 1
+        w.last_used = self._uses
         w.remember(key)
 
     def poll(self, wait_s: float = 0.1) -> list[tuple[int, CandidateRecord]]:

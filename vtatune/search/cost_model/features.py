@@ -201,15 +201,13 @@ class Featurizer:
         row = self._rows.get(point.key)
         if row is None:
             row = self._row(point)
-            if len(self._rows) > 500_000:  # bound memory over very long searches
-                self._rows.clear()
-            self._rows[point.key] = row
+            self.prime(point.key, row)
         return row
 
     def prime(self, key: Hashable, row: list[float]) -> None:
         """Cache ``row`` as the features of the point ``key`` (a caller that computed a
         batch of rows at once; they must equal ``_row``'s, as the network tests check)."""
-        if len(self._rows) > 500_000:
+        if len(self._rows) > 500_000:  # bound memory over very long searches
             self._rows.clear()
         self._rows[key] = row
 
