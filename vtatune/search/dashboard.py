@@ -108,11 +108,12 @@ def add_trials(store: Any, study_id: int, trials: list[Any]) -> None:
     """Optuna's ``Study.add_trials(trials)`` on the Optuna study ``study_id`` in ``store``'s
     database, in one transaction.
 
-    The rows are those ``RDBStorage.create_new_trial`` writes (its ORM models, encodings and
+    The rows are those ``RDBStorage.create_new_trial`` writes (its tables, encodings and
     numbering: a trial's number counts the study's earlier trials), with its checks (each
     trial validated, a parameter's distribution compatible with the study's earlier ones), but
-    without its ~40 queries and a commit per trial: ~20 ms of CPU a trial on SQLite, half the
-    CPU of the search loop itself. tests/search/test_dashboard.py compares the two writers.
+    without its ~40 queries and a commit per trial, and without the ORM: one insert a trial
+    (for its id), then one multi-row insert per table. tests/search/test_dashboard.py compares
+    the two writers.
     """
     import json
 
@@ -122,11 +123,14 @@ def add_trials(store: Any, study_id: int, trials: list[Any]) -> None:
         json_to_distribution,
     )
     from optuna.storages._rdb import models
-    from sqlalchemy import func, select
+    from sqlalchemy import func, insert, select
 
     if not trials:
         return
     tm, pm = models.TrialModel, models.TrialParamModel
+    children: dict[Any, list[dict[str, Any]]] = {
+        m: [] for m in (models.TrialValueModel, pm, models.TrialUserAttributeModel,
+                        models.TrialSystemAttributeModel, models.TrialIntermediateValueModel)}
     with store.transaction() as s:
         # Optuna numbers trials under a lock of the study's row (SQLite: the write lock)
         s.execute(select(models.StudyModel.study_id)
@@ -137,36 +141,63 @@ def add_trials(store: Any, study_id: int, trials: list[Any]) -> None:
                                     .join(tm, pm.trial_id == tm.trial_id)
                                     .where(tm.study_id == study_id).distinct()):
             known.setdefault(name, []).append(json_to_distribution(dist))
-        for ft in trials:
+        for ft in trials:  # every check before the first write
             ft._validate()
-            row = tm(study_id=study_id, number=number, state=ft.state,
-                     datetime_start=ft.datetime_start, datetime_complete=ft.datetime_complete)
-            number += 1
-            values = ft.values if ft.values is not None else []
-            for objective, value in enumerate(values):
-                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
-                row.values.append(models.TrialValueModel(objective=objective, value=stored,
-                                                         value_type=kind))
-            for name, value in ft.params.items():
-                dist = ft.distributions[name]
+            for name, dist in ft.distributions.items():
                 if dist not in known.setdefault(name, []):
                     for earlier in known[name]:
                         check_distribution_compatibility(earlier, dist)
                     known[name].append(dist)
-                row.params.append(pm(param_name=name, param_value=dist.to_internal_repr(value),
-                                     distribution_json=distribution_to_json(dist)))
-            for key, value in ft.user_attrs.items():
-                row.user_attributes.append(models.TrialUserAttributeModel(
-                    key=key, value_json=json.dumps(value)))
-            for key, value in ft.system_attrs.items():
-                row.system_attributes.append(models.TrialSystemAttributeModel(
-                    key=key, value_json=json.dumps(value)))
+        for ft in trials:
+            trial_id = s.execute(insert(tm.__table__).values(
+                study_id=study_id, number=number, state=ft.state,
+                datetime_start=ft.datetime_start,
+                datetime_complete=ft.datetime_complete)).inserted_primary_key[0]
+            number += 1
+            for objective, value in enumerate(ft.values if ft.values is not None else []):
+                stored, kind = models.TrialValueModel.value_to_stored_repr(value)
+                children[models.TrialValueModel].append(
+                    {"trial_id": trial_id, "objective": objective, "value": stored,
+                     "value_type": kind})
+            for name, value in ft.params.items():
+                dist = ft.distributions[name]
+                children[pm].append({"trial_id": trial_id, "param_name": name,
+                                     "param_value": dist.to_internal_repr(value),
+                                     "distribution_json": distribution_to_json(dist)})
+            for model, attrs in ((models.TrialUserAttributeModel, ft.user_attrs),
+                                 (models.TrialSystemAttributeModel, ft.system_attrs)):
+                children[model] += [{"trial_id": trial_id, "key": key,
+                                     "value_json": json.dumps(value)}
+                                    for key, value in attrs.items()]
             for step, value in ft.intermediate_values.items():
                 stored, kind = models.TrialIntermediateValueModel.intermediate_value_to_stored_repr(
                     value)
-                row.intermediate_values.append(models.TrialIntermediateValueModel(
-                    step=step, intermediate_value=stored, intermediate_value_type=kind))
-            s.add(row)
+                children[models.TrialIntermediateValueModel].append(
+                    {"trial_id": trial_id, "step": step, "intermediate_value": stored,
+                     "intermediate_value_type": kind})
+        for model, rows in children.items():
+            if rows:
+                s.execute(insert(model.__table__), rows)
+
+
+def mirrored(store: Any, study_id: int, numbers: bool) -> tuple[int, set[Any] | None]:
+    """(trials in the Optuna study ``study_id``, the vtatune trial numbers they show if
+    ``numbers``), read straight from Optuna's tables (its storage API loads every trial whole
+    to count them)."""
+    import json
+
+    from optuna.storages._rdb import models
+    from sqlalchemy import func, select
+
+    tm, am = models.TrialModel, models.TrialUserAttributeModel
+    with store.transaction(write=False) as s:
+        n = s.scalar(select(func.count(tm.trial_id)).where(tm.study_id == study_id))
+        if not numbers:
+            return int(n or 0), None
+        shown = {json.loads(v) for v in s.scalars(
+            select(am.value_json).join(tm, am.trial_id == tm.trial_id)
+            .where(tm.study_id == study_id, am.key == TRIAL_ATTR))}
+    return int(n or 0), shown
 
 
 class OptunaMirror:
@@ -222,11 +253,11 @@ class OptunaMirror:
         if state.study is None:
             state.study = self._open()
             state.bounds = knob_bounds(self.space)
-        storage, study_id = state.study._storage, state.study._study_id
-        n = storage.get_n_trials(study_id)
-        if n != len(state.mirrored):
-            state.mirrored = {t.user_attrs.get(TRIAL_ATTR) for t in
-                              storage.get_all_trials(study_id, deepcopy=False)}
+        study_id = state.study._study_id
+        n, _ = mirrored(store, study_id, numbers=False)
+        if n != len(state.mirrored):  # a first pass, or another process mirrored some
+            n, shown = mirrored(store, study_id, numbers=True)
+            state.mirrored = shown or set()
         # Optuna numbers trials in the order they are added, from 0, as the store allocates
         # slot numbers (dense: a slot whose owner died is taken over, never dropped); so only
         # the run of finished numbers that continues the mirror is added. (Reading the running

@@ -277,11 +277,12 @@ class Store:
             detail += f" (another process held the write lock for over {self.timeout_s:g} s)"
         return f"cannot open {where}: {detail}" if opening else f"{where}: {detail}"
 
-    def transaction(self) -> Any:
-        """A write transaction (a context manager yielding a SQLAlchemy ``Session``) for tables
-        the store shares a database with but does not own (the Optuna mirror): on SQLite it
-        holds the write lock from its start, and errors become ``StoreError`` as everywhere."""
-        return self._session(write=True)
+    def transaction(self, write: bool = True) -> Any:
+        """A transaction (a context manager yielding a SQLAlchemy ``Session``) for tables the
+        store shares a database with but does not own (the Optuna mirror): a write one on
+        SQLite holds the write lock from its start; errors become ``StoreError`` as
+        everywhere."""
+        return self._session(write=write)
 
     def close(self) -> None:
         """Release this process's connections (the store reopens on next use)."""
