@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from vtatune.store.records import (
     DETERMINISTIC,
     NETWORK_STATUSES,
@@ -18,14 +20,29 @@ from vtatune.store.records import (
     StudyInfo,
     TrialRecord,
 )
-from vtatune.store.store import (
-    Store,
-    StoreError,
-    database_exists,
-    default_url,
-    normalize_url,
-    sqlite_path,
-)
+
+if TYPE_CHECKING:
+    from vtatune.store.store import (
+        Store,
+        StoreError,
+        database_exists,
+        default_url,
+        normalize_url,
+        sqlite_path,
+    )
+
+#: Names of ``vtatune.store.store``, imported on first use: the records alone (all an
+#: evaluation worker needs) do not load SQLAlchemy.
+_STORE_NAMES = frozenset({"Store", "StoreError", "database_exists", "default_url",
+                          "normalize_url", "sqlite_path"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STORE_NAMES:
+        from vtatune.store import store
+
+        return getattr(store, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["DETERMINISTIC", "NETWORK_STATUSES", "STATUSES", "TRANSIENT", "CandidateRecord",
            "LayerResult", "NetworkEval", "NetworkTrialRecord", "Store", "StoreError", "StudyInfo",
