@@ -51,6 +51,8 @@ from vtatune.runtime.codegen import HostProgram, KernelSpec
 POP_PREV, POP_NEXT, PUSH_PREV, PUSH_NEXT = 1, 2, 4, 8
 _FLAGS = tuple(DepFlags(bool(b & 1), bool(b & 2), bool(b & 4), bool(b & 8)) for b in range(16))
 
+#: Memory types by value (an enum's call costs ~1 us; the runtime names one per DMA).
+_MEM_IDS = {int(m): m for m in MemId}
 #: Queue (VTA pipeline stage) of each memory type's LOAD.
 _LOAD_QUEUE = {MemId.INP: QUEUE_LOAD, MemId.WGT: QUEUE_LOAD, MemId.ACC: QUEUE_COMPUTE,
                MemId.UOP: QUEUE_COMPUTE, MemId.ACC_8BIT: QUEUE_COMPUTE}
@@ -176,7 +178,7 @@ class CommandQueue:
              x_pad_0: int, y_pad_0: int, x_pad_1: int, y_pad_1: int, sram: int,
              mem: int) -> None:
         """``VTALoadBuffer2D``: ``offset`` is in tiles of ``mem`` from the region start."""
-        m = MemId(mem)
+        m = _MEM_IDS[mem] if mem in _MEM_IDS else MemId(mem)
         self._create(_LOAD_QUEUE[m], _mem, (
             Opcode.LOAD, m, sram, self.tile_base[(region, mem)] + offset, y_size, x_size,
             x_stride, y_pad_0, y_pad_1, x_pad_0, x_pad_1))
@@ -273,7 +275,12 @@ class CommandQueue:
         return self.b.build(meta=meta), stats
 
 
+#: The (from, to) queue pairs that exchange tokens: neighbours.
+_PAIRS = frozenset({(QUEUE_LOAD, QUEUE_COMPUTE), (QUEUE_COMPUTE, QUEUE_LOAD),
+                    (QUEUE_COMPUTE, QUEUE_STORE), (QUEUE_STORE, QUEUE_COMPUTE)})
+
+
 def _check_pair(src: int, dst: int) -> None:
-    if abs(src - dst) != 1 or not {src, dst} <= {QUEUE_LOAD, QUEUE_COMPUTE, QUEUE_STORE}:
+    if (src, dst) not in _PAIRS:
         raise ProgramError(f"dependence between queues {src} and {dst}: only neighbours "
                            "(load 1 <-> compute 2 <-> store 3) exchange tokens")

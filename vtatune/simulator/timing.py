@@ -292,65 +292,111 @@ class CostRows:
 
 
 def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
-    """The linear cost rows of ``program`` on ``board`` (II and pad constants from ``p``)."""
+    """The linear cost rows of ``program`` on ``board`` (II and pad constants from ``p``).
+
+    One pass over the instructions collects each column's entries in lists (the matrices are
+    filled column by column at the end); routing, checks and token queues depend on a few
+    fields of an instruction only and are worked out once per distinct combination."""
     hw = program.hw
     axi = board.axi_bytes_per_cycle
     fetch_step = -(-INSTRUCTION_BITS // board.axi_bits)
     tbytes = {int(m): tile_bytes(hw, m) for m in range(6)}
     n = len(program.insns)
+    module: list[int] = []
+    pops: list[tuple[int, ...]] = []
+    pushes: list[tuple[int, ...]] = []
+    dma: list[bool] = []
+    # sparse column entries: (row, value)
+    dma_k: list[int] = []
+    dma_beats: list[float] = []
+    dma_rows: list[float] = []
+    dma_pad: list[float] = []
+    comp_k: list[int] = []
+    comp_refill: list[float] = []
+    comp_const: list[float] = []
+    comp_alu: list[bool] = []
+    # (class, deps[, opcode, memory type, padded]) -> (module, pops, pushes)
+    routes: dict[tuple[Any, ...], tuple[int, tuple[int, ...], tuple[int, ...]]] = {}
+    gemm_ii, alu_ii, pad_cycles = p.gemm_ii_cycles, p.alu_ii_cycles, p.pad_tile_cycles
+    gemm_ops = alu_ops = read = write = 0
+    store_op = Opcode.STORE
+    for k, insn in enumerate(program.insns):
+        cls = type(insn)
+        if cls is MemInsn:
+            padded = bool(insn.y_pad_0 or insn.y_pad_1 or insn.x_pad_0 or insn.x_pad_1)
+            key: tuple[Any, ...] = (cls, insn.deps, insn.opcode, insn.memory_type, padded)
+        else:
+            key = (cls, insn.deps)
+        route = routes.get(key)
+        if route is None:
+            route = routes[key] = _route(k, insn)
+        module.append(route[0])
+        pops.append(route[1])
+        pushes.append(route[2])
+        if cls is MemInsn:
+            y, x = insn.y_size, insn.x_size
+            if y and x:  # a zero-size LOAD/STORE is a no-op that only moves tokens
+                dma.append(True)
+                tb = tbytes[int(insn.memory_type)]
+                nbeats = y * -(-(x * tb) // axi)
+                dma_k.append(k)
+                dma_beats.append(nbeats)
+                dma_rows.append(y)
+                dma_pad.append((insn.padded_tiles - y * x) * pad_cycles)
+                if insn.opcode == store_op:
+                    write += y * x * tb
+                else:
+                    read += y * x * tb
+            else:
+                dma.append(False)
+            continue
+        dma.append(False)
+        if cls is GemmInsn or cls is AluInsn:
+            ops = insn.ops
+            comp_k.append(k)
+            comp_refill.append(insn.iter_out * insn.iter_in)
+            if cls is GemmInsn:
+                gemm_ops += ops
+                comp_const.append(ops * gemm_ii)
+                comp_alu.append(False)
+            else:
+                alu_ops += ops
+                comp_const.append(ops * alu_ii)
+                comp_alu.append(True)
+        elif cls is not FinishInsn:
+            raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
     pre = np.zeros((n, _NCOL))
     beats = np.zeros((n, _NCOL))
     post = np.zeros((n, _NCOL))
     pre[:, _INSN] = 1.0
-    module, pops, pushes, dma = [], [], [], []
-    flags: dict[tuple[int, Any], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    gemm_ops = alu_ops = read = write = 0
-    for k, insn in enumerate(program.insns):
-        if isinstance(insn, MemInsn):  # only DMA can be misrouted (compute takes all flags)
-            probs = routing_problems(insn)
-            if probs:
-                raise ProgramError(f"instruction #{k}: " + "; ".join(probs))
-        mod = int(module_of(insn))
-        qs = flags.get((mod, insn.deps))
-        if qs is None:
-            d = insn.deps
-            qs = flags[(mod, d)] = (
-                tuple(_QIDX[q] for f, q in POPS[Module(mod)].items() if getattr(d, f)),
-                tuple(_QIDX[q] for f, q in PUSHES[Module(mod)].items() if getattr(d, f)),
-            )
-        module.append(mod)
-        pops.append(qs[0])
-        pushes.append(qs[1])
-        is_dma = False
-        if isinstance(insn, MemInsn):
-            y, x = insn.y_size, insn.x_size
-            if y and x:  # a zero-size LOAD/STORE is a no-op that only moves tokens
-                is_dma = True
-                tb = tbytes[int(insn.memory_type)]
-                nbeats = y * -(-(x * tb) // axi)
-                beats[k, _BEAT] = nbeats
-                post[k, _ROW] = y
-                post[k, _BEAT] = nbeats
-                post[k, _CONST] = (insn.padded_tiles - y * x) * p.pad_tile_cycles
-                if insn.opcode == Opcode.STORE:
-                    write += y * x * tb
-                else:
-                    read += y * x * tb
-        elif isinstance(insn, GemmInsn):
-            gemm_ops += insn.ops
-            pre[k, _GREFILL] = insn.iter_out * insn.iter_in
-            pre[k, _CONST] = insn.ops * p.gemm_ii_cycles
-        elif isinstance(insn, AluInsn):
-            alu_ops += insn.ops
-            pre[k, _AREFILL] = insn.iter_out * insn.iter_in
-            pre[k, _CONST] = insn.ops * p.alu_ii_cycles
-        elif not isinstance(insn, FinishInsn):
-            raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
-        dma.append(is_dma)
+    if dma_k:
+        beats[dma_k, _BEAT] = dma_beats
+        post[dma_k, _ROW] = dma_rows
+        post[dma_k, _BEAT] = dma_beats
+        post[dma_k, _CONST] = dma_pad
+    if comp_k:
+        rows = np.asarray(comp_k)
+        is_alu = np.asarray(comp_alu)
+        pre[rows[~is_alu], _GREFILL] = np.asarray(comp_refill)[~is_alu]
+        pre[rows[is_alu], _AREFILL] = np.asarray(comp_refill)[is_alu]
+        pre[rows, _CONST] = comp_const
     return CostRows(n, tuple(module), tuple(pops), tuple(pushes), tuple(dma),
-                    tuple(float((k + 1) * fetch_step) for k in range(n)), pre, beats, post,
-                    gemm_ops, alu_ops, read, write,
-                    (p.gemm_ii_cycles, p.alu_ii_cycles, p.pad_tile_cycles))  # fmt: skip
+                    tuple([float((k + 1) * fetch_step) for k in range(n)]), pre, beats, post,
+                    gemm_ops, alu_ops, read, write, (gemm_ii, alu_ii, pad_cycles))
+
+
+def _route(k: int, insn: Any) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """(module, token queues popped, queues pushed) of instruction ``k``; raises for a DMA the
+    routed module cannot run (compute takes every flag)."""
+    if isinstance(insn, MemInsn):
+        probs = routing_problems(insn)
+        if probs:
+            raise ProgramError(f"instruction #{k}: " + "; ".join(probs))
+    mod = int(module_of(insn))
+    d = insn.deps
+    return (mod,
+            tuple(_QIDX[q] for f, q in POPS[Module(mod)].items() if getattr(d, f)),
+            tuple(_QIDX[q] for f, q in PUSHES[Module(mod)].items() if getattr(d, f)))
 
 
 # ---- the event simulation -----------------------------------------------------------------
