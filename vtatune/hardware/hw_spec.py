@@ -158,10 +158,15 @@ def _place(kind: str, spec: Sequence[tuple[str, int] | tuple[str, int, bool]]) -
     return InsnLayout(kind, tuple(fields), pos)
 
 
-@lru_cache(maxsize=64)
 def layouts(hw: HwConfig) -> dict[str, InsnLayout]:
-    """Layouts of the ``mem``, ``gemm``, ``alu`` and ``finish`` instruction kinds for ``hw``."""
-    f = hw.field_bits
+    """Layouts of the ``mem``, ``gemm``, ``alu`` and ``finish`` instruction kinds for ``hw``
+    (cached by the field widths, which are all of ``hw`` they depend on)."""
+    return _layouts(tuple(hw.field_bits.items()))
+
+
+@lru_cache(maxsize=256)
+def _layouts(widths: tuple[tuple[str, int], ...]) -> dict[str, InsnLayout]:
+    f = dict(widths)
     loop = (
         ("reset", 1),
         ("uop_bgn", f["uop_bgn"]),
