@@ -148,3 +148,50 @@ def test_a_candidate_goes_to_the_idle_worker_that_lowered_its_program() -> None:
     assert run(2, a_small_wgt) == first  # the same program on other buffers
     assert run(3, a) == first
     assert [len(w.conn.sent) for w in pool.workers] == [3, 1] if first == 0 else [1, 3]
+
+
+def test_a_candidate_of_a_busy_workers_program_queues_behind_it() -> None:
+    """A worker that is lowering (or holds) a candidate's program gets it even when busy,
+    queued behind its task (one at most): another worker would lower the program again."""
+    from dataclasses import replace
+
+    a = _candidate()
+    variants = [replace(a, hw=replace(a.hw, log_wgt_buff_size=a.hw.log_wgt_buff_size - k))
+                for k in (1, 2)]
+
+    class Sink:
+        def __init__(self) -> None:
+            self.sent: list = []
+
+        def send(self, msg) -> None:
+            self.sent.append(msg)
+
+    pool = WorkerPool(2, "pynq-z1", lazy=True)
+    for w in pool.workers:
+        w.proc, w.conn, w.ready = object(), Sink(), True
+    pool.submit(0, a)
+    (home,) = [i for i, w in enumerate(pool.workers) if w.task == 0]
+    pool.submit(1, variants[0])  # the same program: queued behind task 0
+    assert pool.workers[home].backlog == [(1, variants[0])]
+    assert [m[0] for m in pool.workers[home].conn.sent] == [0, 1]
+    assert pool.idle == 1
+    pool.submit(2, variants[1])  # the queue is full: the idle worker lowers it too
+    assert pool.workers[1 - home].task == 2 and pool.idle == 0
+
+
+def test_tasks_queued_behind_a_crash_are_evaluated_elsewhere() -> None:
+    from dataclasses import replace
+
+    slow = _candidate("conv2d", layer="C2")  # ~0.5 s: long enough to be killed mid-way
+    variant = replace(slow, hw=replace(slow.hw, log_wgt_buff_size=slow.hw.log_wgt_buff_size + 1))
+    with WorkerPool(2, "pynq-z1") as pool:
+        _wait(pool, lambda _: all(w.ready for w in pool.workers))
+        pool.submit(7, slow)
+        (home,) = [i for i, w in enumerate(pool.workers) if w.task == 7]
+        pool.submit(8, variant)
+        assert pool.workers[home].backlog == [(8, variant)]
+        _wait(pool, lambda _: pool.workers[home].started is not None)
+        pool.workers[home].proc.kill()
+        out = dict(_wait(pool, lambda out: len(out) == 2))
+        assert out[7].status == "failed" and "crashed the worker" in out[7].reason
+        assert out[8].status == "ok" and out[8].key == variant.key

@@ -378,7 +378,9 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                         slots = store.slot_counts(study)[0]  # the study is full: by whom?
                     else:
                         slots += len(granted)  # others' claims show when the limit is met
-                for task, rec in pool.poll(0.05 if inflight else 0.0):
+                # an idle worker with more to claim: look for results without waiting
+                hungry = pool.idle > len(pending) and slots < trials and not exhausted
+                for task, rec in pool.poll(0.05 if inflight and not hungry else 0.0):
                     slot, cand, attempts = inflight.pop(task)
                     if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
                         inflight[task] = (slot, cand, attempts + 1)

@@ -8,10 +8,11 @@ start-up never counts against a candidate.
 
 A worker that exceeds the timeout is killed and replaced, and its candidate becomes a
 ``timeout`` record; a worker that dies (a segfault inside TVM, a kill) is replaced, and the
-candidate it held, if any, becomes a ``failed`` record. A worker that died while idle is
-replaced before it is given work. Nothing else is lost and the search goes on; only workers
-that keep dying before they ever evaluate anything stop it (``WorkerError``: the installation
-is broken, not a candidate).
+candidate it held, if any, becomes a ``failed`` record; tasks queued behind it (a worker that
+holds a candidate's lowered program gets the candidate even when busy: ``MAX_BACKLOG``) go to
+the workers again. A worker that died while idle is replaced before it is given work. Nothing
+else is lost and the search goes on; only workers that keep dying before they ever evaluate
+anything stop it (``WorkerError``: the installation is broken, not a candidate).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ MAX_STARTUP_DEATHS = 3
 
 #: Message kinds a worker sends: ready after start-up, started a task, finished a task.
 READY, STARTED, DONE = "ready", "started", "done"
+
+#: Tasks a busy worker may have queued behind the one in hand (candidates of a program it
+#: lowers or holds, which another worker would lower again).
+MAX_BACKLOG = 1
 
 
 class WorkerError(UserError):
@@ -130,6 +135,8 @@ class _Worker:
     #: pool can tell: the same size and order)
     programs: OrderedDict[Hashable, None] = field(default_factory=OrderedDict)
     last_used: int = 0  # the pool's count of submissions when this worker last got one
+    #: tasks sent to this worker after ``task``, in order (it starts each when it is done)
+    backlog: list[tuple[int, Candidate]] = field(default_factory=list)
 
     def remember(self, key: Hashable) -> None:
         self.programs[key] = None
@@ -191,25 +198,45 @@ class WorkerPool:
         return len(self.workers) - self.idle
 
     def submit(self, task: int, cand: Candidate) -> None:
-        """Give ``task`` to an idle worker (replacing one found dead): one that has lowered
-        the candidate's program if there is one (its compile cache then serves it), else
-        the one whose cache has been used least recently."""
+        """Give ``task`` to a worker (replacing one found dead). Programs decide: an idle
+        worker that has lowered the candidate's program (its compile cache serves it), else
+        a busy one that has, behind its task in hand (``MAX_BACKLOG``; a second lowering of
+        the program elsewhere would cost more CPU than the wait), else the idle worker whose
+        cache has been used least recently."""
         key = _program_of(cand)
         idle = [i for i, w in enumerate(self.workers) if w.task is None]
         home = [i for i in idle if key in self.workers[i].programs]
-        i = home[0] if home else min(idle, key=lambda i: self.workers[i].last_used)
+        if not home:
+            home = [i for i, w in enumerate(self.workers) if w.task is not None
+                    and w.ready and len(w.backlog) < MAX_BACKLOG and key in w.programs]
+        if home:
+            i = home[0]
+        elif idle:
+            i = min(idle, key=lambda i: self.workers[i].last_used)
+        else:  # every worker busy (a task handed back after a crash): the shortest queue
+            i = min(range(len(self.workers)), key=lambda i: len(self.workers[i].backlog))
         if self.workers[i].proc is None:
             self.workers[i] = self._start()
-        for _ in range(MAX_STARTUP_DEATHS * len(self.workers) + 2):
-            w = self.workers[i]
+        w = self.workers[i]
+        if w.task is not None:
+            # a worker that died meanwhile is found by poll, which hands its tasks back
+            w.backlog.append((task, cand))
             assert w.conn is not None
             try:
                 w.conn.send((task, cand))
-                break
             except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
-                self._replace(i)  # died while idle: a new worker takes the task
-        w = self.workers[i]
-        w.task, w.cand, w.started = task, cand, None
+                pass
+        else:
+            for _ in range(MAX_STARTUP_DEATHS * len(self.workers) + 2):
+                w = self.workers[i]
+                assert w.conn is not None
+                try:
+                    w.conn.send((task, cand))
+                    break
+                except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+                    self._replace(i)  # died while idle: a new worker takes the task
+            w = self.workers[i]
+            w.task, w.cand, w.started = task, cand, None
         self._uses += 1
         w.last_used = self._uses
         w.remember(key)
@@ -245,7 +272,8 @@ class WorkerPool:
                                     w.cand, TIMEOUT,
                                     f"evaluation took longer than {self.timeout:g} s")
                             out.append((task, rec))
-                            w.task, w.cand, w.started = None, None, None
+                            w.task, w.cand = w.backlog.pop(0) if w.backlog else (None, None)
+                            w.started = None
                 except (EOFError, OSError):
                     dead = True
             if dead or not w.proc.is_alive():
@@ -255,13 +283,21 @@ class WorkerPool:
                         w.cand, FAILED, f"evaluation crashed the worker (exit code "
                         f"{w.proc.exitcode})")))
                 self._replace(i)
+                self._hand_back(w.backlog)
             elif w.started is not None and now - w.started > self.timeout:
                 assert w.task is not None and w.cand is not None
                 out.append((w.task, failure_record(
                     w.cand, TIMEOUT, f"evaluation took longer than {self.timeout:g} s")))
                 w.ready = True  # it did start: a timeout is not a start-up death
                 self._replace(i)
+                self._hand_back(w.backlog)
         return out
+
+    def _hand_back(self, backlog: list[tuple[int, Candidate]]) -> None:
+        """Tasks queued behind one that crashed or timed out go to the workers again (none
+        of them ran: the worker takes one task at a time)."""
+        for task, cand in backlog:
+            self.submit(task, cand)
 
     def close(self) -> None:
         started = [w for w in self.workers if w.proc is not None and w.conn is not None]
