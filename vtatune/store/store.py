@@ -42,6 +42,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateColumn
 
@@ -235,7 +235,7 @@ class Store:
             self._engine.dispose()
 
     @contextmanager
-    def _session(self, write: bool = False) -> Iterator[Session]:
+    def _session(self, write: bool = False) -> Iterator[Connection]:
         """One transaction; the only place database errors become ``StoreError``."""
         if write and self.readonly:
             raise StoreError(f"database '{self.display_url}' is open read-only")
@@ -245,10 +245,9 @@ class Store:
             reader, writer = self._engines()
             connecting = False
             lock = _writer_lock(self._file) if write and self._file else nullcontext()
-            with lock, \
-                    Session(writer if write else reader, expire_on_commit=False) as session:
-                with session.begin():
-                    yield session
+            # Core statements only: a Connection, without the ORM Session's bookkeeping
+            with lock, (writer if write else reader).begin() as conn:
+                yield conn
         except sa_exc.IntegrityError:
             raise  # a broken invariant in vtatune, not the user's database: keep the traceback
         except sa_exc.DBAPIError as exc:
@@ -278,7 +277,7 @@ class Store:
         return f"cannot open {where}: {detail}" if opening else f"{where}: {detail}"
 
     def transaction(self, write: bool = True) -> Any:
-        """A transaction (a context manager yielding a SQLAlchemy ``Session``) for tables the
+        """A transaction (a context manager yielding a SQLAlchemy ``Connection``) for tables the
         store shares a database with but does not own (the Optuna mirror): a write one on
         SQLite holds the write lock from its start; errors become ``StoreError`` as
         everywhere."""
@@ -319,7 +318,8 @@ class Store:
     def _has(self, table: Table) -> bool:
         return bool((self._columns or {}).get(table.name))
 
-    def _stats(self, s: Session, ids: list[int] | None) -> dict[int, tuple[int, int, int | None]]:
+    def _stats(self, s: Connection, ids: list[int] | None
+               ) -> dict[int, tuple[int, int, int | None]]:
         return _study_stats(s, ids, set(self._columns or {}))
 
     # ---- candidates --------------------------------------------------------------------------
@@ -356,11 +356,9 @@ class Store:
         rows = [_candidate_values(r) for r in records]
         if not rows:
             return
-        table = CandidateRow.__table__
         with self._session(write=True) as s:
             _upsert(s, CandidateRow, rows, ("key",), keep=("id", "key", "created_at"),
-                    where=lambda ex: or_(*(table.c.status == t for t in TRANSIENT),
-                                         *(ex.status == d for d in DETERMINISTIC)))
+                    where=_replaceable)
 
     def history(self, workload: str, model: str | None = None) -> list[CandidateRecord]:
         """Every stored record of a workload signature, from any study, oldest first; with
@@ -697,8 +695,7 @@ class Store:
             if not cached:
                 values = _candidate_values(record)
                 _upsert(s, CandidateRow, [values], ("key",), keep=("id", "key", "created_at"),
-                        where=lambda ex: or_(*(c.c.status == x for x in TRANSIENT),
-                                             *(ex.status == d for d in DETERMINISTIC)))
+                        where=_replaceable)
             cand_id = s.scalar(select(c.c.id).where(c.c.key == row_key(record.key, context)))
             if cand_id is None:
                 raise ValueError(f"candidate {record.key!r} is not in the store")
@@ -834,7 +831,7 @@ class Store:
                                        candidate=_candidate(cand), cached=bool(m["cached"])))
             return out
 
-    def _lock_study(self, s: Session, study: str) -> int:
+    def _lock_study(self, s: Connection, study: str) -> int:
         """The study's id, its row locked for this transaction (PostgreSQL; SQLite's write
         transaction already excludes every other writer)."""
         table = StudyRow.__table__
@@ -843,7 +840,7 @@ class Store:
             self._study_row(s, study)  # raises, naming the known studies
         return int(sid)
 
-    def _study_row(self, s: Session, name: str) -> Any:
+    def _study_row(self, s: Connection, name: str) -> Any:
         table = StudyRow.__table__
         row = None
         if self._has(table):
@@ -992,7 +989,7 @@ def _connect_readonly(path: Path, timeout_s: float) -> Any:
     raise AssertionError("unreachable")
 
 
-def _upsert(s: Session, model: type[Any], rows: list[dict[str, Any]], unique: tuple[str, ...],
+def _upsert(s: Connection, model: type[Any], rows: list[dict[str, Any]], unique: tuple[str, ...],
             keep: tuple[str, ...], where: Any = None) -> None:
     """Insert ``rows`` or update the rows they collide with on ``unique`` (``keep`` untouched).
 
@@ -1000,18 +997,10 @@ def _upsert(s: Session, model: type[Any], rows: list[dict[str, Any]], unique: tu
     must hold for an update; rows failing it are left as they are.
     """
     table = model.__table__
-    dialect = s.get_bind().dialect.name
+    dialect = s.dialect.name
     if dialect in _UPSERT_DIALECTS:
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:
-            from sqlalchemy.dialects.postgresql import insert
-        stmt = insert(table)
-        cols = [c.name for c in table.columns if c.name not in keep and c.name in rows[0]]
-        stmt = stmt.on_conflict_do_update(
-            index_elements=list(unique), set_={c: stmt.excluded[c] for c in cols},
-            where=None if where is None else where(stmt.excluded))
-        s.execute(stmt, rows)
+        cols = tuple(c.name for c in table.columns if c.name not in keep and c.name in rows[0])
+        s.execute(_upsert_statement(dialect, table, cols, unique, where), rows)
         return
     for values in rows:  # other backends: look up, then insert or update
         cond = [table.c[k] == values[k] for k in unique]
@@ -1023,18 +1012,41 @@ def _upsert(s: Session, model: type[Any], rows: list[dict[str, Any]], unique: tu
                 **{k: v for k, v in values.items() if k not in keep}))
 
 
+@lru_cache(maxsize=64)
+def _upsert_statement(dialect: str, table: Table, cols: tuple[str, ...], unique: tuple[str, ...],
+                      where: Any) -> Any:
+    """``_upsert``'s statement (built once: its ``excluded`` alias copies every column)."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:
+        from sqlalchemy.dialects.postgresql import insert
+    stmt = insert(table)
+    excluded = stmt.excluded  # a new alias at each access
+    return stmt.on_conflict_do_update(
+        index_elements=list(unique), set_={c: excluded[c] for c in cols},
+        where=None if where is None else where(excluded))
+
+
+def _replaceable(excluded: Any) -> Any:
+    """The candidates' upsert condition: a stored transient outcome is replaced by anything,
+    a stored deterministic one only by a deterministic one."""
+    c = CandidateRow.__table__
+    return or_(*(c.c.status == t for t in TRANSIENT),
+               *(excluded.status == d for d in DETERMINISTIC))
+
+
 def _where_holds(old: Any, new: dict[str, Any], keep: tuple[str, ...]) -> bool:
     # the generic fallback knows one condition: the candidates' "never replace a
     # deterministic outcome with a transient one"
     return old.get("status") in TRANSIENT or new.get("status") not in TRANSIENT
 
 
-def _insert_if_absent(s: Session, table: Table, values: dict[str, Any],
+def _insert_if_absent(s: Connection, table: Table, values: dict[str, Any],
                       unique: tuple[str, ...], any_conflict: bool = False) -> bool:
     """Insert ``values`` unless a row with the same ``unique`` columns exists (also when
     another process inserts it at the same moment); True when this call inserted it.
     ``any_conflict``: also skip it when it collides on any other unique constraint."""
-    dialect = s.get_bind().dialect.name
+    dialect = s.dialect.name
     if dialect in _UPSERT_DIALECTS:
         if dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
@@ -1056,11 +1068,11 @@ def _insert_if_absent(s: Session, table: Table, values: dict[str, Any],
     return True
 
 
-def _db_now(s: Session) -> float:
+def _db_now(s: Connection) -> float:
     """Seconds since the epoch on the database server's clock (one clock for every host)."""
-    if s.get_bind().dialect.name == "postgresql":
+    if s.dialect.name == "postgresql":
         return float(s.scalar(select(func.extract("epoch", func.clock_timestamp()))))
-    if s.get_bind().dialect.name == "sqlite":
+    if s.dialect.name == "sqlite":
         return float(s.scalar(select((func.julianday("now") - 2440587.5) * 86400.0)))
     return datetime.now(UTC).timestamp()
 
@@ -1100,7 +1112,7 @@ def _candidate(m: Any) -> CandidateRecord:
     )
 
 
-def _study_stats(s: Session, ids: list[int] | None, have: set[str]
+def _study_stats(s: Connection, ids: list[int] | None, have: set[str]
                  ) -> dict[int, tuple[int, int, int | None]]:
     """study id -> (trials, feasible trials, best feasible cycles), for the tables ``have``
     (a read-only older database may lack some); a network study's trials are its finished
@@ -1111,7 +1123,7 @@ def _study_stats(s: Session, ids: list[int] | None, have: set[str]
     return stats
 
 
-def _candidate_study_stats(s: Session, ids: list[int] | None, have: set[str]
+def _candidate_study_stats(s: Connection, ids: list[int] | None, have: set[str]
                            ) -> dict[int, tuple[int, int, int | None]]:
     t, c = TrialRow.__table__, CandidateRow.__table__
     if t.name not in have or c.name not in have:  # a read-only database with studies only
