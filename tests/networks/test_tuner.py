@@ -119,3 +119,31 @@ def test_replayed_results_count_and_are_not_asked_again(tiny) -> None:
         rest.append(req.candidate.key)
         again.tell(req, _record(req, 2_000))
     assert len(rest) == 3 and not set(rest) & {r.candidate.key for r in reqs[:5]}
+
+
+def test_before_the_model_is_ready_proposals_follow_the_analytic_estimate(tiny, monkeypatch
+                                                                          ) -> None:
+    # the per-layer sampler's initial design: after the template's suggestion, each proposal
+    # is the analytically fastest of INITIAL_POOL random candidates (here: all of them)
+    from vtatune.networks import tuner as tuner_mod
+    from vtatune.search.cost_model.analytic import estimate
+    from vtatune.search.space import Candidate
+
+    monkeypatch.setattr(tuner_mod, "INITIAL_POOL", 10**6)
+    monkeypatch.setattr(tuner_mod, "INITIAL_EPS", 0.0)
+    tuner = _tuner(tiny, budget=12, min_per_unit=4, sampler="xgb")
+    board = tuner.board.name
+
+    def score(point, wl) -> tuple[float, float]:
+        est = estimate(Candidate(wl, tuner.hw, dict(point.knobs)), board, fit_board=False)
+        return (0.0, est.cycles) if est.cycles is not None else (1.0, est.violation)
+
+    seen: Counter = Counter()
+    while (req := tuner.next()) is not None:
+        s = tuner.units[req.sig]
+        seen[req.sig] += 1
+        if seen[req.sig] > 1:  # not the suggestion: nothing left in the pool is faster
+            mine = score(req.point, s.unit.workload)
+            assert all(mine <= score(p, s.unit.workload) for p in s.pool), req.sig
+        tuner.tell(req, _record(req, 50_000))
+    assert not tuner.model.ready and sum(seen.values()) == 12

@@ -17,8 +17,10 @@ minus the ones whose analytic SRAM footprint overflows) are ranked by the shared
 ``NetworkCostModel`` -- re-ranked when the model is refit -- and taken best first, with a
 share ``eps`` of uniformly random picks so the model keeps seeing what it does not favour.
 Before the model is ready (too few feasible results in the whole study) the first proposal
-of a unit is the template's suggestion (least analytic DRAM traffic that fits) and the rest
-are random. ``random`` proposes uniformly at random throughout (a baseline).
+of a unit is the template's suggestion (least analytic DRAM traffic that fits) and each later
+one the analytically fastest (``cost_model.analytic``) of ``INITIAL_POOL`` random candidates,
+or a random one (``INITIAL_EPS``), as the per-layer sampler's initial design. ``random``
+proposes uniformly at random throughout (a baseline).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ if TYPE_CHECKING:
 
 #: Share of random proposals once the cost model ranks them.
 EPS = 0.1
+#: Before the cost model is ready, a proposal is the analytically fastest of this many random
+#: candidates of the unit, or with probability ``INITIAL_EPS`` a random one.
+INITIAL_POOL = 32
+INITIAL_EPS = 0.25
 #: Evaluations a unit with no feasible schedule may still get once the budget is spent.
 UNSOLVED_EXTRA = 8
 #: Latency / lower bound assumed for a unit with no feasible result yet (when others have
@@ -297,9 +303,30 @@ class DesignTuner:
             i = int(self.rng.integers(len(s.pool))) if self.rng.random() < EPS else 0
         elif self.sampler == "xgb" and not s.issued:
             i = self._suggestion_index(s)
+        elif self.sampler == "xgb":
+            i = self._analytic_index(s)
         else:
             i = int(self.rng.integers(len(s.pool)))
         return s.pool.pop(i)
+
+    def _analytic_index(self, s: _UnitState) -> int:
+        """Before the model is ready: the analytically fastest (``cost_model.analytic``) of
+        ``INITIAL_POOL`` random candidates of the unit's pool, or (``INITIAL_EPS`` of the
+        time) a random one -- the per-layer ``xgb`` sampler's initial design."""
+        from vtatune.search.cost_model.analytic import estimate
+
+        pool = s.pool or []
+        k = 1 if self.rng.random() < INITIAL_EPS else min(INITIAL_POOL, len(pool))
+        picks = self.rng.choice(len(pool), size=k, replace=False)
+
+        def score(i: int) -> tuple[float, float]:
+            knobs = pool[i].knobs
+            assert knobs is not None
+            est = estimate(Candidate(s.unit.workload, self.hw, dict(knobs)), self.board.name,
+                           fit_board=False)  # the design fits: it is being tuned
+            return (0.0, est.cycles) if est.cycles is not None else (1.0, est.violation)
+
+        return int(min((int(i) for i in picks), key=score))
 
     def _suggestion_index(self, s: _UnitState) -> int:
         from vtatune import schedules
