@@ -116,6 +116,16 @@ def test_killing_workers_during_a_real_search_loses_nothing(tmp_path: Path) -> N
     assert set(statuses) <= {"ok", "no_fit", "invalid", "hw_invalid", "failed"}
 
 
+class _Sink:
+    """Stands in for a worker's end of the pipe: records what it was sent."""
+
+    def __init__(self) -> None:
+        self.sent: list = []
+
+    def send(self, msg) -> None:
+        self.sent.append(msg)
+
+
 def test_a_candidate_goes_to_the_idle_worker_that_lowered_its_program() -> None:
     """Workers keep their own compile caches, so an idle worker that lowered a candidate's
     program gets it (a buffer-size variant shares the program); other candidates go to the
@@ -126,16 +136,9 @@ def test_a_candidate_goes_to_the_idle_worker_that_lowered_its_program() -> None:
     a_small_wgt = replace(a, hw=replace(a.hw, log_wgt_buff_size=a.hw.log_wgt_buff_size - 1))
     other = replace(a, knobs={**a.knobs, "oc_nthread": 3 - a.knobs["oc_nthread"]})
 
-    class Sink:  # stands in for a worker's end of the pipe: records what it was sent
-        def __init__(self) -> None:
-            self.sent: list = []
-
-        def send(self, msg) -> None:
-            self.sent.append(msg)
-
     pool = WorkerPool(2, "pynq-z1", lazy=True)
     for w in pool.workers:
-        w.proc, w.conn = object(), Sink()
+        w.proc, w.conn = object(), _Sink()
 
     def run(task, cand) -> int:
         pool.submit(task, cand)
@@ -159,16 +162,9 @@ def test_a_candidate_of_a_busy_workers_program_queues_behind_it() -> None:
     variants = [replace(a, hw=replace(a.hw, log_wgt_buff_size=a.hw.log_wgt_buff_size - k))
                 for k in (1, 2)]
 
-    class Sink:
-        def __init__(self) -> None:
-            self.sent: list = []
-
-        def send(self, msg) -> None:
-            self.sent.append(msg)
-
     pool = WorkerPool(2, "pynq-z1", lazy=True)
     for w in pool.workers:
-        w.proc, w.conn, w.ready = object(), Sink(), True
+        w.proc, w.conn, w.ready = object(), _Sink(), True
     pool.submit(0, a)
     (home,) = [i for i, w in enumerate(pool.workers) if w.task == 0]
     pool.submit(1, variants[0])  # the same program: queued behind task 0
