@@ -180,24 +180,30 @@ def add_trials(store: Any, study_id: int, trials: list[Any]) -> None:
                 s.execute(insert(model.__table__), rows)
 
 
-def mirrored(store: Any, study_id: int, numbers: bool) -> tuple[int, set[Any] | None]:
-    """(trials in the Optuna study ``study_id``, the vtatune trial numbers they show if
-    ``numbers``), read straight from Optuna's tables (its storage API loads every trial whole
-    to count them)."""
-    import json
-
+def trial_count(store: Any, study_id: int) -> int:
+    """Trials in the Optuna study ``study_id``, counted by one query (Optuna's storage API
+    loads every trial whole to count them)."""
     from optuna.storages._rdb import models
     from sqlalchemy import func, select
 
+    tm = models.TrialModel
+    with store.transaction(write=False) as s:
+        return int(s.scalar(select(func.count(tm.trial_id)).where(tm.study_id == study_id))
+                   or 0)
+
+
+def mirrored_numbers(store: Any, study_id: int) -> set[Any]:
+    """The vtatune trial numbers the Optuna study ``study_id`` shows (``TRIAL_ATTR``)."""
+    import json
+
+    from optuna.storages._rdb import models
+    from sqlalchemy import select
+
     tm, am = models.TrialModel, models.TrialUserAttributeModel
     with store.transaction(write=False) as s:
-        n = s.scalar(select(func.count(tm.trial_id)).where(tm.study_id == study_id))
-        if not numbers:
-            return int(n or 0), None
-        shown = {json.loads(v) for v in s.scalars(
+        return {json.loads(v) for v in s.scalars(
             select(am.value_json).join(tm, am.trial_id == tm.trial_id)
             .where(tm.study_id == study_id, am.key == TRIAL_ATTR))}
-    return int(n or 0), shown
 
 
 class OptunaMirror:
@@ -254,10 +260,9 @@ class OptunaMirror:
             state.study = self._open()
             state.bounds = knob_bounds(self.space)
         study_id = state.study._study_id
-        n, _ = mirrored(store, study_id, numbers=False)
+        n = trial_count(store, study_id)
         if n != len(state.mirrored):  # a first pass, or another process mirrored some
-            n, shown = mirrored(store, study_id, numbers=True)
-            state.mirrored = shown or set()
+            state.mirrored = mirrored_numbers(store, study_id)
         # Optuna numbers trials in the order they are added, from 0, as the store allocates
         # slot numbers (dense: a slot whose owner died is taken over, never dropped); so only
         # the run of finished numbers that continues the mirror is added. (Reading the running

@@ -306,7 +306,7 @@ def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
     pops: list[tuple[int, ...]] = []
     pushes: list[tuple[int, ...]] = []
     dma: list[bool] = []
-    # sparse column entries: (row, value)
+    # the nonzero entries of the DMA and compute columns: row numbers and values, in step
     dma_k: list[int] = []
     dma_beats: list[float] = []
     dma_rows: list[float] = []
