@@ -1,5 +1,6 @@
 """A worker whose search process is killed (SIGKILL: no cleanup runs) ends by itself, even
-while it is busy: orphaned workers must not go on using the machine."""
+while it is busy: orphaned workers must not go on using the machine. (Started as the worker
+pool starts them: from its fork server, whose own end does not end them.)"""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def busy():
 
 
 if __name__ == "__main__":
-    mp.set_start_method("spawn")
+    from vtatune.search.workers import _context
+
+    mp.set_start_method(_context().get_start_method())  # as the worker pool starts workers
     p = mp.Process(target=busy, daemon=True)
     p.start()
     print(p.pid, flush=True)

@@ -75,19 +75,26 @@ def test_a_worker_that_dies_busy_gives_a_failed_record_and_a_replacement() -> No
         assert task == 8 and rec.status == "ok"
 
 
-def _workers_of(pid: int) -> list[int]:
+def _children(pid: int) -> list[int]:
     try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The evaluation workers of search process ``pid``: the children of its fork server (or
+    its spawned children where there is no fork server)."""
     out = []
-    for c in children:
+    for c in _children(pid):
         try:
             cmd = Path(f"/proc/{c}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"spawn_main" in cmd:
-            out.append(int(c))
+        if b"forkserver" in cmd:
+            out += _children(c)
+        elif b"spawn_main" in cmd:
+            out.append(c)
     return out
 
 
@@ -114,6 +121,38 @@ def test_killing_workers_during_a_real_search_loses_nothing(tmp_path: Path) -> N
     assert data["trials"] == 40
     statuses = data["statuses"]
     assert set(statuses) <= {"ok", "no_fit", "invalid", "hw_invalid", "failed"}
+
+
+def test_a_worker_runs_under_the_environment_of_the_search_that_starts_it(
+        tmp_path: Path, monkeypatch) -> None:
+    """Workers are forked from a server started earlier (by the first pool of the process):
+    still, each one sees the environment of the search at the time it starts (where the
+    project's files are, VTATUNE_HOME), as a freshly spawned process would."""
+    from dataclasses import replace
+
+    from vtatune.passes import user
+    from vtatune.search.workers import boot
+
+    boot()  # the fork server starts (if no test started it) before the variable is set
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\nPASSES = []\n"
+                     "def mark(func, hw):\n"
+                     "    return [] if os.environ.get('VTATUNE_TEST_MARK') == 'on' "
+                     "else ['no mark']\n"
+                     "VERIFIERS = [mark]\n")
+    cand = replace(_candidate(shape="16,64,64"), passes=user.load(probe))
+    statuses = []
+    for mark in ("on", None):
+        if mark:
+            monkeypatch.setenv("VTATUNE_TEST_MARK", mark)
+        else:
+            monkeypatch.delenv("VTATUNE_TEST_MARK")
+        with WorkerPool(1, "pynq-z1") as pool:
+            pool.submit(0, cand)
+            (_, rec), = _wait(pool, lambda out: out)
+        statuses.append((rec.status, rec.reason))
+    assert statuses[0][0] == "ok", statuses
+    assert statuses[1] == ("invalid", "mark: no mark"), statuses
 
 
 class _Sink:

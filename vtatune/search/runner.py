@@ -225,7 +225,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     this process says it is alive, and how long another host's silence means it died.
     """
     from vtatune.search.pareto import pareto_front
-    from vtatune.search.workers import WorkerPool
+    from vtatune.search.workers import WorkerPool, boot
     from vtatune.store import Store
     from vtatune.store.identity import context
     from vtatune.store.records import Slot
@@ -239,6 +239,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                                space.board, seed, identity=study_identity(space, ctx))
     store.adopt_trials(study)
     own = store.trials(study)
+    if len(own) < trials:
+        boot()  # the workers' fork server warms up while the sampler is set up
     # A resumed study replays its trials into the sampler; the cost-model sampler also learns
     # from the stored results of the workload on this board and models.
     if warm_start and sampler not in OPTUNA_BACKED:

@@ -1,10 +1,12 @@
 """Isolated evaluation: worker processes that can crash or hang without stopping the search.
 
-Each worker is a separate process (``spawn``: no TVM state is inherited) that evaluates one
-candidate at a time. At start-up it imports the compiler, runtime and simulator and evaluates a
-warm-up candidate (TVM's first compile in a process costs ~1 s more than later ones), then
-acknowledges each task when its evaluation starts: ``--timeout`` counts from that moment, so
-start-up never counts against a candidate.
+Each worker is a separate process that evaluates one candidate at a time. Workers are forked
+from a fork server that has imported the compiler, runtime and simulator and lowered one
+program (``worker_boot``: TVM's import and first lowering, ~2 s of CPU, paid once per search
+process instead of once per worker); the server is a fresh interpreter, so no state of the
+search process (its database connections, its threads) reaches a worker. A worker evaluates a
+warm-up candidate of its space, then acknowledges each task when its evaluation starts:
+``--timeout`` counts from that moment, so start-up never counts against a candidate.
 
 A worker that exceeds the timeout is killed and replaced, and its candidate becomes a
 ``timeout`` record; a worker that dies (a segfault inside TVM, a kill) is replaced, and the
@@ -18,6 +20,7 @@ anything stop it (``WorkerError``: the installation is broken, not a candidate).
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -46,26 +49,75 @@ class WorkerError(UserError):
     """Evaluation workers cannot run at all (they die before evaluating anything)."""
 
 
-def _serve(conn: Connection, board_name: str, fit_board: bool, max_area: float | None,
-           warmup: Candidate | None = None) -> None:
-    """Worker main loop: receive (task id, candidate), acknowledge, send back the record."""
-    import os
+#: The preload of the fork server workers are started from.
+BOOT_MODULE = "vtatune.search.worker_boot"
+
+
+def _context() -> Any:
+    """The multiprocessing context workers start from: the fork server (``worker_boot``
+    preloaded) where the platform has one, else ``spawn``."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([BOOT_MODULE])
+    return ctx
+
+
+def boot() -> None:
+    """Start the fork server now (it imports TVM and warms it in the background) so that the
+    first worker starts in milliseconds: a search with trials to run calls this before it
+    sets up its sampler; the pool calls it before starting a worker.
+
+    The server is stopped and waited for when this process exits, so that its CPU time and
+    its workers' count among this process's children (``RUSAGE_CHILDREN``), as spawned
+    workers' did."""
+    import atexit
+    from multiprocessing import forkserver
+
+    if _context().get_start_method() != "forkserver":
+        return
+    forkserver.ensure_running()
+    global _stop_registered
+    if not _stop_registered:
+        atexit.register(_stop_server)
+        _stop_registered = True
+
+
+_stop_registered = False
+
+
+def _stop_server() -> None:
+    """End the fork server and reap it. Its workers are gone by now (a pool's ``close`` waits
+    for them, and the server reaps each), so it is killed: a server still importing TVM (a
+    search served entirely from the store) would otherwise keep this process waiting."""
+    import signal
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver  # the standard library's own handle on it
+    pid, stop = getattr(server, "_forkserver_pid", None), getattr(server, "_stop", None)
+    if pid is None or stop is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+        stop()  # closes its end of the pipes and waits for it
+    except OSError:
+        pass
+
+
+def _serve(conn: Connection, env: dict[str, str], board_name: str, fit_board: bool,
+           max_area: float | None, warmup: Candidate | None = None) -> None:
+    """Worker main loop: receive (task id, candidate), acknowledge, send back the record.
+    ``env``: the search's environment (the fork server's is the one of the first search of
+    this process)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _exit_with_parent()
-    # TVM's FFI imports torch first thing when it is installed (the gp extra): ~2 s of CPU per
-    # worker for a library no evaluation uses. A fresh spawned process has not imported it,
-    # so marking it absent makes that import fail fast, as without torch.
-    import sys
-
-    sys.modules.setdefault("torch", None)  # type: ignore[assignment]
-    # Import everything an evaluation needs now, so no task's clock includes it.
-    import vtatune.area
-    import vtatune.compiler.compile
-    import vtatune.runtime.build
-    import vtatune.runtime.execute
-    import vtatune.simulator  # noqa: F401
+    os.environ.clear()
+    os.environ.update(env)
+    # Everything an evaluation needs (under the spawn method it is imported here, so no
+    # task's clock includes it)
+    import vtatune.search.worker_boot  # noqa: F401
     from vtatune.hardware.boards import load
     from vtatune.search.evaluate import FAILED, evaluate, failure_record
 
@@ -109,7 +161,6 @@ def _exit_with_parent() -> None:
     """End this worker the moment the search process is gone (killed with SIGKILL, say). A
     worker busy compiling or simulating would otherwise only notice at its next message, and
     an orphan would go on using a core."""
-    import os
     import threading
 
     parent = mp.parent_process()
@@ -157,7 +208,7 @@ class WorkerPool:
     def __init__(self, n: int, board: str, fit_board: bool = True,
                  max_area_mm2: float | None = None, timeout: float = 120.0,
                  warmup: Candidate | None = None, lazy: bool = False):
-        self._ctx = mp.get_context("spawn")
+        self._ctx = _context()
         self._args = (board, fit_board, max_area_mm2, warmup)
         self.timeout = timeout
         self._deaths_in_a_row = 0
@@ -167,8 +218,10 @@ class WorkerPool:
         self._uses = 0
 
     def _start(self) -> _Worker:
+        boot()  # (once per process) the fork server, stopped and reaped at exit
         parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve, args=(child, *self._args), daemon=True)
+        proc = self._ctx.Process(target=_serve, args=(child, dict(os.environ), *self._args),
+                                 daemon=True)
         proc.start()
         child.close()
         return _Worker(proc, parent)
