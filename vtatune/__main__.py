@@ -1,4 +1,4 @@
 from vtatune.cli.main import entry
 
-if __name__ == "__main__":  # worker processes (spawn) import this module: do not rerun the CLI
+if __name__ == "__main__":  # worker processes import this module: do not rerun the CLI
     entry()

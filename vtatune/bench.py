@@ -160,7 +160,7 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 
 
 #: Parts of the full run a ``--quick`` run can take in full (``--also``): each is minutes.
-ALSO = ("timing", "heldout", "network-speed", "tests", "setup")
+ALSO = ("timing", "heldout", "network-speed", "network-quality", "tests", "setup")
 
 
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
@@ -180,7 +180,7 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     rows += (bench_simulator() + bench_timing(short("timing")) + bench_area()
              + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
     rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
-             + bench_network_quality(quick))
+             + bench_network_quality(short("network-quality")))
     if not short("tests"):  # minutes
         rows += bench_tests()
     if not short("setup"):  # minutes, and it needs the package index

@@ -59,7 +59,8 @@ def _context() -> Any:
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload([BOOT_MODULE])
+    # ("__main__": the standard preload, so that a worker does not run the main script again)
+    ctx.set_forkserver_preload(["__main__", BOOT_MODULE])
     return ctx
 
 
