@@ -230,3 +230,24 @@ def test_tasks_queued_behind_a_crash_are_evaluated_elsewhere() -> None:
         out = dict(_wait(pool, lambda out: len(out) == 2))
         assert out[7].status == "failed" and "crashed the worker" in out[7].reason
         assert out[8].status == "ok" and out[8].key == variant.key
+
+
+def test_room_is_one_queued_task_per_worker_idle_or_busy() -> None:
+    """``room``: what a search hands the pool so no worker waits between two evaluations —
+    each worker, idle or busy, can take one task; a busy worker's goes into its pipe."""
+    from dataclasses import replace
+
+    a = _candidate()
+    others = [replace(a, knobs={**a.knobs, "tile_co": v}) for v in (1, 2, 4)]
+    pool = WorkerPool(2, "pynq-z1", lazy=True)
+    for w in pool.workers:
+        w.proc, w.conn, w.ready = object(), _Sink(), True
+    assert pool.room == 2 and pool.idle == 2
+    pool.submit(0, a)
+    pool.submit(1, others[0])
+    assert pool.idle == 0 and pool.room == 2  # both busy, nothing queued
+    pool.submit(2, others[1])
+    pool.submit(3, others[2])
+    assert pool.room == 0
+    assert sorted(len(w.backlog) for w in pool.workers) == [1, 1]
+    assert sorted(len(w.conn.sent) for w in pool.workers) == [2, 2]  # sent at once

@@ -289,6 +289,24 @@ def test_an_owner_declared_dead_is_registered_again_by_its_heartbeat(
     assert store.take_over("s1", b, 3600.0) == [] and second.owner == a
 
 
+def test_take_over_releases_dead_slots_past_the_limit(url: str, make_record: MakeRecord
+                                                      ) -> None:
+    """A dead process that queued work ahead held more slots than a resumed search wants:
+    those past the limit are released (highest numbers first), the rest taken over."""
+    store = Store(url)
+    open_study(store)
+    a, b = store.register_owner(), store.register_owner()
+    slots, _ = store.claim("s1", a, [(make_record(i).key, {}) for i in range(5)], 10)
+    store.complete(slots[0], make_record(0), "random", False, "")
+    store.retire_owner(a)  # dead
+    taken = store.take_over("s1", b, 3600.0, limit=3)  # 1 done + 2 to finish
+    assert [s.number for s in taken] == [slots[1].number, slots[2].number]
+    assert store.slot_counts("s1") == (3, 2)
+    # a released slot's candidate may be claimed again (its number too: it holds no trial)
+    (again,), refused = store.claim("s1", b, [(make_record(4).key, {})], 4)
+    assert not refused and again.number == slots[3].number
+
+
 def test_one_process_runs_a_study_while_it_lives(url: str) -> None:
     store = Store(url)
     a, b = store.register_owner(), store.register_owner()

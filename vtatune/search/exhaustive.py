@@ -64,7 +64,7 @@ def evaluate_all(cands: Iterable[Candidate], board: str, *, fit_board: bool = Tr
     with WorkerPool(max(1, min(workers, len(todo))), board, fit_board, max_area_mm2,
                     timeout) as pool:
         while pending or busy:
-            while pending and pool.idle:
+            while pending and pool.room:  # a worker's next candidate waits in its pipe
                 i = pending.pop()
                 pool.submit(i, todo[i])
                 busy += 1

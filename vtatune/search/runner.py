@@ -332,7 +332,10 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
             while True:
                 while pending and pool.idle:
                     adopt(pending.pop(0), pool)
-                free = pool.idle - len(pending)
+                # several workers: each gets its next candidate while it evaluates one (one
+                # worker keeps the serial ask-evaluate-tell order, so its search is reproducible)
+                room = pool.room if workers > 1 else pool.idle
+                free = room - len(pending)
                 if free > 0 and slots < trials and not exhausted:
                     if time.monotonic() - last_refresh >= REFRESH_S:
                         refresh()  # learn what the other processes found before planning
@@ -381,7 +384,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                     else:
                         slots += len(granted)  # others' claims show when the limit is met
                 # an idle worker with more to claim: look for results without waiting
-                hungry = pool.idle > len(pending) and slots < trials and not exhausted
+                hungry = room > len(pending) and slots < trials and not exhausted
                 for task, rec in pool.poll(0.05 if inflight and not hungry else 0.0):
                     slot, cand, attempts = inflight.pop(task)
                     if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
@@ -400,7 +403,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                 if now - last_check < WAIT_S:
                     time.sleep(min(WAIT_S, max(0.0, WAIT_S - (now - last_check))))
                 last_check = time.monotonic()
-                pending += store.take_over(study, owner, grace_s)
+                pending += store.take_over(study, owner, grace_s, limit=trials)
                 slots, running = store.slot_counts(study)
                 if not pending and running == 0 and (slots >= trials or exhausted):
                     break

@@ -251,6 +251,15 @@ class WorkerPool:
     def busy(self) -> int:
         return len(self.workers) - self.idle
 
+    @property
+    def room(self) -> int:
+        """Tasks the pool takes now so that no worker waits: one for each worker with nothing
+        queued, idle or busy. A task queued behind a busy worker is already in its pipe, so
+        the worker starts it the moment the one in hand is done instead of after the search
+        process has stored that result and asked its sampler for the next candidate (~20% of
+        a worker's time on 2 cores in a 500-trial conv2d search)."""
+        return sum(not w.backlog for w in self.workers)
+
     def submit(self, task: int, cand: Candidate) -> None:
         """Give ``task`` to a worker (replacing one found dead). Programs decide: an idle
         worker that has lowered the candidate's program (its compile cache serves it), else

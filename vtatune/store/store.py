@@ -717,11 +717,15 @@ class Store:
                           .values(state=DONE, candidate_key=key))
             return True
 
-    def take_over(self, study: str, owner: str, grace_s: float) -> list[Slot]:
+    def take_over(self, study: str, owner: str, grace_s: float,
+                  limit: int | None = None) -> list[Slot]:
         """Running slots of ``study`` whose owner is dead, now ``owner``'s to finish.
 
         An owner is dead when its heartbeat is older than ``grace_s`` (database clock), when
         its row is gone, or — seen from its own host — when its process no longer exists.
+        ``limit``: the study's size for ``owner``; dead slots that would take it past that
+        are released (the highest numbers first: gaps, like any trial lost in flight) instead
+        of evaluated — a process that queued work ahead may die holding more than is left.
         """
         from vtatune.store import liveness
 
@@ -740,9 +744,17 @@ class Store:
                 ow.c.owner.in_({r["owner"] for r in running}))).mappings()}
             dead = {o for o in {r["owner"] for r in running}
                     if not liveness.alive(owners.get(o), now, grace_s)}
-            for r in running:
-                if r["owner"] not in dead:
-                    continue
+            orphans = sorted((r for r in running if r["owner"] in dead),
+                             key=lambda r: r["number"])
+            if limit is not None and orphans:
+                count = s.scalar(select(func.count(cl.c.id)).where(cl.c.study_id == sid))
+                excess = min(len(orphans), max(0, int(count) - limit))
+                if excess:
+                    s.execute(cl.delete().where(
+                        cl.c.study_id == sid, cl.c.state == RUNNING,
+                        cl.c.number.in_([r["number"] for r in orphans[-excess:]])))
+                    orphans = orphans[:-excess]
+            for r in orphans:
                 res = s.execute(cl.update().where(
                     cl.c.study_id == sid, cl.c.number == r["number"],
                     cl.c.owner == r["owner"], cl.c.state == RUNNING).values(owner=owner))
