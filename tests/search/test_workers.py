@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from vtatune.search import space as spaces
-from vtatune.search.workers import WorkerPool
+from vtatune.search.workers import MAX_BACKLOG, WorkerPool
 
 ROOT = Path(__file__).parents[2]
 
@@ -103,13 +103,13 @@ def test_killing_workers_during_a_real_search_loses_nothing(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "vtatune", "search", "dense", "--shape", "16,64,64",
-         "--trials", "40", "--sampler", "random", "--seed", "9", "--workers", "2",
+         "--trials", "120", "--sampler", "random", "--seed", "9", "--workers", "2",
          "--db", db, "--study", "k", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     killed = 0
     deadline = time.monotonic() + 120
     while proc.poll() is None and killed < 3 and time.monotonic() < deadline:
-        time.sleep(1.0 if killed == 0 else 0.3)
+        time.sleep(0.3)
         workers = _workers_of(proc.pid)
         if workers:  # idle or busy, whichever it is at that moment
             os.kill(workers[killed % len(workers)], signal.SIGKILL)
@@ -118,7 +118,7 @@ def test_killing_workers_during_a_real_search_loses_nothing(tmp_path: Path) -> N
     assert proc.returncode == 0, err[-2000:]
     assert killed >= 1
     data = json.loads(out)
-    assert data["trials"] == 40
+    assert data["trials"] == 120
     statuses = data["statuses"]
     assert set(statuses) <= {"ok", "no_fit", "invalid", "hw_invalid", "failed"}
 
@@ -198,20 +198,22 @@ def test_a_candidate_of_a_busy_workers_program_queues_behind_it() -> None:
     from dataclasses import replace
 
     a = _candidate()
-    variants = [replace(a, hw=replace(a.hw, log_wgt_buff_size=a.hw.log_wgt_buff_size - k))
-                for k in (1, 2)]
+    variants = [replace(a, hw=replace(a.hw, log_wgt_buff_size=a.hw.log_wgt_buff_size - k,
+                                      log_uop_buff_size=a.hw.log_uop_buff_size - k % 2))
+                for k in range(1, MAX_BACKLOG + 2)]
 
     pool = WorkerPool(2, "pynq-z1", lazy=True)
     for w in pool.workers:
         w.proc, w.conn, w.ready = object(), _Sink(), True
     pool.submit(0, a)
     (home,) = [i for i, w in enumerate(pool.workers) if w.task == 0]
-    pool.submit(1, variants[0])  # the same program: queued behind task 0
-    assert pool.workers[home].backlog == [(1, variants[0])]
-    assert [m[0] for m in pool.workers[home].conn.sent] == [0, 1]
+    for k, v in enumerate(variants[:MAX_BACKLOG], 1):  # the same program: queued behind 0
+        pool.submit(k, v)
+    assert pool.workers[home].backlog == list(enumerate(variants[:MAX_BACKLOG], 1))
+    assert [m[0] for m in pool.workers[home].conn.sent] == list(range(MAX_BACKLOG + 1))
     assert pool.idle == 1
-    pool.submit(2, variants[1])  # the queue is full: the idle worker lowers it too
-    assert pool.workers[1 - home].task == 2 and pool.idle == 0
+    pool.submit(9, variants[-1])  # the queue is full: the idle worker lowers it too
+    assert pool.workers[1 - home].task == 9 and pool.idle == 0
 
 
 def test_tasks_queued_behind_a_crash_are_evaluated_elsewhere() -> None:

@@ -41,8 +41,11 @@ MAX_STARTUP_DEATHS = 3
 READY, STARTED, DONE = "ready", "started", "done"
 
 #: Tasks a busy worker may have queued behind the one in hand (candidates of a program it
-#: lowers or holds, which another worker would lower again).
-MAX_BACKLOG = 1
+#: lowers or holds, which another worker would lower again). With a search's one queued
+#: candidate per worker (``room``), a limit of 1 sent a third of the candidates of a program
+#: in hand to another worker, which lowered it again (~57 repeated lowerings in a 500-trial
+#: conv2d search; 12-16 with 3).
+MAX_BACKLOG = 3
 
 
 class WorkerError(UserError):
