@@ -253,3 +253,7 @@ def test_room_is_one_queued_task_per_worker_idle_or_busy() -> None:
     assert pool.room == 0
     assert sorted(len(w.backlog) for w in pool.workers) == [1, 1]
     assert sorted(len(w.conn.sent) for w in pool.workers) == [2, 2]  # sent at once
+    one = WorkerPool(1, "pynq-z1", lazy=True)  # one worker: the serial order, no queue
+    one.workers[0].proc, one.workers[0].conn, one.workers[0].ready = object(), _Sink(), True
+    one.submit(0, a)
+    assert one.room == 0

@@ -288,11 +288,8 @@ class _Loop:
         for t in self.resume:  # interrupted designs first, with what they had
             if self.progress.done + len(self.active) < trials:
                 self._continue(t)
-        # several workers: each gets its next candidate while it evaluates one (as in an
-        # operator search; one worker keeps the serial order)
-        room = (lambda: pool.room) if len(pool.workers) > 1 else (lambda: pool.idle)
         while True:
-            while room() > 0:
+            while pool.room > 0:  # each worker's next candidate waits in its pipe
                 got = self._next_request(trials)
                 if got is None:
                     break

@@ -332,9 +332,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
             while True:
                 while pending and pool.idle:
                     adopt(pending.pop(0), pool)
-                # several workers: each gets its next candidate while it evaluates one (one
-                # worker keeps the serial ask-evaluate-tell order, so its search is reproducible)
-                room = pool.room if workers > 1 else pool.idle
+                room = pool.room  # each worker's next candidate waits in its pipe
                 free = room - len(pending)
                 if free > 0 and slots < trials and not exhausted:
                     if time.monotonic() - last_refresh >= REFRESH_S:
