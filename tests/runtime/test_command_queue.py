@@ -209,3 +209,13 @@ def test_dma_offsets_are_tiles_from_the_region_start() -> None:
     assert wgt.sram_base == 5
     assert store.dram_base * hw.out_tile_bytes == p.regions["res"].offset + 2 * hw.out_tile_bytes
     assert np.array_equal(p.uops, np.zeros(0, np.uint32))
+
+
+def test_dma_of_a_memory_type_its_call_cannot_move_is_a_program_error() -> None:
+    cq = _queue()
+    with pytest.raises(ProgramError, match="VTALoadBuffer2D of memory type 4: not a loadable"):
+        cq.load("data", 0, 1, 1, 1, 0, 0, 0, 0, 0, int(MemId.OUT))
+    with pytest.raises(ProgramError, match="VTALoadBuffer2D of memory type 9"):
+        cq.load("data", 0, 1, 1, 1, 0, 0, 0, 0, 0, 9)
+    with pytest.raises(ProgramError, match="only OUT can be stored"):
+        cq.store(0, int(MemId.INP), "res", 0, 1, 1, 1)

@@ -293,3 +293,52 @@ def test_result_fields() -> None:
     assert sum(m.insns for m in r.modules.values()) == len(prog.insns)
     assert r.dram_read_bytes == 4 * 64 * 2 + 64 * 64 * 2 + prog.uop_buffer_bytes
     assert r.dram_write_bytes == 4 * 64
+
+
+@pytest.mark.parametrize("board", ["pynq-z1", "ultra96"])
+def test_cost_rows_follow_each_instructions_equation(board: str) -> None:
+    # Every kind of instruction of a mixed stream, costed one record at a time by the
+    # module docstring's equations; the cost rows (computed on columns) must agree.
+    hw, p, b = default(), load_params(board), boards.load(board)
+    rng = np.random.default_rng(3)
+    insns: list[Insn] = []
+    for _ in range(60):
+        kind = rng.integers(5)
+        y, x = (int(v) for v in rng.integers(0, 5, 2))
+        if kind == 0:
+            pads = tuple(int(v) for v in rng.integers(0, 3, 4))
+            insns.append(_load(MemId(rng.choice([MemId.INP, MemId.WGT, MemId.ACC])), y, x, pads))
+        elif kind == 1:
+            insns.append(_store(y, x))
+        elif kind == 2:
+            insns.append(_load(MemId.UOP, min(y, 1), x))
+        elif kind == 3:
+            insns.append(GemmInsn(NO_DEPS, bool(y % 2), 2, 2 + x, y + 1, x + 1))
+        else:
+            insns.append(AluInsn(NO_DEPS, False, 1, 1 + y, x + 1, 2, alu_opcode=AluOp.ADD))
+    insns.append(FinishInsn())
+    rows = cost_rows(_prog(insns), b, p)
+    pre, beats, post = rows.costs(p)
+    tile = {MemId.INP: hw.inp_tile_bytes, MemId.WGT: hw.wgt_tile_bytes, MemId.UOP: 4,
+            MemId.ACC: hw.acc_tile_bytes, MemId.OUT: hw.out_tile_bytes}
+    for k, i in enumerate(insns):
+        want_pre, want_beats, want_post = p.insn_cycles, 0.0, 0.0
+        if isinstance(i, MemInsn) and i.y_size and i.x_size:
+            n = i.y_size * -(-i.x_size * tile[i.memory_type] // b.axi_bytes_per_cycle)
+            want_beats = n * p.dma_beat_cycles
+            want_post = (i.y_size * p.dma_row_cycles + want_beats
+                         + (i.padded_tiles - i.y_size * i.x_size) * p.pad_tile_cycles)
+        elif isinstance(i, GemmInsn):
+            want_pre += i.iter_out * i.iter_in * ((i.uop_end - i.uop_bgn) * p.gemm_ii_cycles
+                                                  + p.gemm_refill_cycles)
+        elif isinstance(i, AluInsn):
+            want_pre += i.iter_out * i.iter_in * ((i.uop_end - i.uop_bgn) * p.alu_ii_cycles
+                                                  + p.alu_refill_cycles)
+        assert (pre[k], beats[k], post[k]) == pytest.approx((want_pre, want_beats, want_post)), k
+        assert rows.dma[k] == (isinstance(i, MemInsn) and i.y_size * i.x_size > 0)
+    assert rows.gemm_ops == sum(i.ops for i in insns if isinstance(i, GemmInsn))
+    assert rows.alu_ops == sum(i.ops for i in insns if isinstance(i, AluInsn))
+    loads = [i for i in insns if isinstance(i, MemInsn) and i.opcode == Opcode.LOAD]
+    assert rows.read_bytes == sum(i.y_size * i.x_size * tile[i.memory_type] for i in loads)
+    assert rows.write_bytes == sum(i.y_size * i.x_size * hw.out_tile_bytes for i in insns
+                                   if isinstance(i, MemInsn) and i.opcode == Opcode.STORE)

@@ -1,4 +1,5 @@
-"""The VTA instruction set: instruction records and their 128-bit binary encoding.
+"""The VTA instruction set: instruction records, the same instructions as columns
+(``InsnTable``, what programs hold) and their 128-bit binary encoding.
 
 Instructions are 128 bits (16 bytes, little-endian: the low 64-bit word first), micro-ops
 32 bits. Field order follows VTA's ``hw_spec.h``: opcode (3 bits), the four dependence flags
@@ -168,6 +169,189 @@ class Uop:
     wgt: int = 0
 
 
+# ---- instructions as columns ---------------------------------------------------------------
+
+#: Fields after ``opcode`` and ``deps`` of each record kind, in record (and encoding) order.
+MEM_FIELDS = ("memory_type", "sram_base", "dram_base", "y_size", "x_size", "x_stride",
+              "y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
+_LOOP_FIELDS = ("reset", "uop_bgn", "uop_end", "iter_out", "iter_in", "dst_factor_out",
+                "dst_factor_in", "src_factor_out", "src_factor_in")
+GEMM_FIELDS = (*_LOOP_FIELDS, "wgt_factor_out", "wgt_factor_in")
+ALU_FIELDS = (*_LOOP_FIELDS, "alu_opcode", "use_imm", "imm")
+#: ``InsnTable`` columns: 0 opcode, 1 the dependence flags as bits (``DEPS_BITS``), then the
+#: kind's fields from column 2 (a kind's unused columns are 0).
+COL_OPCODE, COL_DEPS, COL_FIELDS = 0, 1, 2
+TABLE_WIDTH = COL_FIELDS + max(len(MEM_FIELDS), len(GEMM_FIELDS), len(ALU_FIELDS))
+#: Column of each field name, by kind.
+MEM_COL = {f: COL_FIELDS + i for i, f in enumerate(MEM_FIELDS)}
+GEMM_COL = {f: COL_FIELDS + i for i, f in enumerate(GEMM_FIELDS)}
+ALU_COL = {f: COL_FIELDS + i for i, f in enumerate(ALU_FIELDS)}
+#: Bit of each dependence flag in column ``COL_DEPS``.
+DEPS_BITS = {"pop_prev": 1, "pop_next": 2, "push_prev": 4, "push_next": 8}
+#: The opcodes of each encoding kind (``hw_spec.layouts``).
+KIND_OPCODES = {"mem": (Opcode.LOAD, Opcode.STORE), "gemm": (Opcode.GEMM,),
+                "finish": (Opcode.FINISH,), "alu": (Opcode.ALU,)}
+_KIND_WIDTH = {"mem": len(MEM_FIELDS), "gemm": len(GEMM_FIELDS), "alu": len(ALU_FIELDS),
+               "finish": 0}
+_OPCODES = tuple(Opcode)
+_MEM_IDS = tuple(MemId)
+_ALU_OPS = tuple(AluOp)
+
+
+def deps_bits(d: DepFlags) -> int:
+    """``d`` as the bits of column ``COL_DEPS``."""
+    return d.pop_prev | d.pop_next << 1 | d.push_prev << 2 | d.push_next << 3
+
+
+class InsnTable(Sequence):
+    """Instructions as one read-only ``(n, TABLE_WIDTH)`` int64 matrix, a row each.
+
+    It reads as a sequence of instruction records, made once on first access; what runs on
+    every candidate (the command queue that builds a program, the timing model, encoding,
+    counting) reads the columns, so most programs never make a record. Built from records with
+    ``of``; a matrix given directly is checked for opcodes, flags and enum values.
+    """
+
+    __slots__ = ("cols", "_records")
+
+    def __init__(self, cols: np.ndarray):
+        a = np.array(cols, dtype=np.int64).reshape(-1, TABLE_WIDTH)
+        a.setflags(write=False)
+        _check_table(a)
+        self.cols = a
+        self._records: tuple[Insn, ...] | None = None
+
+    @classmethod
+    def of(cls, insns: Sequence[Insn]) -> InsnTable:
+        """The table of ``insns`` (records, or already a table)."""
+        if isinstance(insns, InsnTable):
+            return insns
+        rows = [_table_row(k, i) for k, i in enumerate(insns)]
+        try:
+            cols = np.array(rows, dtype=np.int64).reshape(-1, TABLE_WIDTH)
+        except OverflowError:  # a value beyond int64: find it in Python to report it
+            _report_huge(rows)
+            raise
+        return cls(cols)
+
+    # ---- columns -------------------------------------------------------------------------------
+    def kind(self, kind: str) -> np.ndarray:
+        """Row numbers of the instructions of an encoding kind (``KIND_OPCODES``)."""
+        return np.flatnonzero(np.isin(self.cols[:, COL_OPCODE], KIND_OPCODES[kind]))
+
+    # ---- the sequence of records ----------------------------------------------------------------
+    def records(self) -> tuple[Insn, ...]:
+        """Every instruction as a record (made once)."""
+        if self._records is None:
+            self._records = _records(self.cols)
+        return self._records
+
+    def record(self, k: int) -> Insn:
+        """Instruction ``k`` as a record, without making the others."""
+        if self._records is not None:
+            return self._records[k]
+        return _record(self.cols[k].tolist())
+
+    def __len__(self) -> int:
+        return self.cols.shape[0]
+
+    def __getitem__(self, k):  # type: ignore[override]
+        return self.records()[k]
+
+    def __iter__(self):
+        return iter(self.records())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, InsnTable):
+            return np.array_equal(self.cols, other.cols)
+        if isinstance(other, tuple | list):
+            return self.records() == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"InsnTable({len(self)} instructions)"
+
+
+def _table_row(k: int, insn: Insn) -> tuple[int, ...]:
+    cls = type(insn)
+    if cls is MemInsn:
+        fields = MEM_FIELDS
+    elif cls is GemmInsn:
+        fields = GEMM_FIELDS
+    elif cls is AluInsn:
+        fields = ALU_FIELDS
+    elif cls is FinishInsn:
+        fields = ()
+    else:
+        raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
+    row = [int(insn.opcode), deps_bits(insn.deps), *(int(getattr(insn, f)) for f in fields)]
+    return (*row, *[0] * (TABLE_WIDTH - len(row)))
+
+
+def _report_huge(rows: list[tuple[int, ...]]) -> None:
+    for k, row in enumerate(rows):
+        names = {Opcode.GEMM: GEMM_FIELDS, Opcode.ALU: ALU_FIELDS}.get(row[0], MEM_FIELDS)
+        for name, v in zip(names, row[COL_FIELDS:], strict=False):
+            if not -(1 << 63) <= v < (1 << 63):
+                raise EncodingError(f"instruction #{k}: field {name}={v} does not fit 64 bits")
+
+
+def _check_table(a: np.ndarray) -> None:
+    """Raise for the first row with an unknown opcode, flag bits or enum value."""
+    op = a[:, COL_OPCODE]
+    checks = [((op < 0) | (op > max(Opcode)), "opcode", COL_OPCODE),
+              ((a[:, COL_DEPS] < 0) | (a[:, COL_DEPS] > 15), "dependence flag bits", COL_DEPS)]
+    mem = op <= Opcode.STORE
+    mt = a[:, MEM_COL["memory_type"]]
+    checks.append((mem & ((mt < 0) | (mt > max(MemId))), "memory_type", MEM_COL["memory_type"]))
+    ao = a[:, ALU_COL["alu_opcode"]]
+    checks.append(((op == Opcode.ALU) & ((ao < 0) | (ao > max(AluOp))), "alu_opcode",
+                   ALU_COL["alu_opcode"]))
+    for bad, name, col in checks:
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise ProgramError(f"instruction #{k}: unknown {name} {int(a[k, col])}")
+
+
+def _record(r: list[int]) -> Insn:
+    """The record of one checked table row."""
+    deps = _DEPS_BY_BITS[r[1]]
+    if r[0] <= Opcode.STORE:
+        return MemInsn(_OPCODES[r[0]], deps, _MEM_IDS[r[2]], *r[3:12])
+    if r[0] == Opcode.GEMM:
+        return GemmInsn(deps, bool(r[2]), *r[3:13])
+    if r[0] == Opcode.ALU:
+        return AluInsn(deps, bool(r[2]), *r[3:11], _ALU_OPS[r[11]], bool(r[12]), r[13])
+    return FinishInsn(deps)
+
+
+def _records(cols: np.ndarray) -> tuple[Insn, ...]:
+    """The records of a checked table."""
+    out: list[Insn | None] = [None] * cols.shape[0]
+    op = cols[:, COL_OPCODE]
+    deps = _DEPS_BY_BITS
+    for kind, ops in KIND_OPCODES.items():
+        idx = np.flatnonzero(np.isin(op, ops))
+        if not idx.size:
+            continue
+        rows = cols[idx].tolist()
+        made: list[Insn]
+        if kind == "mem":
+            made = [MemInsn(_OPCODES[r[0]], deps[r[1]], _MEM_IDS[r[2]], *r[3:12]) for r in rows]
+        elif kind == "gemm":
+            made = [GemmInsn(deps[r[1]], bool(r[2]), *r[3:13]) for r in rows]
+        elif kind == "alu":
+            made = [AluInsn(deps[r[1]], bool(r[2]), *r[3:11], _ALU_OPS[r[11]], bool(r[12]), r[13])
+                    for r in rows]  # fmt: skip
+        else:
+            made = [FinishInsn(deps[r[1]]) for r in rows]
+        for k, insn in zip(idx.tolist(), made, strict=True):
+            out[k] = insn
+    return tuple(out)  # type: ignore[arg-type]
+
+
 # ---- routing -------------------------------------------------------------------------------
 
 #: Memory types each opcode may name.
@@ -224,35 +408,6 @@ def _require_layouts(hw: HwConfig) -> dict[str, InsnLayout]:
 # ---- instruction encoding ------------------------------------------------------------------
 
 
-def _head(insn: Insn) -> tuple[int, int, int, int, int]:
-    d = insn.deps
-    return (int(insn.opcode), d.pop_prev, d.pop_next, d.push_prev, d.push_next)
-
-
-def _row(insn: Insn) -> tuple[str, tuple[int, ...]]:
-    """The kind and field values of ``insn`` in layout order."""
-    if isinstance(insn, MemInsn):
-        return "mem", _head(insn) + (
-            int(insn.memory_type), insn.sram_base, insn.dram_base, insn.y_size, insn.x_size,
-            insn.x_stride, insn.y_pad_0, insn.y_pad_1, insn.x_pad_0, insn.x_pad_1,
-        )  # fmt: skip
-    if isinstance(insn, GemmInsn):
-        return "gemm", _head(insn) + (
-            insn.reset, insn.uop_bgn, insn.uop_end, insn.iter_out, insn.iter_in,
-            insn.dst_factor_out, insn.dst_factor_in, insn.src_factor_out, insn.src_factor_in,
-            insn.wgt_factor_out, insn.wgt_factor_in,
-        )  # fmt: skip
-    if isinstance(insn, AluInsn):
-        return "alu", _head(insn) + (
-            insn.reset, insn.uop_bgn, insn.uop_end, insn.iter_out, insn.iter_in,
-            insn.dst_factor_out, insn.dst_factor_in, insn.src_factor_out, insn.src_factor_in,
-            int(insn.alu_opcode), insn.use_imm, insn.imm,
-        )  # fmt: skip
-    if isinstance(insn, FinishInsn):
-        return "finish", _head(insn)
-    raise ProgramError(f"not an instruction: {insn!r}")
-
-
 def _check_range(kind: str, field: Field, col: np.ndarray, idx: np.ndarray) -> None:
     if field.signed:
         lo, hi = -(1 << (field.bits - 1)), (1 << (field.bits - 1)) - 1
@@ -270,33 +425,27 @@ def _check_range(kind: str, field: Field, col: np.ndarray, idx: np.ndarray) -> N
 
 
 def encode_insns(insns: Sequence[Insn], hw: HwConfig) -> np.ndarray:
-    """Encode instructions; returns a ``(n, 2)`` little-endian uint64 array (low word first).
+    """Encode instructions (records or an ``InsnTable``); returns a ``(n, 2)`` little-endian
+    uint64 array (low word first).
 
     ``result.tobytes()`` is the instruction stream. Raises ``EncodingError`` naming the first
     instruction, field, value and width that does not fit.
     """
     lays = _require_layouts(hw)
-    n = len(insns)
-    out = np.zeros((n, 2), dtype="<u8")
-    rows: dict[str, list[tuple[int, ...]]] = {k: [] for k in lays}
-    where: dict[str, list[int]] = {k: [] for k in lays}
-    for i, insn in enumerate(insns):
-        kind, row = _row(insn)
-        rows[kind].append(row)
-        where[kind].append(i)
+    cols = InsnTable.of(insns).cols
+    out = np.zeros((cols.shape[0], 2), dtype="<u8")
+    op = cols[:, COL_OPCODE]
+    flags = [(cols[:, COL_DEPS] >> b) & 1 for b in range(4)]
     for kind, lay in lays.items():
-        if not rows[kind]:
+        idx = np.flatnonzero(np.isin(op, KIND_OPCODES[kind]))
+        if not idx.size:
             continue
-        idx = np.asarray(where[kind], dtype=np.int64)
-        try:
-            table = np.asarray(rows[kind], dtype=np.int64)
-        except OverflowError:  # a value beyond int64: find it in Python to report it
-            _report_huge(kind, lay, rows[kind], where[kind])
-            raise
+        # the layout's fields: opcode, the four flags, then the kind's fields
+        values = [op[idx], *(f[idx] for f in flags)] + [
+            cols[idx, COL_FIELDS + i] for i in range(_KIND_WIDTH[kind])]
         lo = np.zeros(len(idx), dtype=np.uint64)
         hi = np.zeros(len(idx), dtype=np.uint64)
-        for c, field in enumerate(lay.fields):
-            col = table[:, c]
+        for field, col in zip(lay.fields, values, strict=True):
             _check_range(kind, field, col, idx)
             bits = (col & ((1 << field.bits) - 1)).astype(np.uint64)  # two's complement if signed
             if field.offset < WORD_BITS:
@@ -306,16 +455,6 @@ def encode_insns(insns: Sequence[Insn], hw: HwConfig) -> np.ndarray:
         out[idx, 0] = lo
         out[idx, 1] = hi
     return out
-
-
-def _report_huge(kind: str, lay: InsnLayout, rows: list, where: list[int]) -> None:
-    for row, i in zip(rows, where, strict=True):
-        for field, v in zip(lay.fields, row, strict=True):
-            if not -(1 << 63) <= int(v) < (1 << 63):
-                raise EncodingError(
-                    f"instruction #{i} ({kind.upper()}): field {field.name}={int(v)} does not "
-                    f"fit its {field.bits}-bit field"
-                )
 
 
 def encode_insn(insn: Insn, hw: HwConfig) -> bytes:
@@ -335,59 +474,36 @@ def _words(data: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
 
 def decode_insns(data: bytes | bytearray | memoryview | np.ndarray, hw: HwConfig) -> list[Insn]:
     """Decode an instruction stream (bytes, or the array ``encode_insns`` returns)."""
+    return list(decode_table(data, hw))
+
+
+def decode_table(data: bytes | bytearray | memoryview | np.ndarray, hw: HwConfig) -> InsnTable:
+    """Decode an instruction stream into an ``InsnTable`` (no records are made)."""
     lays = _require_layouts(hw)
     words = _words(data)
-    n = words.shape[0]
     lo, hi = words[:, 0], words[:, 1]
     opcode = (lo & np.uint64((1 << OPCODE_BITS) - 1)).astype(np.int64)
     bad = np.flatnonzero(opcode > max(Opcode))
     if bad.size:
         raise ProgramError(f"instruction #{int(bad[0])}: unknown opcode {int(opcode[bad[0]])}")
-    result: list[Insn | None] = [None] * n
-    for kind, ops in (("mem", (0, 1)), ("gemm", (2,)), ("finish", (3,)), ("alu", (4,))):
+    cols = np.zeros((words.shape[0], TABLE_WIDTH), dtype=np.int64)
+    for kind, ops in KIND_OPCODES.items():
         idx = np.flatnonzero(np.isin(opcode, ops))
         if not idx.size:
             continue
-        cols = []
+        values = []
         for field in lays[kind].fields:
             word = lo[idx] if field.offset < WORD_BITS else hi[idx]
             v = (word >> np.uint64(field.offset % WORD_BITS)) & np.uint64((1 << field.bits) - 1)
             v = v.astype(np.int64)
             if field.signed:
                 v = np.where(v >= (1 << (field.bits - 1)), v - (1 << field.bits), v)
-            cols.append(v.tolist())
-        flags = zip(*cols[1:5], strict=True)
-        deps_bits = [a | (b << 1) | (c << 2) | (d << 3) for a, b, c, d in flags]
-        deps = [_DEPS_BY_BITS[b] for b in deps_bits]
-        rest = list(zip(*cols[5:], strict=True)) if len(cols) > 5 else [()] * len(idx)
-        made: list[Insn]
-        if kind == "mem":
-            _check_enum(MemId, cols[5], idx, "memory_type")
-            made = [
-                MemInsn(Opcode(op), dp, MemId(r[0]), *r[1:])
-                for op, dp, r in zip(cols[0], deps, rest, strict=True)
-            ]
-        elif kind == "gemm":
-            made = [GemmInsn(dp, bool(r[0]), *r[1:]) for dp, r in zip(deps, rest, strict=True)]
-        elif kind == "alu":
-            _check_enum(AluOp, cols[14], idx, "alu_opcode")
-            made = [
-                AluInsn(dp, bool(r[0]), *r[1:9], AluOp(r[9]), bool(r[10]), r[11])
-                for dp, r in zip(deps, rest, strict=True)
-            ]
-        else:
-            made = [FinishInsn(dp) for dp in deps]
-        for i, insn in zip(idx.tolist(), made, strict=True):
-            result[i] = insn
-    return result  # type: ignore[return-value]
-
-
-def _check_enum(enum_cls: type[enum.IntEnum], values: list[int], idx: np.ndarray,
-                name: str) -> None:  # fmt: skip
-    valid = {int(m) for m in enum_cls}
-    for i, v in zip(idx.tolist(), values, strict=True):
-        if v not in valid:
-            raise ProgramError(f"instruction #{i}: unknown {name} {v}")
+            values.append(v)
+        cols[idx, COL_OPCODE] = values[0]
+        cols[idx, COL_DEPS] = values[1] | values[2] << 1 | values[3] << 2 | values[4] << 3
+        for i, v in enumerate(values[5:]):
+            cols[idx, COL_FIELDS + i] = v
+    return InsnTable(cols)
 
 
 # ---- micro-op encoding ---------------------------------------------------------------------

@@ -40,6 +40,8 @@ import numpy as np
 from vtatune.errors import ProgramError
 from vtatune.hardware.config import LOG_KEYS, MAX_DRAM_BYTES, HwConfig, validate
 from vtatune.program.isa import (
+    COL_OPCODE,
+    MEM_COL,
     NO_DEPS,
     UOP_BYTES,
     AluInsn,
@@ -48,12 +50,13 @@ from vtatune.program.isa import (
     FinishInsn,
     GemmInsn,
     Insn,
+    InsnTable,
     MemId,
     MemInsn,
     Opcode,
     Uop,
     UopKind,
-    decode_insns,
+    decode_table,
     encode_insns,
     encode_uops,
     routing_problems,
@@ -108,10 +111,11 @@ class DramRegion:
 @dataclass(frozen=True, eq=False)
 class Program:
     """A VTA program for one HwConfig. ``uops`` is the micro-op image (uint32 words) that
-    LOAD UOP instructions read from region ``uops``; sizes are in bytes."""
+    LOAD UOP instructions read from region ``uops``; sizes are in bytes. ``insns`` may be
+    given as records or an ``InsnTable``; it is kept as an ``InsnTable``."""
 
     hw: HwConfig
-    insns: tuple[Insn, ...]
+    insns: InsnTable
     uops: np.ndarray
     regions: Mapping[str, DramRegion]
     dram_bytes: int
@@ -121,7 +125,7 @@ class Program:
     def __post_init__(self) -> None:
         uops = np.array(self.uops, dtype=np.uint32).reshape(-1)
         uops.setflags(write=False)
-        object.__setattr__(self, "insns", tuple(self.insns))
+        object.__setattr__(self, "insns", InsnTable.of(self.insns))
         object.__setattr__(self, "uops", uops)
         object.__setattr__(self, "regions", MappingProxyType(dict(self.regions)))
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
@@ -193,12 +197,11 @@ class Program:
     def counts(self) -> dict[str, int]:
         """Instruction counts by opcode name, LOADs also by memory type (``LOAD_INP``), and
         ``total``."""
-        by_op = [0] * (max(Opcode) + 1)
-        by_mem = [0] * (max(MemId) + 1)
-        for insn in self.insns:
-            by_op[insn.opcode] += 1
-            if insn.opcode == Opcode.LOAD:
-                by_mem[insn.memory_type] += 1  # type: ignore[union-attr]
+        cols = self.insns.cols
+        op = cols[:, COL_OPCODE]
+        by_op = np.bincount(op, minlength=max(Opcode) + 1).tolist()
+        by_mem = np.bincount(cols[op == Opcode.LOAD, MEM_COL["memory_type"]],
+                             minlength=max(MemId) + 1).tolist()
         out = {op.name: by_op[op] for op in Opcode}
         out.update({f"LOAD_{m.name}": by_mem[m] for m in MemId if m != MemId.OUT})
         out["total"] = len(self.insns)
@@ -207,11 +210,10 @@ class Program:
     @property
     def uop_buffer_bytes(self) -> int:
         """Bytes of micro-ops the program loads into the uop SRAM (4 per uop loaded)."""
-        return UOP_BYTES * sum(
-            i.y_size * i.x_size
-            for i in self.insns
-            if isinstance(i, MemInsn) and i.opcode == Opcode.LOAD and i.memory_type == MemId.UOP
-        )
+        cols = self.insns.cols
+        rows = cols[(cols[:, COL_OPCODE] == Opcode.LOAD)
+                    & (cols[:, MEM_COL["memory_type"]] == MemId.UOP)]
+        return UOP_BYTES * int((rows[:, MEM_COL["y_size"]] * rows[:, MEM_COL["x_size"]]).sum())
 
     @property
     def uop_image_bytes(self) -> int:
@@ -275,10 +277,10 @@ class Program:
             pos += _REGION.size
             rname = raw.rstrip(b"\0").decode()
             regions[rname] = DramRegion(rname, off, nb)
-        insns = decode_insns(data[pos : pos + n_insns * 16], hw)
+        insns = decode_table(data[pos : pos + n_insns * 16], hw)
         pos += n_insns * 16
         uops = np.frombuffer(data, dtype="<u4", count=n_uops, offset=pos).astype(np.uint32)
-        return cls(hw, tuple(insns), uops, regions, dram_bytes, name=name)
+        return cls(hw, insns, uops, regions, dram_bytes, name=name)
 
 
 # ---- assembling ------------------------------------------------------------------------------
@@ -439,22 +441,39 @@ class ProgramBuilder:
     # ---- result ----------------------------------------------------------------------------
     def build(self, meta: Mapping[str, object] | None = None) -> Program:
         """The Program: regions plus a ``uops`` region holding the image, placed last."""
-        regions = dict(self._regions)
-        image = np.concatenate(self._image) if self._image else np.zeros(0, np.uint32)
+        regions, base, dram_bytes = self._layout()
         insns = list(self.insns)
-        end = self._next_offset
-        if image.size or self._uop_loads:
-            align = alignment(self.hw)
-            off = -(-end // align) * align
-            regions[UOP_REGION] = DramRegion(UOP_REGION, off, image.size * UOP_BYTES)
-            base = off // UOP_BYTES
-            for i in self._uop_loads:
-                insns[i] = replace(insns[i], dram_base=insns[i].dram_base + base)
-            end = regions[UOP_REGION].end
+        for i in self._uop_loads:
+            insns[i] = replace(insns[i], dram_base=insns[i].dram_base + base)
+        return Program(self.hw, insns, self._image_words(), regions, dram_bytes,
+                       name=self.name, meta=meta or {})  # fmt: skip
+
+    def build_table(self, cols: np.ndarray, uop_loads: Sequence[int],
+                    meta: Mapping[str, object] | None = None) -> Program:
+        """The Program of instructions given as an ``InsnTable`` matrix (``cols``, changed in
+        place) instead of appended records; rows ``uop_loads`` are LOAD UOPs whose
+        ``dram_base`` is relative to the micro-op image (as ``load_uops`` makes them)."""
+        regions, base, dram_bytes = self._layout()
+        cols[np.asarray(uop_loads, dtype=np.int64), MEM_COL["dram_base"]] += base
+        return Program(self.hw, InsnTable(cols), self._image_words(), regions, dram_bytes,
+                       name=self.name, meta=meta or {})  # fmt: skip
+
+    def _image_words(self) -> np.ndarray:
+        return np.concatenate(self._image) if self._image else np.zeros(0, np.uint32)
+
+    def _layout(self) -> tuple[dict[str, DramRegion], int, int]:
+        """The regions with ``uops`` placed last, the image's first word in DRAM (what a
+        relative LOAD UOP adds) and the DRAM size."""
+        regions = dict(self._regions)
         align = alignment(self.hw)
-        dram_bytes = max(-(-end // align) * align, align)
-        return Program(self.hw, tuple(insns), image, regions, dram_bytes, name=self.name,
-                       meta=meta or {})  # fmt: skip
+        end = self._next_offset
+        base = 0
+        if self._image_size or self._uop_loads:
+            off = -(-end // align) * align
+            regions[UOP_REGION] = DramRegion(UOP_REGION, off, self._image_size * UOP_BYTES)
+            base = off // UOP_BYTES
+            end = regions[UOP_REGION].end
+        return regions, base, max(-(-end // align) * align, align)
 
 
 def deps(*names: str) -> DepFlags:

@@ -27,6 +27,7 @@ instruction buffer is full); one ``Program`` here is one run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -34,38 +35,29 @@ import numpy as np
 from vtatune.errors import ProgramError
 from vtatune.hardware.config import HwConfig
 from vtatune.passes.scopes import QUEUE_COMPUTE, QUEUE_LOAD, QUEUE_STORE
-from vtatune.program.isa import (
-    AluInsn,
-    AluOp,
-    DepFlags,
-    FinishInsn,
-    GemmInsn,
-    MemId,
-    MemInsn,
-    Opcode,
-)
+from vtatune.program.isa import COL_DEPS, DEPS_BITS, TABLE_WIDTH, MemId, Opcode
 from vtatune.program.program import Program, ProgramBuilder, UopKernel
 from vtatune.runtime.codegen import HostProgram, KernelSpec
 
-# Dependence flag bits of one instruction.
-POP_PREV, POP_NEXT, PUSH_PREV, PUSH_NEXT = 1, 2, 4, 8
-_FLAGS = tuple(DepFlags(bool(b & 1), bool(b & 2), bool(b & 4), bool(b & 8)) for b in range(16))
+# Dependence flag bits of one instruction (``InsnTable``'s deps column).
+POP_PREV, POP_NEXT = DEPS_BITS["pop_prev"], DEPS_BITS["pop_next"]
+PUSH_PREV, PUSH_NEXT = DEPS_BITS["push_prev"], DEPS_BITS["push_next"]
 
-#: Memory types by value (an enum's call costs ~1 us; the runtime names one per DMA).
-_MEM_IDS = {int(m): m for m in MemId}
+_LOAD, _STORE, _GEMM, _FINISH, _ALU = (int(o) for o in Opcode)
 #: Queue (VTA pipeline stage) of each memory type's LOAD.
-_LOAD_QUEUE = {MemId.INP: QUEUE_LOAD, MemId.WGT: QUEUE_LOAD, MemId.ACC: QUEUE_COMPUTE,
-               MemId.UOP: QUEUE_COMPUTE, MemId.ACC_8BIT: QUEUE_COMPUTE}
-#: No-op instructions (zero-size transfers) per queue: ``MemInsn`` fields after ``deps``.
+_LOAD_QUEUE = {int(MemId.INP): QUEUE_LOAD, int(MemId.WGT): QUEUE_LOAD,
+               int(MemId.ACC): QUEUE_COMPUTE, int(MemId.UOP): QUEUE_COMPUTE,
+               int(MemId.ACC_8BIT): QUEUE_COMPUTE}
+_OUT, _UOP = int(MemId.OUT), int(MemId.UOP)
+#: ``InsnTable`` rows are built whole: the opcode, the flags (set in ``finish``), the fields.
+_PAD = (0,) * TABLE_WIDTH
+#: No-op instructions (zero-size transfers) per queue.
 _NOPS = {
-    QUEUE_LOAD: (Opcode.LOAD, MemId.INP, 0, 0, 0, 0, 0),
-    QUEUE_COMPUTE: (Opcode.LOAD, MemId.UOP, 0, 0, 0, 0, 0),
-    QUEUE_STORE: (Opcode.STORE, MemId.OUT, 0, 0, 0, 0, 0),
+    QUEUE_LOAD: (_LOAD, 0, int(MemId.INP), *_PAD[3:]),
+    QUEUE_COMPUTE: (_LOAD, 0, _UOP, *_PAD[3:]),
+    QUEUE_STORE: (_STORE, 0, _OUT, *_PAD[3:]),
 }
-
-
-def _mem(deps: DepFlags, opcode: Opcode, *fields: Any) -> MemInsn:
-    return MemInsn(opcode, deps, *fields)
+_FINISH_ROW = (_FINISH, *_PAD[1:])
 
 
 @dataclass(frozen=True)
@@ -86,28 +78,29 @@ class BuildStats:
 
 @dataclass(frozen=True)
 class _Task:
-    """A micro-op kernel evaluated for one key, ready to issue."""
+    """A micro-op kernel evaluated for one key, ready to issue: its instruction's row is
+    ``head + (uop_bgn, uop_end) + tail``."""
 
     kernel: UopKernel
-    gemm: bool
-    reset: bool
-    loop: tuple[int, ...]  # iter_out, iter_in, then dst/src/wgt factors (out, in)
-    alu: tuple[AluOp, bool, int]
+    head: tuple[int, ...]  # opcode, flags, reset
+    tail: tuple[int, ...]  # iter_out, iter_in, factors (out, in), then ALU op, use_imm, imm
 
 
 class CommandQueue:
-    """Receives the runtime calls of a host program and assembles a ``Program``."""
+    """Receives the runtime calls of a host program and assembles a ``Program``.
+
+    Instructions are kept as ``InsnTable`` rows (tuples of ints) until ``finish``."""
 
     def __init__(self, hw: HwConfig, host: HostProgram, region_bytes: dict[str, int],
                  name: str = ""):
         self.hw = hw
         self.host = host
         self.b = ProgramBuilder(hw, name)
-        self.rows: list[tuple[Any, tuple]] = []  # instruction maker and fields (deps excluded)
-        self.bits: list[int] = []
-        self.queue: list[int] = []
-        self.pending_prev = [0, 0, 0, 0]
-        self.pending_next = [0, 0, 0, 0]
+        self.rows: list[tuple[int, ...]] = []
+        self.bits: list[int] = []  # each row's dependence flags
+        self.queue: list[int] = []  # each row's queue
+        self.pending = [0, 0, 0, 0]  # per queue: the pops (POP_PREV, POP_NEXT) to carry
+        self.uop_rows: list[int] = []  # LOAD UOPs: dram_base relative to the micro-op image
         self.tile_base: dict[tuple[str, int], int] = {}
         for rname in host.regions:
             if rname not in region_bytes:
@@ -130,43 +123,37 @@ class CommandQueue:
         self.kernels: set[UopKernel] = set()
 
     # ---- instruction creation ---------------------------------------------------------------
-    def _create(self, queue: int, make: Any, args: tuple) -> int:
-        """Append ``make(deps, *args)`` on ``queue`` carrying that queue's pending pops; the
-        instruction is made in ``finish``, once its push flags are known."""
-        self.rows.append((make, args))
-        self.b.insns.append(None)  # keeps the builder's indices (LOAD UOP relocation) aligned
-        self.bits.append(self.pending_prev[queue] * POP_PREV + self.pending_next[queue] * POP_NEXT)
+    def _create(self, queue: int, row: tuple[int, ...]) -> None:
+        """Append ``row`` on ``queue`` carrying that queue's pending pops (its push flags are
+        set later, by ``dep_push``)."""
+        self.rows.append(row)
+        self.bits.append(self.pending[queue])
         self.queue.append(queue)
-        self.pending_prev[queue] = self.pending_next[queue] = 0
-        return len(self.rows) - 1
+        self.pending[queue] = 0
 
-    def _nop(self, queue: int, bits: int = 0) -> int:
-        k = self._create(queue, _mem, _NOPS[queue])
-        self.bits[k] |= bits
+    def _nop(self, queue: int, bits: int = 0) -> None:
+        self._create(queue, _NOPS[queue])
+        self.bits[-1] |= bits
         self.nops += 1
-        return k
 
     def commit_pending_pop(self, queue: int) -> None:
-        if self.pending_prev[queue] or self.pending_next[queue]:
+        if self.pending[queue]:
             self._nop(queue)
 
     # ---- dependence tokens --------------------------------------------------------------------
     def dep_pop(self, src: int, dst: int) -> None:
         """Queue ``dst`` waits for a token from ``src`` before its next instruction."""
         _check_pair(src, dst)
-        if src < dst:
-            if self.pending_prev[dst]:
-                self.commit_pending_pop(dst)
-            self.pending_prev[dst] = 1
-        else:
-            if self.pending_next[dst]:
-                self.commit_pending_pop(dst)
-            self.pending_next[dst] = 1
+        flag = POP_PREV if src < dst else POP_NEXT
+        if self.pending[dst] & flag:
+            self._nop(dst)
+        self.pending[dst] |= flag
 
     def dep_push(self, src: int, dst: int) -> None:
         """Queue ``src`` sends a token to ``dst`` when its work so far is done."""
         _check_pair(src, dst)
-        self.commit_pending_pop(src)
+        if self.pending[src]:
+            self._nop(src)
         flag = PUSH_NEXT if src < dst else PUSH_PREV
         if self.rows and self.queue[-1] == src and not self.bits[-1] & flag:
             self.bits[-1] |= flag
@@ -178,19 +165,19 @@ class CommandQueue:
              x_pad_0: int, y_pad_0: int, x_pad_1: int, y_pad_1: int, sram: int,
              mem: int) -> None:
         """``VTALoadBuffer2D``: ``offset`` is in tiles of ``mem`` from the region start."""
-        m = _MEM_IDS[mem] if mem in _MEM_IDS else MemId(mem)
-        self._create(_LOAD_QUEUE[m], _mem, (
-            Opcode.LOAD, m, sram, self.tile_base[(region, mem)] + offset, y_size, x_size,
-            x_stride, y_pad_0, y_pad_1, x_pad_0, x_pad_1))
+        queue = _LOAD_QUEUE.get(mem)
+        if queue is None:
+            raise ProgramError(f"VTALoadBuffer2D of memory type {mem}: not a loadable type")
+        self._create(queue, (_LOAD, 0, mem, sram, self.tile_base[(region, mem)] + offset,
+                             y_size, x_size, x_stride, y_pad_0, y_pad_1, x_pad_0, x_pad_1, 0, 0))
 
     def store(self, sram: int, mem: int, region: str, offset: int, x_size: int, y_size: int,
               x_stride: int) -> None:
         """``VTAStoreBuffer2D`` of OUT tiles."""
-        if mem != MemId.OUT:
+        if mem != _OUT:
             raise ProgramError(f"VTAStoreBuffer2D of memory type {mem}: only OUT can be stored")
-        self._create(QUEUE_STORE, _mem, (
-            Opcode.STORE, MemId.OUT, sram, self.tile_base[(region, mem)] + offset, y_size,
-            x_size, x_stride))
+        self._create(QUEUE_STORE, (_STORE, 0, _OUT, sram, self.tile_base[(region, mem)] + offset,
+                                   y_size, x_size, x_stride, 0, 0, 0, 0, 0, 0))
 
     # ---- micro-op tasks -------------------------------------------------------------------------
     def task(self, index: int, key: tuple[int, ...]) -> None:
@@ -199,11 +186,7 @@ class CommandQueue:
         t = self.tasks[index].get(key)
         if t is None:
             t = self.tasks[index][key] = self._evaluate(self.host.kernels[index], key)
-        bgn, end = self._resident(t.kernel)
-        if t.gemm:
-            self._create(QUEUE_COMPUTE, GemmInsn, (t.reset, bgn, end, *t.loop))
-        else:
-            self._create(QUEUE_COMPUTE, AluInsn, (t.reset, bgn, end, *t.loop[:6], *t.alu))
+        self._create(QUEUE_COMPUTE, t.head + self._resident(t.kernel) + t.tail)
 
     def _evaluate(self, spec: KernelSpec, key: tuple[int, ...]) -> _Task:
         self.evaluations += 1
@@ -224,8 +207,11 @@ class CommandQueue:
         kind = "gemm" if spec.gemm else "alu"
         kernel = self.b.add_uop_kernel(np.asarray(uops, dtype=np.int64), kind)
         self.kernels.add(kernel)
-        alu = (AluOp(op), bool(use_imm), int(imm)) if not spec.gemm else (AluOp.MIN, False, 0)
-        return _Task(kernel, spec.gemm, bool(reset), (n0, n1, d0, d1, s0, s1, w0, w1), alu)
+        loop = (int(n0), int(n1), int(d0), int(d1), int(s0), int(s1))
+        if spec.gemm:
+            return _Task(kernel, (_GEMM, 0, int(bool(reset))), (*loop, int(w0), int(w1), 0))
+        return _Task(kernel, (_ALU, 0, int(bool(reset))),
+                     (*loop, int(op), int(bool(use_imm)), int(imm)))
 
     def _resident(self, kernel: UopKernel) -> tuple[int, int]:
         """The kernel's SRAM range, loading it (LOAD UOP on compute) when not resident."""
@@ -244,11 +230,9 @@ class CommandQueue:
         self.resident[kernel.bgn] = (start, end)
         self.uop_end = end
         self.uop_peak = max(self.uop_peak, end)
-        # LOAD UOP through the builder, which relocates its dram_base into the image in build()
-        self.b.load_uops(kernel, start)
-        u = self.b.insns.pop()
-        self._create(QUEUE_COMPUTE, _mem, (
-            u.opcode, u.memory_type, u.sram_base, u.dram_base, u.y_size, u.x_size, u.x_stride))
+        # LOAD UOP of the kernel's words; ``finish`` makes its dram_base absolute
+        self.uop_rows.append(len(self.rows))
+        self._create(QUEUE_COMPUTE, (_LOAD, 0, _UOP, start, kernel.bgn, 1, n, n, *_PAD[8:]))
         self.uop_loads += 1
         return start, end
 
@@ -260,19 +244,21 @@ class CommandQueue:
         self.dep_pop(QUEUE_STORE, QUEUE_COMPUTE)
         self.dep_pop(QUEUE_LOAD, QUEUE_COMPUTE)
         self.commit_pending_pop(QUEUE_COMPUTE)
-        self._create(QUEUE_COMPUTE, FinishInsn, ())
-        if any(self.pending_prev) or any(self.pending_next):
+        self._create(QUEUE_COMPUTE, _FINISH_ROW)
+        if any(self.pending):
             raise ProgramError("pending dependence pops left at VTASynchronize")
 
     def finish(self, meta: dict[str, Any] | None = None) -> tuple[Program, BuildStats]:
         """Apply the dependence flags and build the ``Program``."""
-        if any(self.pending_prev) or any(self.pending_next):
+        if any(self.pending):
             raise ProgramError("pending dependence pops at the end (no VTASynchronize?)")
-        self.b.insns[:] = [make(_FLAGS[bits], *args)
-                           for (make, args), bits in zip(self.rows, self.bits, strict=True)]
-        stats = BuildStats(len(self.rows), self.nops, self.uop_loads, self.evictions,
-                           self.uop_peak, len(self.kernels), self.evaluations, self.n_tasks)
-        return self.b.build(meta=meta), stats
+        n = len(self.rows)
+        cols = np.fromiter(chain.from_iterable(self.rows), np.int64, n * TABLE_WIDTH)
+        cols = cols.reshape(n, TABLE_WIDTH)
+        cols[:, COL_DEPS] = self.bits
+        stats = BuildStats(n, self.nops, self.uop_loads, self.evictions, self.uop_peak,
+                           len(self.kernels), self.evaluations, self.n_tasks)
+        return self.b.build_table(cols, self.uop_rows, meta=meta), stats
 
 
 #: The (from, to) queue pairs that exchange tokens: neighbours.

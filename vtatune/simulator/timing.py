@@ -49,14 +49,15 @@ from vtatune.hardware.config import HwConfig
 from vtatune.hardware.hw_spec import INSTRUCTION_BITS
 from vtatune.paths import project_root
 from vtatune.program.isa import (
-    AluInsn,
-    FinishInsn,
-    GemmInsn,
-    MemInsn,
+    COL_DEPS,
+    COL_OPCODE,
+    DEPS_BITS,
+    GEMM_COL,
+    MEM_COL,
+    MemId,
     Module,
     Opcode,
     insn_name,
-    module_of,
     routing_problems,
 )
 from vtatune.program.program import Program, tile_bytes
@@ -294,109 +295,80 @@ class CostRows:
 def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
     """The linear cost rows of ``program`` on ``board`` (II and pad constants from ``p``).
 
-    One pass over the instructions collects each column's entries in lists (the matrices are
-    filled column by column at the end); routing, checks and token queues depend on a few
-    fields of an instruction only and are worked out once per distinct combination."""
+    Computed on the instruction table's columns; routing and its checks depend on a few fields
+    of an instruction only and are worked out once per distinct combination."""
     hw = program.hw
-    axi = board.axi_bytes_per_cycle
-    fetch_step = -(-INSTRUCTION_BITS // board.axi_bits)
-    tbytes = {int(m): tile_bytes(hw, m) for m in range(6)}
-    n = len(program.insns)
-    module: list[int] = []
-    pops: list[tuple[int, ...]] = []
-    pushes: list[tuple[int, ...]] = []
-    dma: list[bool] = []
-    # the nonzero entries of the DMA and compute columns: row numbers and values, in step
-    dma_k: list[int] = []
-    dma_beats: list[float] = []
-    dma_rows: list[float] = []
-    dma_pad: list[float] = []
-    comp_k: list[int] = []
-    comp_refill: list[float] = []
-    comp_const: list[float] = []
-    comp_alu: list[bool] = []
-    # (class, deps[, opcode, memory type, padded]) -> (module, pops, pushes)
-    routes: dict[tuple[Any, ...], tuple[int, tuple[int, ...], tuple[int, ...]]] = {}
+    cols = program.insns.cols
+    n = cols.shape[0]
+    op = cols[:, COL_OPCODE]
+    bits = cols[:, COL_DEPS]
+    mem = op <= Opcode.STORE
+    mt = cols[:, MEM_COL["memory_type"]]
+    y, x = cols[:, MEM_COL["y_size"]], cols[:, MEM_COL["x_size"]]
+    pads = cols[:, [MEM_COL[f] for f in ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")]]
+    _check_routes(program, mem, pads.any(axis=1))
+    module = np.full(n, int(Module.COMPUTE))
+    module[mem & np.isin(mt, (MemId.INP, MemId.WGT))] = Module.LOAD
+    module[op == Opcode.STORE] = Module.STORE
+    codes = (module * 16 + bits).tolist()
+    # DMA: a zero-size LOAD/STORE is a no-op that only moves tokens
+    dma = mem & (y != 0) & (x != 0)
+    tb = np.array([tile_bytes(hw, m) for m in MemId])[np.where(mem, mt, 0)]
+    nbytes = np.where(dma, y * x * tb, 0)
+    nbeats = np.where(dma, y * -(-(x * tb) // board.axi_bytes_per_cycle), 0)
+    padded = (pads[:, 0] + y + pads[:, 1]) * (pads[:, 2] + x + pads[:, 3])
+    # compute: iter_out * iter_in refills, iter_out * iter_in * uops tile operations
+    gemm, alu = op == Opcode.GEMM, op == Opcode.ALU
+    iters = cols[:, GEMM_COL["iter_out"]] * cols[:, GEMM_COL["iter_in"]]
+    uops = np.maximum(cols[:, GEMM_COL["uop_end"]] - cols[:, GEMM_COL["uop_bgn"]], 0)
+    ops = np.where(gemm | alu, iters * uops, 0)
     gemm_ii, alu_ii, pad_cycles = p.gemm_ii_cycles, p.alu_ii_cycles, p.pad_tile_cycles
-    gemm_ops = alu_ops = read = write = 0
-    store_op = Opcode.STORE
-    for k, insn in enumerate(program.insns):
-        cls = type(insn)
-        if cls is MemInsn:
-            padded = bool(insn.y_pad_0 or insn.y_pad_1 or insn.x_pad_0 or insn.x_pad_1)
-            key: tuple[Any, ...] = (cls, insn.deps, insn.opcode, insn.memory_type, padded)
-        else:
-            key = (cls, insn.deps)
-        route = routes.get(key)
-        if route is None:
-            route = routes[key] = _route(k, insn)
-        module.append(route[0])
-        pops.append(route[1])
-        pushes.append(route[2])
-        if cls is MemInsn:
-            y, x = insn.y_size, insn.x_size
-            if y and x:  # a zero-size LOAD/STORE is a no-op that only moves tokens
-                dma.append(True)
-                tb = tbytes[int(insn.memory_type)]
-                nbeats = y * -(-(x * tb) // axi)
-                dma_k.append(k)
-                dma_beats.append(nbeats)
-                dma_rows.append(y)
-                dma_pad.append((insn.padded_tiles - y * x) * pad_cycles)
-                if insn.opcode == store_op:
-                    write += y * x * tb
-                else:
-                    read += y * x * tb
-            else:
-                dma.append(False)
-            continue
-        dma.append(False)
-        if cls is GemmInsn or cls is AluInsn:
-            ops = insn.ops
-            comp_k.append(k)
-            comp_refill.append(insn.iter_out * insn.iter_in)
-            if cls is GemmInsn:
-                gemm_ops += ops
-                comp_const.append(ops * gemm_ii)
-                comp_alu.append(False)
-            else:
-                alu_ops += ops
-                comp_const.append(ops * alu_ii)
-                comp_alu.append(True)
-        elif cls is not FinishInsn:
-            raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
     pre = np.zeros((n, _NCOL))
     beats = np.zeros((n, _NCOL))
     post = np.zeros((n, _NCOL))
     pre[:, _INSN] = 1.0
-    if dma_k:
-        beats[dma_k, _BEAT] = dma_beats
-        post[dma_k, _ROW] = dma_rows
-        post[dma_k, _BEAT] = dma_beats
-        post[dma_k, _CONST] = dma_pad
-    if comp_k:
-        rows = np.asarray(comp_k)
-        is_alu = np.asarray(comp_alu)
-        pre[rows[~is_alu], _GREFILL] = np.asarray(comp_refill)[~is_alu]
-        pre[rows[is_alu], _AREFILL] = np.asarray(comp_refill)[is_alu]
-        pre[rows, _CONST] = comp_const
-    return CostRows(n, tuple(module), tuple(pops), tuple(pushes), tuple(dma),
-                    tuple([float((k + 1) * fetch_step) for k in range(n)]), pre, beats, post,
-                    gemm_ops, alu_ops, read, write, (gemm_ii, alu_ii, pad_cycles))
+    beats[:, _BEAT] = nbeats
+    post[:, _ROW] = np.where(dma, y, 0)
+    post[:, _BEAT] = nbeats
+    post[:, _CONST] = np.where(dma, (padded - y * x) * pad_cycles, 0.0)
+    pre[:, _GREFILL] = np.where(gemm, iters, 0)
+    pre[:, _AREFILL] = np.where(alu, iters, 0)
+    pre[:, _CONST] = np.where(gemm, ops * gemm_ii, 0.0) + np.where(alu, ops * alu_ii, 0.0)
+    store = op == Opcode.STORE
+    fetch_step = -(-INSTRUCTION_BITS // board.axi_bits)
+    return CostRows(n, tuple(module.tolist()), tuple([_POPS_OF[c] for c in codes]),
+                    tuple([_PUSHES_OF[c] for c in codes]), tuple(dma.tolist()),
+                    tuple((np.arange(1, n + 1, dtype=np.float64) * fetch_step).tolist()),
+                    pre, beats, post, int(ops[gemm].sum()), int(ops[alu].sum()),
+                    int(nbytes[~store].sum()), int(nbytes[store].sum()),
+                    (gemm_ii, alu_ii, pad_cycles))
 
 
-def _route(k: int, insn: Any) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """(module, token queues popped, queues pushed) of instruction ``k``; raises for a DMA the
-    routed module cannot run (compute takes every flag)."""
-    if isinstance(insn, MemInsn):
-        probs = routing_problems(insn)
+def _tokens(flags: dict[Module, dict[str, str]]) -> tuple[tuple[int, ...], ...]:
+    """Token queues an instruction pops (or pushes) by ``module * 16 + dependence bits``."""
+    return tuple(tuple(_QIDX[q] for f, q in flags[Module(code // 16)].items()
+                       if code % 16 & DEPS_BITS[f]) for code in range(16 * len(Module)))
+
+
+_POPS_OF = _tokens(POPS)
+_PUSHES_OF = _tokens(PUSHES)
+
+
+def _check_routes(program: Program, mem: np.ndarray, padded: np.ndarray) -> None:
+    """Raise for the first DMA the routed module cannot run (compute takes every flag): the
+    checks run on one instruction of each distinct (opcode, flags, memory type, padded)."""
+    cols = program.insns.cols
+    rows = np.flatnonzero(mem)
+    if not rows.size:
+        return
+    # one number per combination: opcode < 2, flags < 16, memory type < 8 (checked), padded
+    keys = ((cols[rows, COL_OPCODE] * 16 + cols[rows, COL_DEPS]) * 8
+            + cols[rows, MEM_COL["memory_type"]]) * 2 + padded[rows]
+    _, first = np.unique(keys, return_index=True)
+    for k in sorted(rows[first].tolist()):
+        probs = routing_problems(program.insns.record(k))
         if probs:
             raise ProgramError(f"instruction #{k}: " + "; ".join(probs))
-    mod = int(module_of(insn))
-    d = insn.deps
-    return (mod,
-            tuple(_QIDX[q] for f, q in POPS[Module(mod)].items() if getattr(d, f)),
-            tuple(_QIDX[q] for f, q in PUSHES[Module(mod)].items() if getattr(d, f)))
 
 
 # ---- the event simulation -----------------------------------------------------------------
