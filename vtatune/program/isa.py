@@ -239,6 +239,14 @@ class InsnTable(Sequence):
         """Row numbers of the instructions of an encoding kind (``KIND_OPCODES``)."""
         return np.flatnonzero(np.isin(self.cols[:, COL_OPCODE], KIND_OPCODES[kind]))
 
+    def tile_ops(self) -> np.ndarray:
+        """Tile operations of each instruction: ``iter_out * iter_in * uops`` for GEMM and
+        ALU (``GemmInsn.ops``), 0 for the others."""
+        c = self.cols
+        uops = np.maximum(c[:, GEMM_COL["uop_end"]] - c[:, GEMM_COL["uop_bgn"]], 0)
+        ops = c[:, GEMM_COL["iter_out"]] * c[:, GEMM_COL["iter_in"]] * uops
+        return np.where(np.isin(c[:, COL_OPCODE], (Opcode.GEMM, Opcode.ALU)), ops, 0)
+
     # ---- the sequence of records ----------------------------------------------------------------
     def records(self) -> tuple[Insn, ...]:
         """Every instruction as a record (made once)."""

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vtatune.program.isa import AluInsn, GemmInsn, MemId, MemInsn, Opcode
+from vtatune.errors import ProgramError
+from vtatune.program.isa import COL_OPCODE, GEMM_COL, MEM_COL, MemId, Opcode
 from vtatune.program.program import Program, tile_bytes
 from vtatune.simulator.functional import Counters, FunctionalResult, run
 from vtatune.workloads.base import Workload
@@ -32,18 +33,22 @@ def program_counters(program: Program) -> Counters:
     """VTA's simulator counters read off the instruction stream, without running it (equal
     to ``run(program).counters``: DRAM bytes moved, pads excluded; GEMM tile-ops without
     resets; ALU tile-ops)."""
+    cols = program.insns.cols
+    op, mt = cols[:, COL_OPCODE], cols[:, MEM_COL["memory_type"]]
+    load, store = op == Opcode.LOAD, op == Opcode.STORE
+    if (load & (mt == MemId.OUT)).any():
+        raise ProgramError("a LOAD of memory type OUT (only STORE moves OUT tiles)")
+    tb = np.array([tile_bytes(program.hw, m) for m in MemId])[np.where(load | store, mt, 0)]
+    nbytes = np.where(load | store, cols[:, MEM_COL["y_size"]] * cols[:, MEM_COL["x_size"]] * tb,
+                      0)
     c = dict.fromkeys(Counters.__dataclass_fields__, 0)
-    tb = {m: tile_bytes(program.hw, m) for m in MemId}
-    for insn in program.insns:
-        if isinstance(insn, MemInsn):
-            key = "out_store_nbytes" if insn.opcode == Opcode.STORE else _LOAD_KEYS[
-                insn.memory_type]
-            c[key] += insn.y_size * insn.x_size * tb[insn.memory_type]
-        elif isinstance(insn, GemmInsn):
-            if not insn.reset:
-                c["gemm_counter"] += insn.ops
-        elif isinstance(insn, AluInsn):
-            c["alu_counter"] += insn.ops
+    c["out_store_nbytes"] = int(nbytes[store].sum())
+    for m, key in _LOAD_KEYS.items():
+        c[key] += int(nbytes[load & (mt == m)].sum())
+    ops = program.insns.tile_ops()
+    gemm = (op == Opcode.GEMM) & (cols[:, GEMM_COL["reset"]] == 0)
+    c["gemm_counter"] = int(ops[gemm].sum())
+    c["alu_counter"] = int(ops[op == Opcode.ALU].sum())
     return Counters(**c)
 
 

@@ -320,8 +320,7 @@ def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
     # compute: iter_out * iter_in refills, iter_out * iter_in * uops tile operations
     gemm, alu = op == Opcode.GEMM, op == Opcode.ALU
     iters = cols[:, GEMM_COL["iter_out"]] * cols[:, GEMM_COL["iter_in"]]
-    uops = np.maximum(cols[:, GEMM_COL["uop_end"]] - cols[:, GEMM_COL["uop_bgn"]], 0)
-    ops = np.where(gemm | alu, iters * uops, 0)
+    ops = program.insns.tile_ops()
     gemm_ii, alu_ii, pad_cycles = p.gemm_ii_cycles, p.alu_ii_cycles, p.pad_tile_cycles
     pre = np.zeros((n, _NCOL))
     beats = np.zeros((n, _NCOL))
