@@ -97,3 +97,12 @@ def test_a_program_of_records_equals_its_table_and_counts_like_its_records() -> 
     assert uop_words > 0 and prog.uop_buffer_bytes == 4 * uop_words
     # decoding the encoded stream gives the same table
     assert decode_table(encode_insns(prog.insns, hw), hw) == prog.insns
+
+
+def test_a_pickled_table_comes_back_read_only() -> None:
+    import pickle
+
+    table = InsnTable.of([FinishInsn(), GemmInsn(DepFlags(pop_prev=True), True, 0, 4)])
+    list(table)  # records made: not pickled along
+    again = pickle.loads(pickle.dumps(table))
+    assert again == table and not again.cols.flags.writeable and again._records is None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -277,6 +277,9 @@ class InsnTable(Sequence):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return InsnTable, (self.cols,)  # unpickled read-only and checked, without records
 
     def __repr__(self) -> str:
         return f"InsnTable({len(self)} instructions)"
