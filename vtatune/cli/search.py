@@ -101,6 +101,7 @@ def search(
             raise UserError("--passes applies to single-operator searches; a network search "
                             "compiles its layers with VTA's passes only")
 
+        _start_workers_server()
         search_network(workload, space=space, layer=layer, shape=shape, hw=hw, board=board,
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
@@ -124,6 +125,7 @@ def search(
         raise UserError(f"--timeout must be positive, got {timeout:g}")
     if workers < 0:
         raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    _start_workers_server()
     refuse_memory_db(db)
     if hw is not None and objective is None:
         objective = "latency"
@@ -145,6 +147,16 @@ def search(
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
     _report(result, json_, db)
+
+
+def _start_workers_server() -> None:
+    """Start the evaluation workers' fork server (TVM's import, ~1 s of CPU) now, beside the
+    rest of this process's set-up, so that the first workers are ready when the first
+    candidates are; a search that turns out to have nothing to evaluate (a complete study, a
+    bad space file) kills it unused at exit."""
+    from vtatune.search.workers import boot
+
+    boot()
 
 
 def _default_space(workload: str, hw: str | None) -> str:

@@ -69,8 +69,9 @@ def _context() -> Any:
 
 def boot() -> None:
     """Start the fork server now (it imports TVM and warms it in the background) so that the
-    first worker starts in milliseconds: a search with trials to run calls this before it
-    sets up its sampler; the pool calls it before starting a worker.
+    first worker starts in milliseconds: ``vtatune search`` calls this first thing, a search
+    with trials to run (``runner.run``) before it sets up its sampler, the pool before it
+    starts a worker; the calls after the first do nothing.
 
     The server is stopped and waited for when this process exits, so that its CPU time and
     its workers' count among this process's children (``RUSAGE_CHILDREN``), as spawned
