@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from vtatune.search import space as spaces
 from vtatune.search.workers import MAX_BACKLOG, WorkerPool
 
@@ -153,6 +155,32 @@ def test_a_worker_runs_under_the_environment_of_the_search_that_starts_it(
         statuses.append((rec.status, rec.reason))
     assert statuses[0][0] == "ok", statuses
     assert statuses[1] == ("invalid", "mark: no mark"), statuses
+
+
+def test_a_process_forked_after_the_server_started_uses_it_and_leaves_it_running() -> None:
+    """A child of the process that started the fork server (os.fork) cannot wait for the
+    server, which is not its child: ``boot`` there reuses it, and the child's exit handler
+    does not stop its parent's server."""
+    from multiprocessing import forkserver
+
+    from vtatune.search import workers
+
+    workers.boot()
+    server = forkserver._forkserver._forkserver_pid
+    if server is None:
+        pytest.skip("no fork server on this platform")
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only if both calls are harmless
+        code = 1
+        try:
+            workers.boot()
+            workers._stop_server()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert os.waitpid(server, os.WNOHANG) == (0, 0)  # still running, still this process's
 
 
 class _Sink:

@@ -101,7 +101,6 @@ def search(
             raise UserError("--passes applies to single-operator searches; a network search "
                             "compiles its layers with VTA's passes only")
 
-        _start_workers_server()
         search_network(workload, space=space, layer=layer, shape=shape, hw=hw, board=board,
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
@@ -125,8 +124,6 @@ def search(
         raise UserError(f"--timeout must be positive, got {timeout:g}")
     if workers < 0:
         raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
-    _start_workers_server()
-    refuse_memory_db(db)
     if hw is not None and objective is None:
         objective = "latency"
     from vtatune.cli.compile import load_passes
@@ -138,6 +135,8 @@ def search(
                         f"{shown(latency, 40)}")
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
                      objective=objective, passes=user, latency=latency)
+    _start_workers_server()
+    refuse_memory_db(db)
     name = study or _study_name(sp, sampler, hw, default_space=space is None)
     from vtatune.search.runner import check_study
 
@@ -150,10 +149,11 @@ def search(
 
 
 def _start_workers_server() -> None:
-    """Start the evaluation workers' fork server (TVM's import, ~1 s of CPU) now, beside the
-    rest of this process's set-up, so that the first workers are ready when the first
-    candidates are; a search that turns out to have nothing to evaluate (a complete study, a
-    bad space file) kills it unused at exit."""
+    """Start the evaluation workers' fork server (TVM's import, ~1 s of CPU) as soon as the
+    search's input is read, beside the rest of this process's set-up (opening the store and
+    the study, the sampler), so that the first workers are ready when the first candidates
+    are; a search that turns out to have nothing to evaluate (a complete study) kills it
+    unused at exit."""
     from vtatune.search.workers import boot
 
     boot()

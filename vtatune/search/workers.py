@@ -79,16 +79,22 @@ def boot() -> None:
     import atexit
     from multiprocessing import forkserver
 
+    global _owner
     if _context().get_start_method() != "forkserver":
         return
-    forkserver.ensure_running()
-    global _stop_registered
-    if not _stop_registered:
+    try:
+        forkserver.ensure_running()
+    except ChildProcessError:
+        # this process was forked (os.fork) from the one that started the server: the
+        # standard library cannot wait for it from here, but can use it as it is
+        return
+    if _owner != os.getpid():
+        _owner = os.getpid()
         atexit.register(_stop_server)
-        _stop_registered = True
 
 
-_stop_registered = False
+#: The process that started the fork server (the only one that stops it).
+_owner: int | None = None
 
 
 def _stop_server() -> None:
@@ -98,6 +104,8 @@ def _stop_server() -> None:
     import signal
     from multiprocessing import forkserver
 
+    if _owner != os.getpid():  # a forked child inherits the handler, not the server
+        return
     server = forkserver._forkserver  # the standard library's own handle on it
     pid, stop = getattr(server, "_forkserver_pid", None), getattr(server, "_stop", None)
     if pid is None or stop is None:
