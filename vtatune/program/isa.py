@@ -198,9 +198,9 @@ _MEM_IDS = tuple(MemId)
 _ALU_OPS = tuple(AluOp)
 
 
-def deps_bits(d: DepFlags) -> int:
+def _deps_bits(d: DepFlags) -> int:
     """``d`` as the bits of column ``COL_DEPS``."""
-    return d.pop_prev | d.pop_next << 1 | d.push_prev << 2 | d.push_next << 3
+    return sum(bit for flag, bit in DEPS_BITS.items() if getattr(d, flag))
 
 
 class InsnTable(Sequence):
@@ -297,7 +297,7 @@ def _table_row(k: int, insn: Insn) -> tuple[int, ...]:
         fields = ()
     else:
         raise ProgramError(f"instruction #{k}: not an instruction: {insn!r}")
-    row = [int(insn.opcode), deps_bits(insn.deps), *(int(getattr(insn, f)) for f in fields)]
+    row = [int(insn.opcode), _deps_bits(insn.deps), *(int(getattr(insn, f)) for f in fields)]
     return (*row, *[0] * (TABLE_WIDTH - len(row)))
 
 
@@ -340,27 +340,7 @@ def _record(r: list[int]) -> Insn:
 
 def _records(cols: np.ndarray) -> tuple[Insn, ...]:
     """The records of a checked table."""
-    out: list[Insn | None] = [None] * cols.shape[0]
-    op = cols[:, COL_OPCODE]
-    deps = _DEPS_BY_BITS
-    for kind, ops in KIND_OPCODES.items():
-        idx = np.flatnonzero(np.isin(op, ops))
-        if not idx.size:
-            continue
-        rows = cols[idx].tolist()
-        made: list[Insn]
-        if kind == "mem":
-            made = [MemInsn(_OPCODES[r[0]], deps[r[1]], _MEM_IDS[r[2]], *r[3:12]) for r in rows]
-        elif kind == "gemm":
-            made = [GemmInsn(deps[r[1]], bool(r[2]), *r[3:13]) for r in rows]
-        elif kind == "alu":
-            made = [AluInsn(deps[r[1]], bool(r[2]), *r[3:11], _ALU_OPS[r[11]], bool(r[12]), r[13])
-                    for r in rows]  # fmt: skip
-        else:
-            made = [FinishInsn(deps[r[1]]) for r in rows]
-        for k, insn in zip(idx.tolist(), made, strict=True):
-            out[k] = insn
-    return tuple(out)  # type: ignore[arg-type]
+    return tuple(_record(r) for r in cols.tolist())
 
 
 # ---- routing -------------------------------------------------------------------------------
@@ -443,12 +423,13 @@ def encode_insns(insns: Sequence[Insn], hw: HwConfig) -> np.ndarray:
     instruction, field, value and width that does not fit.
     """
     lays = _require_layouts(hw)
-    cols = InsnTable.of(insns).cols
+    table = InsnTable.of(insns)
+    cols = table.cols
     out = np.zeros((cols.shape[0], 2), dtype="<u8")
     op = cols[:, COL_OPCODE]
     flags = [(cols[:, COL_DEPS] >> b) & 1 for b in range(4)]
     for kind, lay in lays.items():
-        idx = np.flatnonzero(np.isin(op, KIND_OPCODES[kind]))
+        idx = table.kind(kind)
         if not idx.size:
             continue
         # the layout's fields: opcode, the four flags, then the kind's fields

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
@@ -206,6 +206,14 @@ class Program:
         out.update({f"LOAD_{m.name}": by_mem[m] for m in MemId if m != MemId.OUT})
         out["total"] = len(self.insns)
         return out
+
+    def dma_tile_bytes(self) -> np.ndarray:
+        """Bytes of one DRAM tile of each LOAD/STORE's memory type (``tile_bytes``); 0 for
+        the other instructions."""
+        cols = self.insns.cols
+        mem = cols[:, COL_OPCODE] <= Opcode.STORE
+        sizes = np.array([tile_bytes(self.hw, m) for m in MemId])
+        return np.where(mem, sizes[np.where(mem, cols[:, MEM_COL["memory_type"]], 0)], 0)
 
     @property
     def uop_buffer_bytes(self) -> int:
@@ -441,39 +449,24 @@ class ProgramBuilder:
     # ---- result ----------------------------------------------------------------------------
     def build(self, meta: Mapping[str, object] | None = None) -> Program:
         """The Program: regions plus a ``uops`` region holding the image, placed last."""
-        regions, base, dram_bytes = self._layout()
-        insns = list(self.insns)
-        for i in self._uop_loads:
-            insns[i] = replace(insns[i], dram_base=insns[i].dram_base + base)
-        return Program(self.hw, insns, self._image_words(), regions, dram_bytes,
-                       name=self.name, meta=meta or {})  # fmt: skip
+        return self.build_table(np.array(InsnTable.of(self.insns).cols), self._uop_loads, meta)
 
     def build_table(self, cols: np.ndarray, uop_loads: Sequence[int],
                     meta: Mapping[str, object] | None = None) -> Program:
         """The Program of instructions given as an ``InsnTable`` matrix (``cols``, changed in
         place) instead of appended records; rows ``uop_loads`` are LOAD UOPs whose
         ``dram_base`` is relative to the micro-op image (as ``load_uops`` makes them)."""
-        regions, base, dram_bytes = self._layout()
-        cols[np.asarray(uop_loads, dtype=np.int64), MEM_COL["dram_base"]] += base
-        return Program(self.hw, InsnTable(cols), self._image_words(), regions, dram_bytes,
-                       name=self.name, meta=meta or {})  # fmt: skip
-
-    def _image_words(self) -> np.ndarray:
-        return np.concatenate(self._image) if self._image else np.zeros(0, np.uint32)
-
-    def _layout(self) -> tuple[dict[str, DramRegion], int, int]:
-        """The regions with ``uops`` placed last, the image's first word in DRAM (what a
-        relative LOAD UOP adds) and the DRAM size."""
         regions = dict(self._regions)
         align = alignment(self.hw)
         end = self._next_offset
-        base = 0
-        if self._image_size or self._uop_loads:
+        if self._image_size or len(uop_loads):
             off = -(-end // align) * align
             regions[UOP_REGION] = DramRegion(UOP_REGION, off, self._image_size * UOP_BYTES)
-            base = off // UOP_BYTES
+            cols[np.asarray(uop_loads, dtype=np.int64), MEM_COL["dram_base"]] += off // UOP_BYTES
             end = regions[UOP_REGION].end
-        return regions, base, max(-(-end // align) * align, align)
+        image = np.concatenate(self._image) if self._image else np.zeros(0, np.uint32)
+        return Program(self.hw, InsnTable(cols), image, regions, max(-(-end // align) * align,
+                       align), name=self.name, meta=meta or {})  # fmt: skip
 
 
 def deps(*names: str) -> DepFlags:

@@ -8,7 +8,7 @@ import numpy as np
 
 from vtatune.errors import ProgramError
 from vtatune.program.isa import COL_OPCODE, GEMM_COL, MEM_COL, MemId, Opcode
-from vtatune.program.program import Program, tile_bytes
+from vtatune.program.program import Program
 from vtatune.simulator.functional import Counters, FunctionalResult, run
 from vtatune.workloads.base import Workload
 
@@ -38,9 +38,7 @@ def program_counters(program: Program) -> Counters:
     load, store = op == Opcode.LOAD, op == Opcode.STORE
     if (load & (mt == MemId.OUT)).any():
         raise ProgramError("a LOAD of memory type OUT (only STORE moves OUT tiles)")
-    tb = np.array([tile_bytes(program.hw, m) for m in MemId])[np.where(load | store, mt, 0)]
-    nbytes = np.where(load | store, cols[:, MEM_COL["y_size"]] * cols[:, MEM_COL["x_size"]] * tb,
-                      0)
+    nbytes = cols[:, MEM_COL["y_size"]] * cols[:, MEM_COL["x_size"]] * program.dma_tile_bytes()
     c = dict.fromkeys(Counters.__dataclass_fields__, 0)
     c["out_store_nbytes"] = int(nbytes[store].sum())
     for m, key in _LOAD_KEYS.items():

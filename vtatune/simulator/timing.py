@@ -60,7 +60,7 @@ from vtatune.program.isa import (
     insn_name,
     routing_problems,
 )
-from vtatune.program.program import Program, tile_bytes
+from vtatune.program.program import Program
 from vtatune.simulator.functional import POPS, PUSHES, QUEUES
 
 #: Version of this timing model's equations: bump on any change that can change cycles, so
@@ -297,7 +297,6 @@ def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
 
     Computed on the instruction table's columns; routing and its checks depend on a few fields
     of an instruction only and are worked out once per distinct combination."""
-    hw = program.hw
     cols = program.insns.cols
     n = cols.shape[0]
     op = cols[:, COL_OPCODE]
@@ -313,7 +312,7 @@ def cost_rows(program: Program, board: Board, p: TimingParams) -> CostRows:
     codes = (module * 16 + bits).tolist()
     # DMA: a zero-size LOAD/STORE is a no-op that only moves tokens
     dma = mem & (y != 0) & (x != 0)
-    tb = np.array([tile_bytes(hw, m) for m in MemId])[np.where(mem, mt, 0)]
+    tb = program.dma_tile_bytes()
     nbytes = np.where(dma, y * x * tb, 0)
     nbeats = np.where(dma, y * -(-(x * tb) // board.axi_bytes_per_cycle), 0)
     padded = (pads[:, 0] + y + pads[:, 1]) * (pads[:, 2] + x + pads[:, 3])
