@@ -13,6 +13,7 @@ from vtatune.hardware.config import default
 from vtatune.program import GemmInsn, MemId, MemInsn, Opcode, Program
 from vtatune.program.examples import DenseShape, dense_program
 from vtatune.program.isa import (
+    ALU_COL,
     COL_DEPS,
     COL_OPCODE,
     TABLE_WIDTH,
@@ -66,7 +67,7 @@ def test_a_table_is_read_only_and_checked() -> None:
     with pytest.raises(ProgramError, match="instruction #1: unknown memory_type 9"):
         InsnTable(bad)
     bad = rows.copy()
-    bad[0, COL_OPCODE], bad[0, 11] = Opcode.ALU, 5
+    bad[0, COL_OPCODE], bad[0, ALU_COL["alu_opcode"]] = Opcode.ALU, 5
     with pytest.raises(ProgramError, match="instruction #0: unknown alu_opcode 5"):
         InsnTable(bad)
 
