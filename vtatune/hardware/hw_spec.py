@@ -164,7 +164,7 @@ def layouts(hw: HwConfig) -> dict[str, InsnLayout]:
     return _layouts(tuple(hw.field_bits.items()))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=8192)
 def _layouts(widths: tuple[tuple[str, int], ...]) -> dict[str, InsnLayout]:
     f = dict(widths)
     loop = (

@@ -26,9 +26,10 @@ and which threads, and what unit a tile counts, is the operator's knob declarati
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -232,10 +233,29 @@ def thread_knobs(wl: Workload) -> tuple[str, ...]:
 
 def nearest_log(values: tuple[int, ...], u: float, unit: int = 1) -> int:
     """The value of ``values`` (increasing tile counts of ``unit`` elements) whose size in
-    elements is nearest ``(max elements) ** u`` in log scale."""
+    elements is nearest ``(max elements) ** u`` in log scale; of two equally near, the
+    smaller."""
+    logs = _logs(values, unit)
     top = values[-1] * unit
     target = math.log(top) * min(max(u, 0.0), 1.0) if top > 1 else 0.0
-    return min(values, key=lambda v: (abs(math.log(v * unit) - target), v))
+    if logs is None:  # not increasing: look at every value
+        return min(values, key=lambda v: (abs(math.log(v * unit) - target), v))
+    # the distance to the target falls, then rises along the increasing logs: the nearest
+    # value is one of the two around the target's place
+    i = bisect.bisect_left(logs, target)
+    if i == 0:
+        return values[0]
+    if i == len(values) or abs(logs[i - 1] - target) <= abs(logs[i] - target):
+        return values[i - 1]
+    return values[i]
+
+
+@lru_cache(maxsize=8192)
+def _logs(values: tuple[int, ...], unit: int) -> tuple[float, ...] | None:
+    """``log(v * unit)`` of each value, or None when the values do not increase (the
+    annealer asks for the same axes again and again)."""
+    logs = tuple(math.log(v * unit) for v in values)
+    return logs if all(a < b for a, b in zip(logs, logs[1:])) else None
 
 
 def log_position(values: tuple[int, ...], v: int, unit: int = 1) -> float:
