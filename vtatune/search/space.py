@@ -255,7 +255,7 @@ def _logs(values: tuple[int, ...], unit: int) -> tuple[float, ...] | None:
     """``log(v * unit)`` of each value, or None when the values do not increase (the
     annealer asks for the same axes again and again)."""
     logs = tuple(math.log(v * unit) for v in values)
-    return logs if all(a < b for a, b in zip(logs, logs[1:])) else None
+    return logs if all(a < b for a, b in zip(logs[:-1], logs[1:], strict=True)) else None
 
 
 def log_position(values: tuple[int, ...], v: int, unit: int = 1) -> float:
