@@ -222,7 +222,7 @@ def test_a_candidate_goes_to_the_idle_worker_that_lowered_its_program() -> None:
 
 def test_a_candidate_of_a_busy_workers_program_queues_behind_it() -> None:
     """A worker that is lowering (or holds) a candidate's program gets it even when busy,
-    queued behind its task (one at most): another worker would lower the program again."""
+    queued behind its task (up to MAX_BACKLOG): another worker would lower the program again."""
     from dataclasses import replace
 
     a = _candidate()

@@ -44,8 +44,9 @@ READY, STARTED, DONE = "ready", "started", "done"
 #: lowers or holds, which another worker would lower again). With a search's one queued
 #: candidate per worker (``room``), a limit of 1 sent a third of the candidates of a program
 #: in hand to another worker, which lowered it again (~57 repeated lowerings in a 500-trial
-#: conv2d search; 12-16 with 3).
-MAX_BACKLOG = 3
+#: conv2d search; 12-16 with 3, 0-1 with 8). A queued candidate of a program in hand costs
+#: its verification (~0.1 ms) and at most one build, so a long queue delays little.
+MAX_BACKLOG = 8
 
 
 class WorkerError(UserError):
