@@ -51,8 +51,8 @@ def map_stmts(stmt: Stmt, post: Callable[[Stmt], Stmt | None],
 
     A statement whose children come back unchanged is passed on as the same Python object,
     so the common case is told by identity; statement kinds are told by exact type (TVM's
-    node classes answer ``isinstance`` through ``ABCMeta``, several times slower), which
-    makes this walk ~2x faster on the VTA passes' programs."""
+    node classes answer ``isinstance`` through ``ABCMeta``, slower when the answer is no):
+    ~2 ms less per lowered program of a conv2d search (of ~50), the same modules."""
     if pre is not None:
         r = pre(stmt)
         if r is not None:
