@@ -59,7 +59,6 @@ def test_nearest_log_and_inverse() -> None:
         assert nearest_log(values, log_position(values, v)) == v
 
 
-
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(1, 600), min_size=1, max_size=30, unique=True),
        st.one_of(st.floats(-0.5, 1.5), st.sampled_from([0.0, 0.5, 1.0, math.nan])),
@@ -73,8 +72,10 @@ def test_nearest_log_is_the_nearest_of_all(values: list[int], u: float, unit: in
     target = math.log(top) * min(max(u, 0.0), 1.0) if top > 1 else 0.0
     want = min(axis, key=lambda v: (abs(math.log(v * unit) - target), v))
     assert nearest_log(axis, u, unit) == want
+    assert nearest_log(list(axis), u, unit) == want  # an axis given as a list
     for v in axis if ordered else ():
         assert nearest_log(axis, log_position(axis, v, unit), unit) == v
+
 
 def test_a_position_means_the_same_work_on_other_hardware() -> None:
     sp = spaces.load("conv2d", layer="C8")

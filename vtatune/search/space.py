@@ -235,7 +235,7 @@ def nearest_log(values: tuple[int, ...], u: float, unit: int = 1) -> int:
     """The value of ``values`` (increasing tile counts of ``unit`` elements) whose size in
     elements is nearest ``(max elements) ** u`` in log scale; of two equally near, the
     smaller."""
-    logs = _logs(values, unit)
+    logs = _logs(tuple(values), unit)  # (an operator's axis may come as a list)
     top = values[-1] * unit
     target = math.log(top) * min(max(u, 0.0), 1.0) if top > 1 else 0.0
     if logs is None:  # not increasing: look at every value

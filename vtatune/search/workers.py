@@ -3,8 +3,8 @@
 Each worker is a separate process that evaluates one candidate at a time. Workers are forked
 from a fork server that has imported the compiler, runtime and simulator (``worker_boot``:
 TVM's import, ~1 s of CPU, paid once per search process instead of once per worker); the
-server is a fresh interpreter, so no state of the
-search process (its database connections, its threads) reaches a worker. A worker evaluates a
+server is a fresh interpreter, so no state of the search process (its database connections,
+its threads) reaches a worker. A worker evaluates a
 warm-up candidate of its space, then acknowledges each task when its evaluation starts:
 ``--timeout`` counts from that moment, so start-up never counts against a candidate.
 
@@ -69,7 +69,7 @@ def _context() -> Any:
 
 
 def boot() -> None:
-    """Start the fork server now (it imports TVM and warms it in the background) so that the
+    """Start the fork server now (it imports TVM in the background) so that the
     first worker starts in milliseconds: ``vtatune search`` calls this once its input is read,
     a search with trials to run (``runner.run``) before it sets up its sampler, the pool
     before it starts a worker; the calls after the first do nothing.
