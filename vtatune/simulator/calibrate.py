@@ -824,8 +824,8 @@ def calibrate_prepared(items: Sequence[Prepared], board: Board, prior: TimingPar
                            float((a + h) * 1e3), float(a * 1e3), float(h * 1e3),
                            float((a + h) / (it.record.ms * 1e-3) - 1), loo_err[i], i in out,
                            it.record.session, it.record.network, lono_err[i],
-                           reasons.get(i, ""), i in protected
-                           and abs(trim.residuals[i]) > CUTOFF_SIGMAS * trim.sigma)
+                           reasons.get(i, ""), bool(i in protected and abs(trim.residuals[i])
+                                                    > CUTOFF_SIGMAS * trim.sigma))
                  for i, (it, a, h) in enumerate(zip(items, acc, host, strict=True)))
     sim = np.array([f.simulated_ms for f in fits])
     meas = np.array([f.measured_ms for f in fits])
