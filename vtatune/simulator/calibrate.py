@@ -94,6 +94,9 @@ _SHORT = {"tile_b": "b", "tile_h": "h", "tile_w": "w", "tile_ci": "ci", "tile_co
 _MODEL = re.compile(r"^(?:(\w+?)_)?(\d+)x(\d+)_i(\d+)w(\d+)a(\d+)_(\d+)_(\d+)_(\d+)_(\d+)$")
 #: Most bytes of a measured-records file.
 MAX_BYTES = 32 << 20
+#: Largest value of a shape field of a measured record (a layer's channels, rows, batch; the
+#: knob spaces enumerate divisors, so an absurd size would take forever, not fail).
+MAX_SHAPE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,10 @@ def records_from_list(raw: Any, source: str, default_hw: HwConfig,
         wrong = [k for k, v in vals.items() if isinstance(v, bool) or not isinstance(v, int)]
         if wrong:
             problems.append(f"{where}: shape needs integer {', '.join(wrong)}")
+            continue
+        huge = [k for k, v in vals.items() if v > MAX_SHAPE]
+        if huge:
+            problems.append(f"{where}: shape {', '.join(huge)} above {MAX_SHAPE:,}")
             continue
         knobs = rec["knobs"]
         if any(isinstance(v, bool) or not isinstance(v, int) for v in knobs.values()):
