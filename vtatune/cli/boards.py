@@ -36,7 +36,7 @@ def boards_cmd(json_: JsonOption = False) -> None:
                   ["name", "part (family)", "MHz", "AXI bits", "resources"], rows)
     rows = [[p.spec + (" (default)" if p.default else ""), p.origin, *_figures(p)]
             for b in known for p in profiles[b.name]]
-    console.table("timing profiles (--board NAME@PROFILE; figures over every record fitted)",
+    console.table("timing profiles (--board NAME@PROFILE; figures over all of a profile's records)",
                   ["profile", "from", "records", "median error", "worst", "LOO median",
                    "LONO median"], rows)
     console.line(f"your profiles are read from {timing_profiles.data_dir() / 'timing'} "
