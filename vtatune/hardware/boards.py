@@ -146,5 +146,20 @@ def _exists(p: Path) -> bool:
         return False
 
 
+def is_known(spec: str) -> bool:
+    """Whether ``spec`` names a known board, with a timing profile it has when it gives one
+    (``pynq-z1``, ``pynq-z1@2019-07``); a path never is (what a bundle's manifest may name)."""
+    from vtatune.errors import UserError
+
+    base = spec.partition("@")[0]
+    if base not in names():
+        return False
+    try:
+        load(spec)
+    except UserError:
+        return False
+    return True
+
+
 def all_boards() -> list[Board]:
     return [load(n) for n in names()]
