@@ -65,21 +65,28 @@ class Profile:
 def split(spec: str) -> tuple[str, str | None]:
     """``("pynq-z1", "2019-08")`` for ``pynq-z1@2019-08``; ``(spec, None)`` without a profile.
     ``UserError`` for an empty or malformed profile name."""
+    from vtatune.escaping import shown
+
     board, sep, profile = spec.partition(SEPARATOR)
     if not sep:
         return spec, None
-    check_name(profile, f"board {spec!r}: profile")
+    if not NAME.match(profile):
+        raise ConfigError(f"board {shown(spec, 80)}", [_bad_name(profile)])
     return board, profile
 
 
 def check_name(name: str, what: str = "profile") -> str:
     """``name`` if it is a valid profile name, else ``UserError`` saying why."""
     if not NAME.match(name):
-        from vtatune.escaping import shown
-
-        raise UserError(f"{what} {shown(name)} is not a profile name (1-64 letters, digits, "
-                        "'.', '_' or '-', starting with a letter or digit)")
+        raise UserError(f"{what} {_bad_name(name)}")
     return name
+
+
+def _bad_name(name: str) -> str:
+    from vtatune.escaping import shown
+
+    return (f"{shown(name, 80)} is not a profile name (1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit)")
 
 
 def timing_dir() -> Path:

@@ -12,8 +12,9 @@ Three identities, kept apart on purpose:
   board (its file: clock, AXI width, resources), the study's constraints (``fit_board``,
   ``max_area_mm2``, ...) and the **model fingerprint**: the timing and area model versions
   (``vtatune.simulator.timing.MODEL_VERSION``, ``vtatune.area.MODEL_VERSION``, bumped on any
-  change of their equations), the contents of the board's file, its timing-constants file and
-  the area coefficients, and ``RESULT_FORMAT_VERSION`` (bumped when a record's fields change
+  change of their equations), the contents of the board's file, of its timing profile (the
+  board may be named ``NAME@PROFILE``; a timing file of one profile counts whole) and of the
+  area coefficients, and ``RESULT_FORMAT_VERSION`` (bumped when a record's fields change
   meaning). A stored record is ``(candidate key, context key)``; changing any of these gives
   another context key, so stale cycles are never served.
 
