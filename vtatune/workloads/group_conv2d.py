@@ -378,6 +378,7 @@ def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
     y_o, y_i = sch.split(y, [None, k["tile_h"]])
     x_o, x_i = sch.split(x, [None, k["tile_w"]])
+    sch.reorder(b_o, g_o, oc_o, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
     channels = [g_o, oc_o]
     threads = []
     nt = k["oc_nthread"]
