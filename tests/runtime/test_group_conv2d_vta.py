@@ -41,6 +41,9 @@ CASES = [
     # a group's two output tiles cut in two; threads over neighbouring tiles of one group
     ("1x8x8", GroupConv2d(1, 32, 14, 14, 32, 3, 3, 1, 1, 2),
      _knobs(tile_h=7, tile_w=14, tile_ci=1, tile_co=1, oc_nthread=2)),
+    # three output tiles a group: VTA's thread pairs (tiles 0-1, 2-3, 4-5) cross groups
+    ("default", GroupConv2d(1, 96, 10, 10, 96, 3, 3, 1, 1, 2),
+     _knobs(tile_h=5, tile_w=10, tile_ci=3, tile_co=1, oc_nthread=2)),
 ]
 IDS = [f"{h}-{w.signature}-co{k['tile_co']}-t{k['oc_nthread']}" for h, w, k in CASES]
 
