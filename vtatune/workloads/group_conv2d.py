@@ -29,7 +29,12 @@ Knobs: conv2d's plus ``tile_g``; how ``tile_co`` / ``oc_nthread`` count depends 
   ``CO`` tiles cuts each group's tiles (a tail per group when it does not divide ``CO``); a
   larger one holds whole groups (a multiple of ``CO``), so a tile never straddles a group
   boundary — VTA's tile_co (a divisor of ``GROUPS * CO``) is always one of these when ``CO``
-  and ``GROUPS`` are powers of two.
+  and ``GROUPS`` are powers of two. Loads, GEMMs, ALU ops and stores per tile are those of
+  VTA's loop nest, with one difference: a tile of k groups with ``tile_ci < CI`` loads each
+  group's ``tile_ci`` input tiles per step, where VTA's bound inference loads the whole
+  channel range from the first group's to the last's (``(k-1)*CI + tile_ci`` tiles); with
+  ``tile_ci = CI`` (MobileNet-G on 16-wide blocks: CI = 1) the loads are the same. The GEMM
+  loops inside a tile are conv2d's (``conv2d.schedule_conv``), not VTA's TOPI order.
 - **Groups packed together** (m > 1, depthwise): ``tile_g`` groups per output tile (a multiple
   of m), ``tile_co`` / ``tile_ci`` tiles of a packed group, ``oc_nthread`` over a packed
   group's output tiles.
