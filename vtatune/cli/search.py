@@ -30,8 +30,8 @@ DEFAULT_SAMPLER = "xgb"
 
 def search(
     workload: Annotated[str | None, typer.Argument(
-        help="Operator (see `vtatune operators`) or network (resnet18; default: the --space "
-        "file's, else conv2d).",
+        help="Operator (see `vtatune operators`), network (resnet18, a network file) or ONNX "
+        "model (MODEL.onnx); default: the --space file's, else conv2d.",
         show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
@@ -87,13 +87,14 @@ def search(
     from vtatune.cli.options import refuse_memory_db
     from vtatune.errors import UserError
     from vtatune.escaping import shown
+    from vtatune.models.space import is_model_path
     from vtatune.networks import space as nspace
     from vtatune.search import space as spaces
     from vtatune.search.samplers import names, require
     from vtatune.workloads import registry
 
     network = next((n for n in (space, workload) if n is not None and nspace.is_network_file(n)),
-                   None)
+                   workload if is_model_path(workload) else None)
     if network is not None:
         from vtatune.cli.network import search_network
 
