@@ -42,20 +42,26 @@ def import_model(
         from vtatune.cli.files import write_files
 
         text = toml_text(m)
-        write_files(lambda: out.write_text(text, encoding="utf-8"), out)
+
+        def write() -> None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+
+        write_files(write, out)
         written = out
     if json_:
         console.print_json({**m.describe(), "out": None if written is None else str(written)})
         return
     g = m.graph
-    console.line(f"model {g.path.name}: ONNX opset {g.opset}, {len(g.nodes):,} nodes, "
+    console.line(f"model {g.path.name}: ONNX opset {g.opset}, {_n(len(g.nodes), 'node')}, "
                  f"{g.file_bytes / 1e6:,.1f} MB"
                  + (f" + {g.external_files} external data file"
                     f"{'s' if g.external_files != 1 else ''}" if g.external_files else "")
                  + f"; {g.batch_note}")
     console.line(f"sha256 (graph and shapes, without weights): {m.fingerprint}")
     net = m.network
-    console.table(f"network {m.name}: {len(m.layers)} layers ({net.invocations} runs), "
+    console.table(f"network {m.name}: {_n(len(m.layers), 'layer')} "
+                  f"({_n(net.invocations, 'run')}), "
                   f"{net.macs / 1e9:,.3f} GMACs on VTA",
                   ["layer", "kind", "shape", "count", "ONNX nodes"],
                   [[la.name, la.workload.kind, shape_text(la.workload), la.count,
@@ -76,6 +82,10 @@ def import_model(
     if written is not None:
         console.line(f"wrote {written} (search it: "
                      f"{shell_command(['vtatune', 'search', str(written)])})")
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _nodes(nodes: tuple[str, ...], limit: int = 3) -> str:
