@@ -186,3 +186,14 @@ def test_messages_nested_too_deep(tmp_path) -> None:
     p = tmp_path / "deep.onnx"
     p.write_bytes(data)
     assert "nested more than" in _err(p)
+
+
+def test_a_huge_field_is_not_read(tmp_path) -> None:
+    # a graph name claiming 100 MB (sparse: the file holds zeros): refused before reading it
+    p = tmp_path / "name.onnx"
+    head = bytes([0x08, 0x08, 0x3A]) + bytes([0x85, 0x80, 0x80, 0x32]) + bytes([0x12, 0x80,
+                                                                                 0x80, 0x80, 0x32])
+    with open(p, "wb") as f:
+        f.write(head)
+        f.truncate(len(head) + (100 << 20) + 5)
+    assert "more than any graph field" in _err(p)

@@ -40,6 +40,9 @@ MAX_PROTOBUF_BYTES = (1 << 31) - 1
 MAX_DEPTH = 64
 #: Most nodes in a graph (the largest published CNNs have a few thousand).
 MAX_NODES = 1_000_000
+#: Largest field kept in memory (a name, a shape, an attribute's list): tensor payloads, the
+#: only large fields of a model, are skipped, so a larger field is not a model's.
+MAX_FIELD_BYTES = 64 << 20
 
 # Wire types.
 VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
@@ -204,6 +207,9 @@ def _message(w: _Wire, kind: str, end: int, depth: int, out: Stripped) -> bytes:
             out.skipped_bytes += length
             continue
         sub = descend.get(field_no)
+        if sub is None and length > MAX_FIELD_BYTES:
+            raise _Malformed(f"a field of {length:,} bytes at byte {start:,}, more than any "
+                             f"graph field ({MAX_FIELD_BYTES >> 20} MiB; weights are skipped)")
         if sub is None:
             parts.append(tag_raw + _varint_bytes(length) + w.read(length))
             continue
