@@ -124,3 +124,10 @@ def test_search_a_model_and_its_fingerprint_in_the_study(capsys, tmp_path) -> No
     rc, out, err = _run(capsys, "search", str(a), "--space", "resnet18", "--trials", "1",
                         "--db", db)
     assert rc == 2 and "not both" in err
+
+
+def test_batch_limit_is_the_library_s() -> None:
+    from vtatune.cli import import_
+    from vtatune.models import graph
+
+    assert import_.MAX_BATCH == graph.MAX_BATCH

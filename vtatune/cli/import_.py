@@ -12,12 +12,15 @@ from vtatune.cli.options import JsonOption, int_in
 
 #: Host operators named in the text output before "and N more".
 SHOWN_HOST_OPS = 12
+#: ``vtatune.models.graph.MAX_BATCH`` (which the library enforces too), not imported here:
+#: the models package pulls in the network code, and --help stays instant.
+MAX_BATCH = 4096
 
 
 def import_model(
     model: Annotated[str, typer.Argument(help="ONNX model file (.onnx).", show_default=False)],
     batch: Annotated[int | None, typer.Option(
-        "--batch", callback=int_in(1, 4096),
+        "--batch", callback=int_in(1, MAX_BATCH),
         help="Batch for a model whose batch dimension is not fixed (default 1).")] = None,
     name: Annotated[str | None, typer.Option(
         "--name", help="Network name (default: the file name).")] = None,
