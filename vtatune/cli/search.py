@@ -81,8 +81,8 @@ def search(
 
     Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
-    network (resnet18, or --space FILE with a [network] table): a trial is then one hardware
-    design with every layer's schedule tuned.
+    network (resnet18 and the zoo's others, --space FILE with a [network] table, or an ONNX
+    model MODEL.onnx): a trial is then one hardware design with every layer's schedule tuned.
     """
     from vtatune.cli.options import refuse_memory_db
     from vtatune.errors import UserError
