@@ -51,9 +51,20 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
                         "single-operator searches")
     if hw is not None and objective is None:
         objective = "latency"
-    sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
-                     inner_trials=layer_trials, inner_sampler=inner_sampler)
-    name = study or f"network-{sp.network.name}-{'sched-' if hw else ''}{sampler}"
+    from vtatune.models.space import is_model_path, network_space
+
+    if is_model_path(network):
+        if space is not None:
+            raise UserError("give an ONNX model or --space, not both (to search a model in "
+                            "other settings: vtatune import MODEL.onnx --out FILE.toml, edit "
+                            "it, then vtatune search FILE.toml)")
+        sp, _ = network_space(network, hw=hw, board=board, objective=objective,
+                              inner_trials=layer_trials, inner_sampler=inner_sampler)
+    else:
+        sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
+                         inner_trials=layer_trials, inner_sampler=inner_sampler)
+    model = f"{sp.network.fingerprint[:8]}-" if sp.network.fingerprint else ""
+    name = study or f"network-{sp.network.name}-{model}{'sched-' if hw else ''}{sampler}"
     from vtatune.networks.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any

@@ -30,8 +30,8 @@ DEFAULT_SAMPLER = "xgb"
 
 def search(
     workload: Annotated[str | None, typer.Argument(
-        help="Operator (see `vtatune operators`) or network (resnet18; default: the --space "
-        "file's, else conv2d).",
+        help="Operator (see `vtatune operators`), network (resnet18, a network file) or ONNX "
+        "model (MODEL.onnx); default: the --space file's, else conv2d.",
         show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
@@ -81,19 +81,20 @@ def search(
 
     Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
-    network (resnet18, or --space FILE with a [network] table): a trial is then one hardware
-    design with every layer's schedule tuned.
+    network (resnet18 and the zoo's others, --space FILE with a [network] table, or an ONNX
+    model MODEL.onnx): a trial is then one hardware design with every layer's schedule tuned.
     """
     from vtatune.cli.options import refuse_memory_db
     from vtatune.errors import UserError
     from vtatune.escaping import shown
+    from vtatune.models.space import is_model_path
     from vtatune.networks import space as nspace
     from vtatune.search import space as spaces
     from vtatune.search.samplers import names, require
     from vtatune.workloads import registry
 
     network = next((n for n in (space, workload) if n is not None and nspace.is_network_file(n)),
-                   None)
+                   workload if is_model_path(workload) else None)
     if network is not None:
         from vtatune.cli.network import search_network
 
