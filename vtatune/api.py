@@ -259,9 +259,8 @@ def _search_network(path: str, *, trials: int, db: str | None, workers: int,
     job = studies.network_search(path, trials=trials, workers=workers, seed=seed,
                                  timeout=timeout, **options)
     runner.check_study(job.space, job.study, db)
-    res = runner.run(job.space, sampler=job.sampler, trials=trials, study=job.study, db=db,
-                     workers=workers or os.cpu_count() or 1, seed=seed, timeout=timeout,
-                     warm_start=warm_start)
+    res = studies.run_network(job, trials=trials, db=db, workers=workers or os.cpu_count() or 1,
+                              seed=seed, timeout=timeout, warm_start=warm_start).result
     return SearchSummary(study=res.study, db=res.db, trials=res.trials,
                          new_trials=res.new_trials, evaluated=res.evaluated, cached=res.cached,
                          feasible=res.feasible, best_cycles=res.best_cycles,

@@ -244,3 +244,34 @@ def network_search(path: str, *, layer: str | None = None, shape: str | None = N
                      inner_trials=layer_trials, inner_sampler=inner_sampler)
     return NetworkSearch(space=sp, sampler=sampler,
                          study=study or network_study_name(sp, sampler, hw))
+
+
+@dataclass(frozen=True)
+class NetworkRun:
+    """A finished network search run and its dashboard copy's fate (``mirror_error``: why
+    the Optuna study was not updated, None when it was)."""
+
+    result: Any  # networks.runner.NetworkSearchResult
+    mirror_error: str | None
+
+
+def run_network(job: NetworkSearch, *, trials: int, db: str | None, workers: int,
+                seed: int | None, timeout: float, warm_start: bool,
+                on_progress: Callable[[Any], None] | None = None) -> NetworkRun:
+    """Run the network search ``job`` (``networks.runner.run``; ``workers`` > 0) with its
+    designs mirrored into an Optuna study of the same name in the same database, for
+    optuna-dashboard (``search.dashboard.NetworkOptunaMirror``: a thread reading the store,
+    so the search never waits for it)."""
+    from vtatune.networks import runner
+    from vtatune.search.dashboard import NetworkOptunaMirror
+    from vtatune.store import normalize_url
+
+    n_obj = 2 if job.space.objective == "area-latency" else 1
+    mirror = NetworkOptunaMirror(normalize_url(db), job.study, job.space, n_obj)
+    try:
+        result = runner.run(job.space, sampler=job.sampler, trials=trials, study=job.study,
+                            db=db, workers=workers, seed=seed, timeout=timeout,
+                            warm_start=warm_start, on_progress=on_progress)
+    finally:
+        mirror.close()
+    return NetworkRun(result=result, mirror_error=mirror.error)

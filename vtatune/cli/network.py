@@ -32,17 +32,22 @@ def search_network(path: str, *, layer: str | None, shape: str | None, hw: str |
     # an unreachable database or a study made for something else fails here, before any
     # progress output
     check_study(job.space, job.study, db)
-    result = _run(job.space, job.sampler, trials, job.study, db, workers or os.cpu_count() or 1,
-                  seed, timeout, warm_start, quiet=json_)
-    _report(result, job.space, json_, db)
+    run = _run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout, warm_start,
+               quiet=json_)
+    _report(run.result, job.space, json_, db)
+    if run.mirror_error:
+        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                      f"({run.mirror_error}); the results are stored")
 
 
-def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
-         seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
+def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
+         timeout: float, warm_start: bool, quiet: bool) -> Any:
     import typer
 
-    from vtatune import formats
+    from vtatune import formats, studies
     from vtatune.networks import runner
+
+    sp, sampler, name = job.space, job.sampler, job.study
 
     plural = "s" if workers != 1 else ""
     header = (f"search {name}: network {sp.network.name} ({len(sp.network.layers)} layers), up "
@@ -61,13 +66,14 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
                                f"{p.cached}")
 
         try:
-            return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
-                              workers=workers, seed=seed, timeout=timeout,
-                              warm_start=warm_start, on_progress=on_progress)
+            run = studies.run_network(job, trials=trials, db=db, workers=workers, seed=seed,
+                                      timeout=timeout, warm_start=warm_start,
+                                      on_progress=on_progress)
         except KeyboardInterrupt:
             console.error(f"interrupted: finished designs and layer results are stored; rerun "
                           f"with --study {name} to continue")
             raise typer.Exit(130) from None
+    return run
 
 
 def _display_url(db: str | None) -> str:

@@ -860,7 +860,8 @@ class Store:
             for m in s.execute(q.order_by(e.c.number, e.c.seq)).mappings():
                 cand = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
                 out.append(NetworkEval(number=m["number"], seq=m["seq"],
-                                       candidate=_candidate(cand), cached=bool(m["cached"])))
+                                       candidate=_candidate(cand), cached=bool(m["cached"]),
+                                       created_at=_utc(m.get("created_at"))))
             return out
 
     def _lock_study(self, s: Connection, study: str) -> int:
