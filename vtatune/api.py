@@ -205,7 +205,8 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     from vtatune import studies
     from vtatune.errors import UserError
 
-    _check_search_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
+    # the ranges of the CLI's options, the argument named ("seed must be in 0..")
+    studies.check_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
                           layer_trials=layer_trials)
     studies.refuse_memory_db(db)  # the results would vanish with the connection
     network = studies.network_file(workload, space)
@@ -220,22 +221,12 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
         raise UserError("layer_trials and inner_sampler apply to network searches (e.g. "
                         "search('resnet18'))")
     from vtatune.search import runner
-    from vtatune.search import space as spaces
 
-    studies.check_workload(workload)  # an unknown one: the known operators and networks
-    sampler = sampler or studies.DEFAULT_SAMPLER
-    studies.check_sampler(sampler)
-    if latency is not None and latency not in spaces.LATENCIES:
-        raise UserError(f"latency must be one of {', '.join(spaces.LATENCIES)}, got "
-                        f"{latency!r}")
-    if hw is not None and objective is None:
-        objective = "latency"
-    from vtatune.passes.user import resolve
-
-    sp = spaces.load(space or studies.default_space(workload, hw), layer=layer, shape=shape,
-                     workload=workload, hw=hw, board=board, objective=objective,
-                     passes=resolve(passes), latency=latency)
-    name = study or studies.study_name(sp, sampler, hw, default_space=space is None)
+    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
+                                  board=board, trials=trials, sampler=sampler,
+                                  objective=objective, study=study, workers=workers,
+                                  timeout=timeout, latency=latency, passes=passes)
+    sp, sampler, name = job.space, job.sampler, job.study
     runner.check_study(sp, name, db)  # a study made for something else: one line
     res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
                      workers=workers or os.cpu_count() or 1, seed=seed, timeout=timeout,
@@ -441,11 +432,3 @@ def _ms(cycles: int | None, board: str) -> float | None:
         return cycles / (boards.load(board).clock_mhz * 1e3)
     except UserError:  # a board this install does not know: no clock, no milliseconds
         return None
-
-
-def _check_search_numbers(**values: float | None) -> None:
-    """The ranges ``vtatune search`` checks its options against (``vtatune.studies``), as a
-    ``UserError`` naming the argument."""
-    from vtatune.studies import check_numbers
-
-    check_numbers(**values)

@@ -194,6 +194,49 @@ def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None) -> str:
 
 
 @dataclass(frozen=True)
+class OperatorSearch:
+    """A single-operator search checked and resolved: its space, sampler and study name."""
+
+    space: SearchSpace
+    sampler: str
+    study: str
+
+
+def operator_search(workload: str | None, *, layer: str | None = None,
+                    shape: str | None = None, space: str | None = None, hw: str | None = None,
+                    board: str | None = None, trials: int = 100, sampler: str | None = None,
+                    objective: str | None = None, study: str | None = None, workers: int = 0,
+                    timeout: float = 120.0, latency: str | None = None,
+                    passes: Any = None) -> OperatorSearch:
+    """Check a single-operator search's options (every ``UserError`` before anything runs or
+    is stored) and load its space: ``space`` or the workload's default space file
+    (``default_space``); ``passes`` a user pass file's path (or a ``PassSet``)."""
+    from vtatune.passes.user import resolve
+    from vtatune.search import space as spaces
+
+    sampler = sampler or DEFAULT_SAMPLER
+    if workload is not None:
+        check_workload(workload)
+    if trials < 1:
+        raise UserError(f"--trials must be at least 1, got {trials}")
+    check_sampler(sampler)  # gp without torch: one line, before anything is printed
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout:g}")
+    if workers < 0:
+        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    if hw is not None and objective is None:
+        objective = "latency"
+    user = resolve(passes)
+    path = space if space is not None else default_space(workload or "conv2d", hw)
+    check_latency(latency)
+    sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
+                     objective=objective, passes=user, latency=latency)
+    return OperatorSearch(space=sp, sampler=sampler,
+                          study=study or study_name(sp, sampler, hw,
+                                                    default_space=space is None))
+
+
+@dataclass(frozen=True)
 class NetworkSearch:
     """A network search checked and resolved: its space, outer sampler and study name."""
 

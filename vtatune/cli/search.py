@@ -82,7 +82,6 @@ def search(
     """
     from vtatune import studies
     from vtatune.errors import UserError
-    from vtatune.search import space as spaces
 
     network = studies.network_file(workload, space)
     if network is not None:
@@ -97,28 +96,13 @@ def search(
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
                         "vtatune search resnet18)")
-    sampler = sampler or studies.DEFAULT_SAMPLER
-    if workload is not None:
-        studies.check_workload(workload)
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    studies.check_sampler(sampler)  # gp without torch: one line, before anything is printed
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
-    if hw is not None and objective is None:
-        objective = "latency"
-    from vtatune.cli.compile import load_passes
-
-    user = load_passes(passes)
-    path = space if space is not None else studies.default_space(workload or "conv2d", hw)
-    studies.check_latency(latency)
-    sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective, passes=user, latency=latency)
+    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
+                                  board=board, trials=trials, sampler=sampler,
+                                  objective=objective, study=study, workers=workers,
+                                  timeout=timeout, latency=latency, passes=passes)
+    sp, sampler, name = job.space, job.sampler, job.study
     _start_workers_server()
     studies.refuse_memory_db(db)
-    name = study or studies.study_name(sp, sampler, hw, default_space=space is None)
     from vtatune.search.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
