@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,8 @@ class Studies:
     """A database holding small dense 16x64x64 studies on pynq-z1.
 
     ``random`` and ``tpe``: joint searches with feasible fronts; ``nofit``: trials, none
-    feasible (hardware too big for the board); ``empty``: a study without trials.
+    feasible (a user verifier refuses every program; hardware too big for the board is
+    screened out before it becomes a trial); ``empty``: a study without trials.
     """
 
     db: str
@@ -59,13 +60,14 @@ def studies(tmp_path_factory: pytest.TempPathFactory) -> Studies:
     out = Studies(db=db, path=folder / "studies.sqlite")
     runner.run(sp, sampler="random", trials=40, study=out.random, db=db, workers=1, seed=0)
     runner.run(sp, sampler="tpe", trials=30, study=out.tpe, db=db, workers=1, seed=0)
-    # 2x32x32 needs ~4x pynq-z1's LUTs: every trial is no_fit
-    raw = {"workload": {"kind": "dense", "shape": "16,64,64"},
-           "hardware": {"LOG_BATCH": [1], "LOG_BLOCK_IN": [5], "LOG_BLOCK_OUT": [5],
-                        "LOG_INP_BUFF_SIZE": [14, 15]},
-           "objective": {"kind": "area-latency"}}
-    big = space.from_dict(raw, "nofit.toml")
-    runner.run(big, sampler="random", trials=2, study=out.nofit, db=db, workers=1, seed=0)
+    from vtatune.passes import user
+
+    refuse = folder / "refuse.py"
+    refuse.write_text("PASSES = []\n\n\ndef refuse_all(func, hw):\n"
+                      "    return ['refused by the test verifier']\n\n\n"
+                      "VERIFIERS = [refuse_all]\n")
+    refused = replace(sp, passes=user.load(refuse))  # its own candidates: nothing is served
+    runner.run(refused, sampler="random", trials=2, study=out.nofit, db=db, workers=1, seed=0)
     Store(db).create_or_load_study(out.empty, sp.workload.signature, sp.describe(), "random",
                                    sp.objective, sp.board, 0)
     return out

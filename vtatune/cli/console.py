@@ -213,15 +213,32 @@ def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
     def ms(seconds: float | None) -> str:
         return formats.ms(None if seconds is None else 1e3 * seconds)
 
-    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.", "hardware",
-               "knobs"]
+    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.", "stock",
+               "hardware", "knobs"]
     cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]), ms(r["seconds"]),
               ms(r.get("accelerator_seconds")), ms(r.get("host_seconds")),
-              formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
+              formats.area(r["area_mm2"]), formats.percent(r["efficiency"]), stock_mark(r),
               str(r["hw_name"]), formats.knobs(r["knobs"])] for r in rows]
-    table(title, columns, cells, right=[True] * 7 + [False, False])
+    table(title, columns, cells, right=[True] * 7 + [False, False, False])
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
+    line(stock_note(rows))
+
+
+def stock_mark(row: dict[str, Any]) -> str:
+    """A design row's stock-VTA cell: yes, no, or - (unknown)."""
+    v = row.get("stock_vta")
+    return "-" if v is None else ("yes" if v else "no")
+
+
+def stock_note(rows: Sequence[dict[str, Any]]) -> str:
+    """How many of ``rows`` stock VTA builds as they are, and how to keep to those."""
+    n = sum(bool(r.get("stock_vta")) for r in rows)
+    if n == len(rows):
+        return (f"stock: stock VTA (apache/tvm-vta) builds all {n} as they are"
+                if n > 1 else "stock: stock VTA (apache/tvm-vta) builds it as it is")
+    return (f"stock: stock VTA (apache/tvm-vta) builds {n} of these {len(rows)} designs as "
+            "they are (export says why not; search --stock-vta keeps to those)")
 
 
 def _generated_name(name: Any) -> bool:

@@ -18,7 +18,7 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
                    sampler: str | None, objective: str | None, study: str | None,
                    db: str | None, workers: int, seed: int | None, timeout: float,
                    warm_start: bool, layer_trials: int | None, inner_sampler: str | None,
-                   json_: bool, latency: str | None = None) -> None:
+                   json_: bool, latency: str | None = None, stock_vta: bool = False) -> None:
     """Validate the options, run the network study, print its front (or JSON)."""
     import os
 
@@ -52,8 +52,10 @@ def search_network(network: str | None, *, space: str | None, layer: str | None,
     if hw is not None and objective is None:
         objective = "latency"
     sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
-                     inner_trials=layer_trials, inner_sampler=inner_sampler)
-    name = study or f"network-{sp.network.name}-{'sched-' if hw else ''}{sampler}"
+                     inner_trials=layer_trials, inner_sampler=inner_sampler,
+                     stock_vta=True if stock_vta else None)
+    name = study or (f"network-{sp.network.name}-{'sched-' if hw else ''}"
+                     f"{'stock-' if stock_vta else ''}{sampler}")
     from vtatune.networks.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
@@ -84,8 +86,10 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             best = "-" if p.best_cycles is None else (
                 f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            screened = sum(p.screened.values())
             bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
-                               f"{p.cached}")
+                               f"{p.cached}" + (f", {screened} designs screened"
+                                                if screened else ""))
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
@@ -125,7 +129,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
             "elapsed_s": round(result.elapsed_s, 2), "exhausted": result.exhausted,
             "statuses": data["statuses"], "objective": data["objective"],
-            "latency": data["latency"],
+            "latency": data["latency"], "screened": result.screened,
+            "space_size": result.space_size, "space_passing": result.space_passing,
             "pareto": data["pareto"], "top": data["top"]})
         return
     best = data["best_seconds"]
@@ -137,21 +142,37 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     if others:
         console.line(f"not feasible: {others}")
+    from vtatune.search.screen import summary_line
+
+    if summary_line(result.screened):
+        console.line(summary_line(result.screened))
     if result.exhausted:
-        console.line("stopped early: no new hardware design left to propose (the hardware "
-                     "space is exhausted)")
+        console.line(_exhausted(result, data["trials"]))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     if rows:
         title = ("Pareto front (area vs network latency)"
                  if data["objective"] == "area-latency" else "fastest designs")
-        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "hardware"],
+        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "stock VTA",
+                              "hardware"],
                       [[formats.count(r["trial"]), _ms(r["seconds"]),
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
-                        formats.percent(r["efficiency"]), r["hw_name"]] for r in rows],
-                      right=[True] * 5 + [False])
+                        formats.percent(r["efficiency"]), console.stock_mark(r),
+                        r["hw_name"]] for r in rows],
+                      right=[True] * 5 + [False, False])
+        console.line(console.stock_note(rows))
     else:
         console.line("no feasible design yet")
     console.line(f"results: {result.db} (per-layer breakdown: vtatune show {result.study})")
+
+
+def _exhausted(result: Any, trials: int) -> str:
+    """Why a network search stopped before the requested number of designs."""
+    if result.space_passing is not None:
+        return (f"stopped after {trials:,} of {result.requested:,} requested designs: every "
+                f"design of the hardware space that passes the screen "
+                f"({result.space_passing:,} of {result.space_size:,}) is in the study")
+    return (f"stopped after {trials:,} of {result.requested:,} requested designs: no new "
+            "hardware design that passes the screen left to propose")
 
 
 def show_network(store: Any, info: Any, json_: bool) -> None:
@@ -191,7 +212,9 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
         console.line(f"trial {r['trial']}: {r['hw_name']}, {_ms(r['seconds'])} ms per run "
                      f"({split}{formats.cycles(r['cycles'])} cycles, "
                      f"{formats.percent(r['efficiency'])} of the bound), "
-                     f"{formats.area(r['area_mm2'])} mm²")
+                     f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
+                     + ("yes" if r.get("stock_vta") else
+                        "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
         for text in aligned(
                 ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
                 [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
@@ -199,6 +222,8 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                   formats.knobs(la["knobs"])]
                  for la in r["layers"]]):
             console.line(text)
+    console.line("")
+    console.line(console.stock_note(rows))
 
 
 def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:

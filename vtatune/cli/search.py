@@ -75,6 +75,10 @@ def search(
     inner_sampler: Annotated[str | None, typer.Option(
         "--inner-sampler", help="Network search: how each design's layers are tuned: xgb (one "
         "cost model across layers and designs) or random.")] = None,
+    stock_vta: Annotated[bool, typer.Option(
+        "--stock-vta", help="Keep to hardware designs stock VTA (apache/tvm-vta as it is) "
+        "builds on the board, as stock_vta = true in the space file's constraints does; "
+        "the others are screened out before they become trials.")] = False,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
@@ -105,7 +109,7 @@ def search(
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
                        layer_trials=layer_trials, inner_sampler=inner_sampler, latency=latency,
-                       json_=json_)
+                       stock_vta=stock_vta, json_=json_)
         return
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
@@ -134,10 +138,12 @@ def search(
         raise UserError(f"--latency must be one of {', '.join(spaces.LATENCIES)}, got "
                         f"{shown(latency, 40)}")
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective, passes=user, latency=latency)
+                     objective=objective, passes=user, latency=latency,
+                     stock_vta=True if stock_vta else None)
     _start_workers_server()
     refuse_memory_db(db)
-    name = study or _study_name(sp, sampler, hw, default_space=space is None)
+    name = study or _study_name(sp, sampler, hw, default_space=space is None,
+                                stock_flag=stock_vta)
     from vtatune.search.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
@@ -176,10 +182,11 @@ def _default_space(workload: str, hw: str | None) -> str:
 DEFAULT_BOARD = "pynq-z1"
 
 
-def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator]-SAMPLER[-passes-FP]``:
-    searches that cannot share a study get different default names (a study refuses a
-    continuation that differs)."""
+def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True,
+                stock_flag: bool = False) -> str:
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator][-stock]-SAMPLER[-passes-FP]``
+    (``stock``: ``--stock-vta``): searches that cannot share a study get different default
+    names (a study refuses a continuation that differs)."""
     wl = sp.workload
     parts = [wl.kind, wl.name or wl.signature]
     if not default_space:
@@ -190,6 +197,8 @@ def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = Tru
         parts += ["sched", sp.hardware({}).name]
     if sp.latency != "end-to-end":
         parts.append(sp.latency)
+    if stock_flag:
+        parts.append("stock")
     parts.append(sampler)
     if sp.passes is not None:
         parts += ["passes", sp.passes.fingerprint[:8]]
@@ -221,8 +230,10 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             else:  # the study's latency: end to end per call, as its tables
                 best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            screened = sum(p.screened.values())
             bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
-                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}")
+                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
+                               + (f", {screened} designs screened" if screened else ""))
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
@@ -269,7 +280,7 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
                                           "efficiency")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
-            "space_size": result.space_size})
+            "space_size": result.space_size, "screened": result.screened})
         return
     console.line(f"study {result.study}: {data['trials']} trials ({result.new_trials} new: "
                  f"{result.evaluated} evaluated, {result.cached} from the store; "
@@ -277,6 +288,10 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
+    from vtatune.search.screen import summary_line
+
+    if summary_line(result.screened):
+        console.line(summary_line(result.screened))
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
@@ -298,6 +313,11 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
 
 def _exhausted(result: Any, trials: int) -> str:
     """Why a search stopped before the requested number of trials."""
+    if result.space_size is not None and result.space_screened:
+        return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
+                f"every candidate of the space whose hardware passes the screen "
+                f"({result.space_size:,}) has been evaluated; {result.space_screened:,} more "
+                "are on hardware designs the screen refuses (see above)")
     if result.space_size is not None:
         return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
                 f"every candidate of the space ({result.space_size:,}) has been evaluated")
