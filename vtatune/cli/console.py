@@ -213,16 +213,19 @@ def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
     def ms(seconds: float | None) -> str:
         return formats.ms(None if seconds is None else 1e3 * seconds)
 
-    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.", "stock",
-               "hardware", "knobs"]
+    stock = any(r.get("stock_vta") is not None for r in rows)  # known: a column
+    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.",
+               *(["stock"] if stock else []), "hardware", "knobs"]
     cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]), ms(r["seconds"]),
               ms(r.get("accelerator_seconds")), ms(r.get("host_seconds")),
-              formats.area(r["area_mm2"]), formats.percent(r["efficiency"]), stock_mark(r),
-              str(r["hw_name"]), formats.knobs(r["knobs"])] for r in rows]
-    table(title, columns, cells, right=[True] * 7 + [False, False, False])
+              formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
+              *([stock_mark(r)] if stock else []), str(r["hw_name"]),
+              formats.knobs(r["knobs"])] for r in rows]
+    table(title, columns, cells, right=[True] * 7 + [False] * (len(columns) - 7))
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
-    line(stock_note(rows))
+    if stock_note(rows):
+        line(stock_note(rows))
 
 
 def stock_mark(row: dict[str, Any]) -> str:
@@ -232,13 +235,19 @@ def stock_mark(row: dict[str, Any]) -> str:
 
 
 def stock_note(rows: Sequence[dict[str, Any]]) -> str:
-    """How many of ``rows`` stock VTA builds as they are, and how to keep to those."""
-    n = sum(bool(r.get("stock_vta")) for r in rows)
-    if n == len(rows):
-        return (f"stock: stock VTA (apache/tvm-vta) builds all {n} as they are"
-                if n > 1 else "stock: stock VTA (apache/tvm-vta) builds it as it is")
-    return (f"stock: stock VTA (apache/tvm-vta) builds {n} of these {len(rows)} designs as "
-            "they are (export says why not; search --stock-vta keeps to those)")
+    """How many of ``rows`` stock VTA builds as they are, and how to keep to those ("" when
+    no row says)."""
+    known = [r for r in rows if r.get("stock_vta") is not None]
+    n = sum(bool(r["stock_vta"]) for r in known)
+    if not known:
+        return ""
+    if n == len(known):
+        return ("stock: stock VTA (apache/tvm-vta) builds "
+                + (f"all {n} designs as they are" if n > 1 else "this design as it is"))
+    what = f"{n} of these {len(known)} designs" if len(known) > 1 else "not this design"
+    return (f"stock: stock VTA (apache/tvm-vta) builds {what} as "
+            f"{'they are' if len(known) > 1 else 'it is'} (export says why not; search "
+            "--stock-vta keeps to designs it builds)")
 
 
 def _generated_name(name: Any) -> bool:

@@ -159,7 +159,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                         formats.percent(r["efficiency"]), console.stock_mark(r),
                         r["hw_name"]] for r in rows],
                       right=[True] * 5 + [False, False])
-        console.line(console.stock_note(rows))
+        if console.stock_note(rows):
+            console.line(console.stock_note(rows))
     else:
         console.line("no feasible design yet")
     console.line(f"results: {result.db} (per-layer breakdown: vtatune show {result.study})")
@@ -222,8 +223,9 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                   formats.knobs(la["knobs"])]
                  for la in r["layers"]]):
             console.line(text)
-    console.line("")
-    console.line(console.stock_note(rows))
+    if console.stock_note(rows):
+        console.line("")
+        console.line(console.stock_note(rows))
 
 
 def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
