@@ -113,3 +113,32 @@ def test_a_table_without_its_box_would_overflow(pages, tmp_path) -> None:
     bare = pages["wide network"].replace(".scroll{overflow-x:auto;", ".scroll{")
     scroll, inner, _ = _measure(bare, 1400, tmp_path)
     assert scroll > inner
+
+
+def _stock_text(hw: dict, board: str) -> str:
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import HwConfig
+    from vtatune.hardware.stock import stock_problems
+
+    problems = stock_problems(HwConfig(**{k.lower(): v for k, v in hw.items()}),
+                              boards.load(board))
+    return "yes" if not problems else "no: " + "; ".join(p.split(":")[0] for p in problems)
+
+
+def test_both_reports_mark_which_front_designs_stock_vta_builds(studies, network_studies
+                                                               ) -> None:
+    import html as std_html
+
+    store = Store(studies.db)
+    op = report_data(store.study(studies.tpe), store.trials(studies.tpe))
+    nstore = Store(network_studies.db)
+    net = network_report_data(nstore.study(network_studies.study),
+                              nstore.network_trials(network_studies.study))
+    figures = dict.fromkeys(("pareto", "convergence", "params", "front", "breakdown"), PNG)
+    for data, page in ((op, html.report_page(op, figures)), (net, nw.report_page(net, figures))):
+        assert ">stock VTA</th>" in page and data.front
+        text = std_html.unescape(page)
+        for p in data.front:
+            assert f'data-v="{_stock_text(p.hw, data.board)}"' in text, p.trial
+        knee = _stock_text(data.knee.hw, data.board)
+        assert f"stock VTA: {knee.replace(': ', ' (', 1)}" in text  # the knee's pick line

@@ -233,6 +233,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     import time
 
     from vtatune.cli.files import default_out, write_files
+    from vtatune.cli.report import stock_text
     from vtatune.reports.network_data import network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
@@ -263,7 +264,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
                          f"{formats.ms(p.latency_ms)} ms ({formats.cycles(p.cycles)} cycles), "
-                         f"{formats.area(p.area_mm2)} mm²")
+                         f"{formats.area(p.area_mm2)} mm²{stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
@@ -271,7 +272,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
 def _point_json(p: Any) -> dict[str, Any] | None:
     if p is None:
         return None
-    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "area_mm2": p.area_mm2,
+    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "stock_vta": p.stock_vta,
+            "stock_vta_problems": list(p.stock_vta_problems), "area_mm2": p.area_mm2,
             "cycles": p.cycles, "latency_ms": p.latency_ms, "bound_ms": p.bound_ms,
             "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
                         "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}

@@ -132,6 +132,14 @@ def stock_cell(p: DesignPoint | Any) -> str:
         r.split(":", 1)[0] for r in p.stock_vta_problems)
 
 
+def pick_stock(p: Any) -> str:
+    """``, stock VTA: yes`` or ``, stock VTA: no (reasons)`` for a picked design."""
+    if p.stock_vta is None:
+        return ""
+    return ", stock VTA: " + ("yes" if p.stock_vta else stock_cell(p).replace(": ", " (", 1)
+                              + ")")
+
+
 def front_table(data: ReportData) -> str:
     """The front: hardware, stock VTA, knobs, cycles, ms, area, resources, efficiency vs the
     bound (knobs and the stock-VTA reasons wrap between words; a window too narrow for the
@@ -177,7 +185,8 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
             export = shell_command(["vtatune", "export", data.study, "--pick", label])
             picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
                          f"{formats.cycles(p.cycles)} cycles = {formats.ms(p.latency_ms)} ms, "
-                         f"{formats.area(p.area_mm2)} mm² — <code>{escape(export)}</code></li>")
+                         f"{formats.area(p.area_mm2)} mm²{escape(pick_stock(p))} — "
+                         f"<code>{escape(export)}</code></li>")
     hv = ("–" if data.ref_point is None else
           f"{data.hypervolume:.3f} (reference point {formats.area(data.ref_point[0])} mm², "
           f"{formats.ms(data.ref_point[1])} ms)")

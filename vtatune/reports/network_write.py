@@ -147,7 +147,8 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
                      ("knee", data.knee)):
         if p is not None:
             picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
-                         f"{p.latency_ms:.4g} ms ({p.cycles:,} cycles), {p.area_mm2:.3g} mm² "
+                         f"{p.latency_ms:.4g} ms ({p.cycles:,} cycles), {p.area_mm2:.3g} mm²"
+                         f"{escape(html.pick_stock(p))} "
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else
