@@ -121,3 +121,38 @@ def test_stock_vta_option_is_the_space_constraint(tmp_path) -> None:
     assert runner.study_identity(flag, ctx) == runner.study_identity(
         file, context(file.board, file.constraints))
     assert not spaces.load(p).stock_vta
+
+
+def test_two_processes_at_once_fill_one_study_with_passing_designs(tmp_path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    space_file = tmp_path / "crowded.toml"
+    space_file.write_text(
+        '[workload]\nkind = "dense"\nshape = "16,64,64"\n[hardware]\nLOG_BATCH = [0, 1, 2]\n'
+        'LOG_BLOCK_IN = [3, 4, 5]\nLOG_BLOCK_OUT = [3, 4, 5]\n[schedule]\nknobs = ["tile_co"]\n'
+        '[objective]\nkind = "area-latency"\n')
+    sp = spaces.load(space_file)
+    assert sp.hw_choices == spaces.from_dict(CROWDED, "crowded.toml").hw_choices
+    db = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    n = 8
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "vtatune", "search", "--space", str(space_file), "--trials",
+         str(n), "--sampler", "random", "--seed", str(seed), "--workers", "1", "--db", db,
+         "--study", "shared", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONPATH": str(root)}) for seed in (0, 1)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (_, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err[-3000:]
+    results = [json.loads(out) for out, _ in outs]
+    assert sum(r["new_trials"] for r in results) == n
+    assert all(r["trials"] == n for r in results)
+    trials = Store(db).trials("shared")
+    assert [t.number for t in trials] == list(range(n))
+    assert len({t.candidate.key for t in trials}) == n
+    assert all(_reference(sp, {k: t.candidate.hw[k] for k in KEYS}) == "" for t in trials)
+    assert any(r["screened"]["designs"] for r in results)
