@@ -153,11 +153,15 @@ class Screen:
 
 
 def summary_line(screened: dict[str, Any], what: str = "design") -> str:
-    """One line saying how many designs were screened before evaluation and why ("" when
-    none was)."""
+    """How many designs were screened before evaluation and why: a line, then one indented
+    line per reason with an example ("" when none was screened)."""
     n = screened.get("designs", 0)
     if not n:
         return ""
-    parts = ", ".join(f"{k} {v} ({REASON_TEXT[k]})" for k, v in screened["by_reason"].items())
-    return (f"screened before evaluation (not trials): {n:,} hardware {what}"
-            f"{'' if n == 1 else 's'}: {parts}")
+    lines = [f"screened before evaluation (not trials): {n:,} hardware {what}"
+             f"{'' if n == 1 else 's'}"]
+    for reason, count in screened["by_reason"].items():
+        example = screened.get("examples", {}).get(reason, "")
+        lines.append(f"  {reason} {count:,}: {REASON_TEXT[reason]}"
+                     + (f" (e.g. {example})" if example else ""))
+    return "\n".join(lines)
