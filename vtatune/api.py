@@ -187,13 +187,13 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
            study: str | None = None, db: str | None = None, workers: int = 1,
            seed: int | None = None, timeout: float = 120.0, warm_start: bool = True,
            passes: str | None = None, latency: str | None = None,
-           layer_trials: int | None = None, inner_sampler: str | None = None
-           ) -> SearchSummary:
+           layer_trials: int | None = None, inner_sampler: str | None = None,
+           stock_vta: bool = False) -> SearchSummary:
     """Run (or continue) a study as ``vtatune search`` does, with the same defaults for the
     space file, the sampler (``vtatune.studies``) and the study name; nothing is printed.
     ``workers`` evaluation processes (``0``: one per core); ``passes``: a user pass file's
     path (``--passes``); ``latency``: ``end-to-end`` or ``accelerator`` (``--latency``;
-    default: the space's).
+    default: the space's); ``stock_vta``: only designs stock VTA builds (``--stock-vta``).
 
     ``workload`` (or ``space``) may name a network (``resnet18``, a space file with a
     ``[network]`` table): a trial is then one hardware design with every layer tuned
@@ -216,7 +216,7 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
                                objective=objective, study=study, db=db, workers=workers,
                                seed=seed, timeout=timeout, warm_start=warm_start,
                                passes=passes, latency=latency, layer_trials=layer_trials,
-                               inner_sampler=inner_sampler)
+                               inner_sampler=inner_sampler, stock_vta=stock_vta)
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("layer_trials and inner_sampler apply to network searches (e.g. "
                         "search('resnet18'))")
@@ -225,7 +225,8 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
                                   board=board, trials=trials, sampler=sampler,
                                   objective=objective, study=study, workers=workers,
-                                  timeout=timeout, latency=latency, passes=passes)
+                                  timeout=timeout, latency=latency, passes=passes,
+                                  stock_vta=stock_vta)
     sp, sampler, name = job.space, job.sampler, job.study
     runner.check_study(sp, name, db)  # a study made for something else: one line
     res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,

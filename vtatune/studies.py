@@ -175,11 +175,11 @@ def default_space(workload: str, hw: str | None) -> str:
     return workload
 
 
-def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: bool = True
-               ) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator]-SAMPLER[-passes-FP]``:
-    searches that cannot share a study get different default names (a study refuses a
-    continuation that differs)."""
+def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: bool = True,
+               stock_flag: bool = False) -> str:
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator][-stock]-SAMPLER[-passes-FP]``
+    (``stock``: ``--stock-vta``): searches that cannot share a study get different default
+    names (a study refuses a continuation that differs)."""
     wl = sp.workload
     parts = [wl.kind, wl.name or wl.signature]
     if not default_space:
@@ -190,17 +190,22 @@ def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: boo
         parts += ["sched", sp.hardware({}).name]
     if sp.latency != "end-to-end":
         parts.append(sp.latency)
+    if stock_flag:
+        parts.append("stock")
     parts.append(sampler)
     if sp.passes is not None:
         parts += ["passes", sp.passes.fingerprint[:8]]
     return "-".join(parts)
 
 
-def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None) -> str:
-    """``network-NAME[-MODELFP][-sched]-SAMPLER``: the default name of a network study (an
-    ONNX model's adds the first 8 hex digits of its fingerprint)."""
+def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
+                       stock_flag: bool = False) -> str:
+    """``network-NAME[-MODELFP][-sched][-stock]-SAMPLER``: the default name of a network study
+    (an ONNX model's adds the first 8 hex digits of its fingerprint; ``stock``:
+    ``--stock-vta``)."""
     model = f"{sp.network.fingerprint[:8]}-" if sp.network.fingerprint else ""
-    return f"network-{sp.network.name}-{model}{'sched-' if hw else ''}{sampler}"
+    return (f"network-{sp.network.name}-{model}{'sched-' if hw else ''}"
+            f"{'stock-' if stock_flag else ''}{sampler}")
 
 
 @dataclass(frozen=True)
@@ -217,10 +222,11 @@ def operator_search(workload: str | None, *, layer: str | None = None,
                     board: str | None = None, trials: int = 100, sampler: str | None = None,
                     objective: str | None = None, study: str | None = None, workers: int = 0,
                     timeout: float = 120.0, latency: str | None = None,
-                    passes: Any = None) -> OperatorSearch:
+                    passes: Any = None, stock_vta: bool = False) -> OperatorSearch:
     """Check a single-operator search's options (every ``UserError`` before anything runs or
     is stored) and load its space: ``space`` or the workload's default space file
-    (``default_space``); ``passes`` a user pass file's path (or a ``PassSet``)."""
+    (``default_space``); ``passes`` a user pass file's path (or a ``PassSet``); ``stock_vta``
+    adds the space file's ``[constraints] stock_vta = true`` (``--stock-vta``)."""
     from vtatune.passes.user import resolve
     from vtatune.search import space as spaces
 
@@ -240,10 +246,12 @@ def operator_search(workload: str | None, *, layer: str | None = None,
     path = space if space is not None else default_space(workload or "conv2d", hw)
     check_latency(latency)
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective, passes=user, latency=latency)
+                     objective=objective, passes=user, latency=latency,
+                     stock_vta=True if stock_vta else None)
     return OperatorSearch(space=sp, sampler=sampler,
                           study=study or study_name(sp, sampler, hw,
-                                                    default_space=space is None))
+                                                    default_space=space is None,
+                                                    stock_flag=stock_vta))
 
 
 @dataclass(frozen=True)
@@ -261,7 +269,7 @@ def network_search(path: str, *, layer: str | None = None, shape: str | None = N
                    study: str | None = None, workers: int = 0, seed: int | None = None,
                    timeout: float = 120.0, layer_trials: int | None = None,
                    inner_sampler: str | None = None, latency: str | None = None,
-                   passes: str | None = None) -> NetworkSearch:
+                   passes: str | None = None, stock_vta: bool = False) -> NetworkSearch:
     """Check a network search's options (every ``UserError`` before anything runs or is
     stored) and load its space file ``path``."""
     from vtatune.escaping import shown
@@ -297,12 +305,14 @@ def network_search(path: str, *, layer: str | None = None, shape: str | None = N
 
     if is_model_path(path):
         sp, _ = network_space(path, hw=hw, board=board, objective=objective,
-                              inner_trials=layer_trials, inner_sampler=inner_sampler)
+                              inner_trials=layer_trials, inner_sampler=inner_sampler,
+                              stock_vta=True if stock_vta else None)
     else:
         sp = nspace.load(path, hw=hw, board=board, objective=objective,
-                         inner_trials=layer_trials, inner_sampler=inner_sampler)
+                         inner_trials=layer_trials, inner_sampler=inner_sampler,
+                         stock_vta=True if stock_vta else None)
     return NetworkSearch(space=sp, sampler=sampler,
-                         study=study or network_study_name(sp, sampler, hw))
+                         study=study or network_study_name(sp, sampler, hw, stock_vta))
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,18 @@ def db(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'dash.sqlite'}"
 
 
+#: A space whose small weight buffers make some schedules overflow (``invalid`` trials)
+#: beside feasible ones (a search screens designs that do not fit: they are no trials).
+MIXED = {"workload": {"kind": "dense", "shape": "16,256,256"},
+         "hardware": {"LOG_BLOCK_IN": [3, 4], "LOG_BLOCK_OUT": [3, 4],
+                      "LOG_WGT_BUFF_SIZE": [11, 12]},
+         "objective": {"kind": "area-latency"}}
+
+
 def test_the_mirror_equals_the_store(db) -> None:
     import optuna
 
-    sp = spaces.load("dense", shape="16,64,64")
+    sp = spaces.from_dict(MIXED, "mixed.toml")
     runner.run(sp, sampler="random", trials=20, study="dash", db=db, workers=1, seed=2)
     study = optuna.load_study(study_name="dash", storage=db)
     assert study.metric_names == ["area_mm2", "seconds"]  # end-to-end latency by default

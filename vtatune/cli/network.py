@@ -15,7 +15,8 @@ def search_network(path: str, *, layer: str | None, shape: str | None, hw: str |
                    objective: str | None, study: str | None, db: str | None, workers: int,
                    seed: int | None, timeout: float, warm_start: bool,
                    layer_trials: int | None, inner_sampler: str | None, json_: bool,
-                   latency: str | None = None, passes: str | None = None) -> None:
+                   latency: str | None = None, passes: str | None = None,
+                   stock_vta: bool = False) -> None:
     """Validate the options (``studies.network_search``), run the network study of the space
     file ``path``, print its front (or JSON)."""
     import os
@@ -26,7 +27,8 @@ def search_network(path: str, *, layer: str | None, shape: str | None, hw: str |
                                  trials=trials, sampler=sampler, objective=objective,
                                  study=study, workers=workers, seed=seed, timeout=timeout,
                                  layer_trials=layer_trials, inner_sampler=inner_sampler,
-                                 latency=latency, passes=passes)
+                                 latency=latency, passes=passes,
+                                 stock_vta=stock_vta)
     from vtatune.networks.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
@@ -62,8 +64,10 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
             best = "-" if p.best_cycles is None else (
                 f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            screened = sum(p.screened.values())
             bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
-                               f"{p.cached}")
+                               f"{p.cached}" + (f", {screened} designs screened"
+                                                if screened else ""))
 
         try:
             run = studies.run_network(job, trials=trials, db=db, workers=workers, seed=seed,
@@ -104,7 +108,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
             "elapsed_s": round(result.elapsed_s, 2), "exhausted": result.exhausted,
             "statuses": data["statuses"], "objective": data["objective"],
-            "latency": data["latency"],
+            "latency": data["latency"], "screened": result.screened,
+            "space_size": result.space_size, "space_passing": result.space_passing,
             "pareto": data["pareto"], "top": data["top"]})
         return
     best = data["best_seconds"]
@@ -116,21 +121,38 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     if others:
         console.line(f"not feasible: {others}")
+    from vtatune.search.screen import summary_line
+
+    if summary_line(result.screened):
+        console.line(summary_line(result.screened))
     if result.exhausted:
-        console.line("stopped early: no new hardware design left to propose (the hardware "
-                     "space is exhausted)")
+        console.line(_exhausted(result, data["trials"]))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     if rows:
         title = ("Pareto front (area vs network latency)"
                  if data["objective"] == "area-latency" else "fastest designs")
-        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "hardware"],
+        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "stock VTA",
+                              "hardware"],
                       [[formats.count(r["trial"]), _ms(r["seconds"]),
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
-                        formats.percent(r["efficiency"]), r["hw_name"]] for r in rows],
-                      right=[True] * 5 + [False])
+                        formats.percent(r["efficiency"]), console.stock_mark(r),
+                        r["hw_name"]] for r in rows],
+                      right=[True] * 5 + [False, False])
+        if console.stock_note(rows):
+            console.line(console.stock_note(rows))
     else:
         console.line("no feasible design yet")
     console.line(f"results: {result.db} (per-layer breakdown: vtatune show {result.study})")
+
+
+def _exhausted(result: Any, trials: int) -> str:
+    """Why a network search stopped before the requested number of designs."""
+    if result.space_passing is not None:
+        return (f"stopped after {trials:,} of {result.requested:,} requested designs: every "
+                f"design of the hardware space that passes the screen "
+                f"({result.space_passing:,} of {result.space_size:,}) is in the study")
+    return (f"stopped after {trials:,} of {result.requested:,} requested designs: no new "
+            "hardware design that passes the screen left to propose")
 
 
 def show_network(store: Any, info: Any, json_: bool) -> None:
@@ -170,7 +192,9 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
         console.line(f"trial {r['trial']}: {r['hw_name']}, {_ms(r['seconds'])} ms per run "
                      f"({split}{formats.cycles(r['cycles'])} cycles, "
                      f"{formats.percent(r['efficiency'])} of the bound), "
-                     f"{formats.area(r['area_mm2'])} mm²")
+                     f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
+                     + ("yes" if r.get("stock_vta") else
+                        "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
         for text in aligned(
                 ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
                 [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
@@ -178,6 +202,9 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                   formats.knobs(la["knobs"])]
                  for la in r["layers"]]):
             console.line(text)
+    if console.stock_note(rows):
+        console.line("")
+        console.line(console.stock_note(rows))
 
 
 def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
@@ -185,6 +212,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     import time
 
     from vtatune.cli.files import default_out, write_files
+    from vtatune.cli.report import stock_text
     from vtatune.reports.network_data import network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
@@ -215,7 +243,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
                          f"{formats.ms(p.latency_ms)} ms ({formats.cycles(p.cycles)} cycles), "
-                         f"{formats.area(p.area_mm2)} mm²")
+                         f"{formats.area(p.area_mm2)} mm²{stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
@@ -223,7 +251,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
 def _point_json(p: Any) -> dict[str, Any] | None:
     if p is None:
         return None
-    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "area_mm2": p.area_mm2,
+    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "stock_vta": p.stock_vta,
+            "stock_vta_problems": list(p.stock_vta_problems), "area_mm2": p.area_mm2,
             "cycles": p.cycles, "latency_ms": p.latency_ms, "bound_ms": p.bound_ms,
             "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
                         "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}

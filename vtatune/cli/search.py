@@ -71,6 +71,10 @@ def search(
     inner_sampler: Annotated[str | None, typer.Option(
         "--inner-sampler", help="Network search: how each design's layers are tuned: xgb (one "
         "cost model across layers and designs) or random.")] = None,
+    stock_vta: Annotated[bool, typer.Option(
+        "--stock-vta", help="Keep to hardware designs stock VTA (apache/tvm-vta as it is) "
+        "builds on the board, as stock_vta = true in the space file's constraints does; "
+        "the others are screened out before they become trials.")] = False,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
@@ -91,7 +95,7 @@ def search(
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
                        layer_trials=layer_trials, inner_sampler=inner_sampler, latency=latency,
-                       passes=passes, json_=json_)
+                       passes=passes, stock_vta=stock_vta, json_=json_)
         return
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
@@ -99,7 +103,8 @@ def search(
     job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
                                   board=board, trials=trials, sampler=sampler,
                                   objective=objective, study=study, workers=workers,
-                                  timeout=timeout, latency=latency, passes=passes)
+                                  timeout=timeout, latency=latency, passes=passes,
+                                  stock_vta=stock_vta)
     sp, sampler, name = job.space, job.sampler, job.study
     _start_workers_server()
     studies.refuse_memory_db(db)
@@ -149,8 +154,10 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             else:  # the study's latency: end to end per call, as its tables
                 best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            screened = sum(p.screened.values())
             bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
-                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}")
+                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
+                               + (f", {screened} designs screened" if screened else ""))
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
@@ -194,10 +201,10 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
             "latency": data["latency"],
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
                                           "accelerator_seconds", "host_seconds", "area_mm2",
-                                          "efficiency")}
+                                          "efficiency", "stock_vta", "stock_vta_problems")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
-            "space_size": result.space_size})
+            "space_size": result.space_size, "screened": result.screened})
         return
     console.line(f"study {result.study}: {data['trials']} trials ({result.new_trials} new: "
                  f"{result.evaluated} evaluated, {result.cached} from the store; "
@@ -205,6 +212,10 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
+    from vtatune.search.screen import summary_line
+
+    if summary_line(result.screened):
+        console.line(summary_line(result.screened))
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
@@ -226,6 +237,11 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
 
 def _exhausted(result: Any, trials: int) -> str:
     """Why a search stopped before the requested number of trials."""
+    if result.space_size is not None and result.space_screened:
+        return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
+                f"every candidate of the space whose hardware passes the screen "
+                f"({result.space_size:,}) has been evaluated; {result.space_screened:,} more "
+                "are on hardware designs the screen refuses (see above)")
     if result.space_size is not None:
         return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
                 f"every candidate of the space ({result.space_size:,}) has been evaluated")

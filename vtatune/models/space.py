@@ -44,7 +44,8 @@ def network_table(m: ImportedModel) -> dict[str, Any]:
 def network_space(path: str | Path, *, batch: int | None = None, name: str | None = None,
                   hw: str | None = None, board: str | None = None,
                   objective: str | None = None, inner_trials: int | None = None,
-                  inner_sampler: str | None = None) -> tuple[Any, ImportedModel]:
+                  inner_sampler: str | None = None, stock_vta: bool | None = None
+                  ) -> tuple[Any, ImportedModel]:
     """The network space of the model at ``path`` (``networks.space.NetworkSpace``; its
     network carries the model's fingerprint, part of a study's identity) and the import."""
     from vtatune.models.importer import import_model
@@ -54,7 +55,8 @@ def network_space(path: str | Path, *, batch: int | None = None, name: str | Non
     raw = {**template(), "network": network_table(m)}
     raw["study"] = {**raw.get("study", {}), "name": m.name}
     sp = nspace.from_dict(raw, str(path), hw=hw, board=board, objective=objective,
-                          inner_trials=inner_trials, inner_sampler=inner_sampler)
+                          inner_trials=inner_trials, inner_sampler=inner_sampler,
+                          stock_vta=stock_vta)
     return replace(sp, network=replace(sp.network, fingerprint=m.fingerprint)), m
 
 

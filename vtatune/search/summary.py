@@ -44,14 +44,24 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         "feasible": sum(t.candidate.feasible for t in trials),
         "best_cycles": min((t.candidate.cycles for t in feasible), default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
-        "pareto": [_row(with_area[i]) for i in front],
-        "top": [_row(t) for t in fastest],
+        "pareto": [_row(with_area[i], info.board) for i in front],
+        "top": [_row(t, info.board) for t in fastest],
     }
 
 
-def _row(t: Any) -> dict[str, Any]:
+def _row(t: Any, board: str | None = None) -> dict[str, Any]:
+    """One trial as ``--json`` shows it; ``stock_vta`` (with ``stock_vta_problems``): stock
+    VTA builds its design on ``board`` as it is (``hardware.stock``)."""
+    from vtatune.hardware.stock import stock_of
+
     c = t.candidate
     return {"trial": t.number, "hw_name": c.hw_name or c.hw_key, "hw": dict(c.hw),
             "knobs": dict(c.knobs), "cycles": c.cycles, "seconds": c.seconds,
             "accelerator_seconds": c.accelerator_seconds, "host_seconds": c.host_seconds,
-            "area_mm2": c.area_mm2, "efficiency": c.efficiency}
+            "area_mm2": c.area_mm2, "efficiency": c.efficiency,
+            **_stock_fields(stock_of(dict(c.hw), board))}
+
+
+def _stock_fields(stock: dict[str, Any]) -> dict[str, Any]:
+    return {"stock_vta": stock.get("stock_vta"),
+            "stock_vta_problems": list(stock.get("stock_vta_problems", ()))}
