@@ -57,7 +57,7 @@ def test_export_then_verify_passes_every_check(bundle) -> None:
     assert report.ok, report.failed
     assert [c.name for c in report.checks if c.status == "pass"] == [
         "checksums", "vta_config", "schedule", "program.bin", "rebuild", "cycles", "functional",
-        "resources"]
+        "autotvm", "resources"]
 
 
 def test_verify_for_another_board_reports_cycles_and_checks_the_fit(bundle) -> None:

@@ -9,10 +9,15 @@ Files (``BUNDLE_FILES``, then ``MANIFEST``):
   epilogue shift, and the cycles measured by the timing simulator on the board;
 - ``program.bin``: the VTA program (instructions and micro-op image, ``Program.to_bytes``);
 - ``resources.json``: the area model's resources, fabric area (mm^2) and board fit;
+- ``autotvm.log``: the schedule as an AutoTVM record of VTA's template, for
+  ``autotvm.apply_history_best`` in VTA's own flow (``export.autotvm``; empty when stock VTA
+  cannot run the layer so);
 - ``manifest.json``: format, versions (vtatune, tvm, tvm-ffi, numpy, python), sha256 and size
   of every other file, the source (study, trial, pick, database, candidate key), the time per
-  call and its split, and ``stock_vta`` with the reasons stock VTA cannot build the design
-  (``hardware.stock``).
+  call and its split, ``stock_vta`` with the reasons stock VTA cannot build the design
+  (``hardware.stock``), ``bitstream`` (VTA's name of the design, ``env.MODEL``; null when it
+  has none) and ``autotvm`` (the log's target, its record count and the layers left out of it,
+  each with the reason).
 
 The design is recompiled from the stored hardware and knobs (the store keeps no programs), so
 the bundle is exactly what ``verify-export`` rebuilds from the bundle's own files.
@@ -31,22 +36,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import UserError
+from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.store.records import StudyInfo, TrialRecord
 from vtatune.workloads.base import DEFAULT_SHIFT
 
 if TYPE_CHECKING:
+    from vtatune.export.autotvm import AutotvmLog
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
     from vtatune.program.program import Program
     from vtatune.simulator.timing import TimingResult
     from vtatune.workloads.base import Workload
 
-BUNDLE_FORMAT = "vtatune-bundle/1"
+BUNDLE_FORMAT = "vtatune-bundle/2"
 SCHEDULE_FORMAT = "vtatune-schedule/1"
 VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES, MANIFEST = (
     "vta_config.json", "schedule.json", "program.bin", "resources.json", "manifest.json")
 #: Files whose checksums the manifest holds, in the order they are written.
-BUNDLE_FILES = (VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES)
+BUNDLE_FILES = (VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES, AUTOTVM_LOG)
 #: Named picks of ``--pick`` (otherwise a trial number).
 PICKS = ("fastest", "smallest", "knee")
 #: Distributions whose versions the manifest records.
@@ -65,6 +72,8 @@ class Built:
     program: Program
     program_bytes: bytes
     timing: TimingResult
+    #: Wall time of the compile and assembly (an AutoTVM record's compile time).
+    compile_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -142,17 +151,23 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
 def build(wl: Workload, hw: HwConfig, knobs: dict[str, int], board: Board,
           shift: int = DEFAULT_SHIFT) -> Built:
     """Compile, assemble and time one candidate. ``UserError`` if it no longer compiles."""
+    import time
+
     from vtatune.compiler import compile_candidate
     from vtatune.runtime.build import build_program
     from vtatune.simulator import simulate
 
+    t0 = time.perf_counter()
     res = compile_candidate(wl, hw, dict(knobs), shift=shift)
     if not res.ok:
         raise UserError(f"{wl.signature} with {knobs} on {hw.name or hw.shape_label} is "
                         f"{res.status}: {res.reason}")
     program = build_program(res, wl, hw)
+    program_bytes = program.to_bytes()
+    compile_seconds = time.perf_counter() - t0
     return Built(workload=wl, hw=hw, knobs=dict(knobs), shift=shift, program=program,
-                 program_bytes=program.to_bytes(), timing=simulate(program, board))
+                 program_bytes=program_bytes, timing=simulate(program, board),
+                 compile_seconds=compile_seconds)
 
 
 def hw_of(record_hw: dict[str, int], board: Board, name: str = "") -> HwConfig:
@@ -200,22 +215,26 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     area = estimate(built.hw, board)
     fitted = fit(area, board)
     stock = stock_problems(built.hw, board)
+    now, made_with = datetime.now(UTC), versions()
+    log = autotvm_log(built.hw, [((built.workload.signature,), built)], now, made_with)
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(built.hw.to_vta_json()),
         SCHEDULE: _json(schedule_json(built, board)),
         PROGRAM: built.program_bytes,
         RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        AUTOTVM_LOG: log.text(),
     }
     manifest = {
         "format": BUNDLE_FORMAT,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "versions": versions(),
+        "created_at": now.isoformat(timespec="seconds"),
+        "versions": made_with,
         "source": source,
         "workload": built.workload.signature, "board": board.name, "hw_name": hw_name,
         "cycles": built.timing.cycles, "seconds": built.timing.seconds,
         "accelerator_seconds": built.timing.accelerator_seconds,
         "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
         "stock_vta": not stock, "stock_vta_problems": stock,
+        **vta_flow(built.hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
     }
@@ -246,6 +265,24 @@ def schedule_json(built: Built, board: Board) -> dict[str, Any]:
             "uops": int(built.program.uops.size),
         }},
     }
+
+
+def autotvm_log(hw: HwConfig, units: Sequence[tuple[tuple[str, ...], Built]],
+                when: datetime, made_with: dict[str, str]) -> AutotvmLog:
+    """``autotvm.log`` of built layer shapes, each given with the names of the layers it
+    stands for; a record's time is the simulated time per call, end to end, on the board."""
+    from vtatune.export.autotvm import Layer, build_log
+
+    layers = [Layer(tuple(names), b.workload, dict(b.knobs), b.timing.seconds,
+                    round(b.compile_seconds, 3)) for names, b in units]
+    return build_log(hw, layers, when.timestamp(), made_with.get("tvm", "unknown"))
+
+
+def vta_flow(hw: HwConfig, log: AutotvmLog) -> dict[str, Any]:
+    """The manifest's entries for VTA's own flow: ``bitstream`` and ``autotvm``."""
+    from vtatune.export.autotvm import model_name
+
+    return {"bitstream": model_name(hw), "autotvm": log.manifest(hw)}
 
 
 def versions() -> dict[str, str]:
