@@ -22,8 +22,9 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     """Rebuild an exported bundle from its own files and check every part.
 
     Checks: checksums, vta_config.json, schedule, program.bin, byte-identical rebuild, exact
-    cycles, bit-exact functional check, resources; a network bundle gets the program, rebuild,
-    cycles and functional checks for every layer shape and a check of its network total.
+    cycles, bit-exact functional check, autotvm.log (the schedule's AutoTVM records for the
+    design's VTA name), resources; a network bundle gets the program, rebuild, cycles and
+    functional checks for every layer shape and a check of its network total.
     Exit 0 when every check passes, 1 when one fails, 2 when DIR is not a bundle.
     """
     import time

@@ -323,6 +323,22 @@ def build_log(hw: HwConfig, layers: Iterable[Layer], timestamp: float,
     return AutotvmLog(tuple(records), tuple(left_out))
 
 
+def summary(entries: Mapping[str, Any]) -> str:
+    """One line on a bundle's use in VTA's flow, from the manifest's ``bitstream`` and
+    ``autotvm`` entries (``bundle.vta_flow``)."""
+    log = entries.get("autotvm") or {}
+    n, left = log.get("records", 0), log.get("not_in_log", [])
+    if entries.get("bitstream") is None:
+        reason = left[0]["reason"].partition(":")[0] if left else "no VTA name"
+        return f"VTA flow: no configuration name ({reason}); {AUTOTVM_LOG} is empty"
+    out = (f"VTA flow: bitstream {entries['bitstream']}; {AUTOTVM_LOG} holds {n} record"
+           f"{'s' * (n != 1)} for autotvm.apply_history_best")
+    if left:
+        out += "; not in it (stock VTA cannot run them so): " + "; ".join(
+            f"{', '.join(x['layers'])} ({x['reason']})" for x in left)
+    return out
+
+
 # ---- verification ------------------------------------------------------------------------------
 
 #: Largest difference between a record's seconds and schedule.json's ``latency_ms`` / 1e3

@@ -30,7 +30,7 @@ import json
 import math
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +94,8 @@ class BundleResult:
     area_mm2: float
     files: dict[str, Path]
     stock_vta_problems: tuple[str, ...] = ()
+    #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
+    vta_flow: dict[str, Any] = field(default_factory=dict)
 
     @property
     def stock_vta(self) -> bool:
@@ -196,12 +198,13 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
     source = {"study": info.name, "trial": trial.number, "pick": pick, "db": db,
               "candidate_key": rec.key, "sampler": trial.sampler,
               "objective": info.objective, "stored_cycles": rec.cycles}
-    files, area_mm2 = write_design(out, built, board, source, rec.hw_name)
+    files, area_mm2, manifest = _write_design(out, built, board, source, rec.hw_name)
     return BundleResult(folder=out, study=info.name, trial=trial.number, pick=pick,
                         hw_name=rec.hw_name, knobs=dict(rec.knobs),
                         cycles=built.timing.cycles, stored_cycles=int(rec.cycles or 0),
                         seconds=built.timing.seconds, area_mm2=area_mm2, files=files,
-                        stock_vta_problems=tuple(stock_problems(hw, board)))
+                        stock_vta_problems=tuple(stock_problems(hw, board)),
+                        vta_flow={k: manifest[k] for k in ("bitstream", "autotvm")})
 
 
 def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
@@ -209,6 +212,12 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     """Write a built design's bundle (``BUNDLE_FILES`` and the manifest, whose ``source``
     says where the design came from) into ``out`` (created); returns the files and the
     design's area in mm². Used by ``export`` (a stored trial) and ``compile --emit``."""
+    files, area_mm2, _ = _write_design(out, built, board, source, hw_name)
+    return files, area_mm2
+
+
+def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
+                  hw_name: str) -> tuple[dict[str, Path], float, dict[str, Any]]:
     from vtatune.area import estimate, fit
     from vtatune.hardware.stock import stock_problems
 
@@ -243,7 +252,7 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
         (out / name).write_bytes(data)
         files[name] = out / name
-    return files, area.area_mm2
+    return files, area.area_mm2, manifest
 
 
 def schedule_json(built: Built, board: Board) -> dict[str, Any]:

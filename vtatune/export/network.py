@@ -28,7 +28,7 @@ match.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,8 @@ class NetworkBundleResult:
     accelerator_seconds: float = 0.0
     host_seconds: float = 0.0
     stock_vta_problems: tuple[str, ...] = ()
+    #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
+    vta_flow: dict[str, Any] = field(default_factory=dict)
 
     @property
     def stock_vta(self) -> bool:
@@ -203,7 +205,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         stored_cycles=int(t.cycles or 0), seconds=totals["latency_ms"] / 1e3,
         accelerator_seconds=totals["accelerator_ms"] / 1e3, host_seconds=totals["host_ms"] / 1e3,
         area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files,
-        stock_vta_problems=tuple(stock))
+        stock_vta_problems=tuple(stock), vta_flow=vta_flow(hw, log))
 
 
 def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
