@@ -155,6 +155,14 @@ def test_resigned_duplicate_layer_names_fail(bundle, tmp_path) -> None:
                                    functional=False)
     assert [c.name for c in report.failed] == ["schedule"]
     assert "same name" in report.failed[0].detail
+    def rename(doc):
+        doc["network"]["name"] = "\x1b[2J" * 2000
+
+    report = verify_network_bundle(_resigned_schedule(bundle, tmp_path, "net", rename),
+                                   functional=False)
+    assert [c.name for c in report.failed] == ["schedule"]
+    assert report.failed[0].detail.startswith("network name '\\x1b[2J")
+    assert len(report.failed[0].detail) < 200
 
 
 def test_a_resigned_autotvm_log_must_match_the_schedule(bundle, tmp_path) -> None:

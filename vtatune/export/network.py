@@ -401,8 +401,9 @@ def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
                       f"{MAX_LAYERS:,}")
     # the rules of a network file: a name is used in messages and file names, a count weighs
     # the network's total
-    bad = [f"layer {i}: {why}" for i, (name, count, _, _) in enumerate(layers, 1)
-           for why in (name_problem(name), count_problem(count)) if why]
+    bad = [f"network {why}" for why in (name_problem(net.get("name", "network")),) if why]
+    bad += [f"layer {i}: {why}" for i, (name, count, _, _) in enumerate(layers, 1)
+            for why in (name_problem(name), count_problem(count)) if why]
     names = [name for name, _, _, _ in layers]
     if not bad and len(set(names)) < len(names):
         bad.append("two layers have the same name")
