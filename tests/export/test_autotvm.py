@@ -146,6 +146,33 @@ def test_group_conv2d_maps_groups_onto_vtas_output_channel_tiles() -> None:
                               "tile_co": 1})
 
 
+def test_group_conv2d_with_tile_co_over_all_groups_maps_the_same() -> None:
+    """When a grouped workload's ``co`` axis counts every group's output tiles (``tile_co``
+    spanning groups as VTA's does, ``tile_g`` 1), the same output tiles give the same record."""
+
+    class Spanning(GroupConv2d):  # the co axis over all groups, as VTA's template counts it
+        def tiles(self, hw):
+            t = super().tiles(hw)
+            return {**t, "co": t["co"] * self.groups}
+
+    d5 = MOBILENET_G["D5"]
+    wide = Spanning(*(getattr(d5, f) for f in ("n", "cin", "h", "w", "cout", "kh", "kw", "pad",
+                                                "stride", "groups")))
+    base = {"tile_b": 1, "tile_h": 7, "tile_w": 28, "tile_ci": 1, "oc_nthread": 2,
+            "h_nthread": 1}
+    assert at.task_of(wide, PYNQ, {**base, "tile_g": 1, "tile_co": 4}) == \
+        at.task_of(d5, PYNQ, {**base, "tile_g": 4, "tile_co": 1})
+    wl = GroupConv2d(1, 192, 14, 14, 192, 3, 3, 1, 1, 4)  # three output tiles a group
+    wide = Spanning(1, 192, 14, 14, 192, 3, 3, 1, 1, 4)
+    for tile_g, tile_co, spanning in ((1, 3, 3), (2, 3, 6), (1, 1, 1)):
+        assert at.task_of(wide, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_g": 1,
+                                       "tile_co": spanning}) == \
+            at.task_of(wl, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_g": tile_g,
+                                  "tile_co": tile_co})
+    with pytest.raises(at.NotInTemplate, match="straddles groups"):
+        at.task_of(wide, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_g": 1, "tile_co": 4})
+
+
 def test_what_stock_vta_cannot_run_is_named() -> None:
     depthwise = GroupConv2d(1, 32, 56, 56, 32, 3, 3, 1, 1, 32)
     k = {"tile_b": 1, "tile_g": 16, "tile_h": 8, "tile_w": 56, "tile_ci": 1, "tile_co": 1,

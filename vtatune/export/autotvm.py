@@ -188,12 +188,15 @@ def _conv_knobs(b: int, oh: int, ow: int, ci: int, co: int, k: Mapping[str, int]
 def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
     """``group_conv2d_packed.vta`` (``vta_group_conv2d.py``): args data, kernel, strides,
     padding, dilation, groups, out_dtype; conv2d's knobs, ``tile_ci`` over one group's input
-    tiles and ``tile_co`` over the output channel tiles of all groups together.
+    tiles and ``tile_co`` over the output channel tiles of all groups together (group-major).
 
-    vtatune's knobs count ``tile_co`` within a group and ``tile_g`` groups per output tile; an
-    output tile is one contiguous run of VTA's output tiles when it holds one group's tiles in
-    part (``tile_g`` = 1: VTA's tile_co = tile_co) or whole groups (``tile_co`` = the group's
-    tiles: VTA's tile_co = tile_g x tile_co)."""
+    vtatune's output tile holds ``tile_g`` groups of ``tile_co`` tiles each when its ``co``
+    axis counts one group's tiles, or ``tile_co`` tiles of all groups' (at most a group's, or
+    whole groups) when the axis counts all groups' tiles. It is one run of VTA's output tiles
+    when it holds part of one group (a divisor of the group's tiles: VTA's tile_co is that)
+    or whole groups (VTA's tile_co = groups x the group's tiles); ``oc_nthread`` splits the
+    outer tiles as VTA's does (within a group, vtatune's threads need an even count of a
+    group's tiles, so VTA's pairs stay within a group too)."""
     if wl.cin_g % hw.block_in or wl.cout_g % hw.block_out:
         what = "depthwise" if wl.groups == wl.cin else "grouped"
         raise NotInTemplate(
@@ -203,25 +206,34 @@ def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
     _expect(k, ("tile_b", "tile_g", "tile_h", "tile_w", "tile_ci", "tile_co", "oc_nthread",
                 "h_nthread"))
     b = _tiles(wl.n, hw.batch)
-    ci_g, co_g = wl.cin_g // hw.block_in, wl.cout_g // hw.block_out
-    if k["tile_g"] == 1:
-        tile_co = k["tile_co"]
-        if co_g % tile_co:
-            raise NotInTemplate(f"tile_co of {tile_co} does not divide a group's {co_g} "
-                                "output tiles: VTA's template splits by exact factors")
-    elif k["tile_co"] == co_g:
-        tile_co = k["tile_g"] * co_g
+    ci_g, co_g, co = wl.cin_g // hw.block_in, wl.cout_g // hw.block_out, \
+        wl.cout // hw.block_out
+    axes = wl.tiles(hw)
+    if (axes["ci"], axes["g"]) != (ci_g, wl.groups) or axes["co"] not in (co_g, co):
+        raise NotInTemplate("group_conv2d's knob axes are not the ones this mapping to VTA's "
+                            "template reads")
+    groups, tile = k["tile_g"], k["tile_co"]  # groups per output tile, tiles of each
+    if axes["co"] == co != co_g:  # tile_co over all groups' tiles (tile_g is then 1)
+        groups, tile = (1, tile) if tile <= co_g else (tile // co_g, co_g)
+        if k["tile_co"] > co_g and k["tile_co"] % co_g:
+            raise NotInTemplate(f"tile_co of {k['tile_co']} straddles groups of {co_g} "
+                                "output tiles")
+    if groups == 1:
+        if co_g % tile:
+            raise NotInTemplate(f"tile_co of {tile} does not divide a group's {co_g} output "
+                                "tiles: VTA's template splits by exact factors")
+        vta_tile = tile
+    elif tile == co_g:
+        vta_tile = groups * co_g
     else:
-        raise NotInTemplate(f"tile_g={k['tile_g']} groups of tile_co={k['tile_co']} of their "
-                            f"{co_g} output tiles are not one contiguous run of VTA's output "
-                            "channel tiles")
+        raise NotInTemplate(f"tile_g={groups} groups of tile_co={tile} of their {co_g} "
+                            "output tiles are not one contiguous run of VTA's output channel "
+                            "tiles")
     args = [_tensor((b, wl.cin // hw.block_in, wl.h, wl.w, hw.batch, hw.block_in),
                     hw.inp_dtype),
-            _tensor((wl.cout // hw.block_out, ci_g, wl.kh, wl.kw, hw.block_out, hw.block_in),
-                    hw.wgt_dtype),
+            _tensor((co, ci_g, wl.kh, wl.kw, hw.block_out, hw.block_in), hw.wgt_dtype),
             [wl.stride, wl.stride], [wl.pad] * 4, [1, 1], wl.groups, hw.acc_dtype]
-    entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci_g, wl.cout // hw.block_out,
-                                          k, tile_co))
+    entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci_g, co, k, vta_tile))
     return Task("group_conv2d_packed.vta", args, entity, index)
 
 
