@@ -7,17 +7,22 @@ the task's workload (task name and argument shapes). A bundle's ``autotvm.log`` 
 record per exported layer shape, so that VTA uses vtatune's schedule instead of a fallback.
 
 **The configuration's name.** VTA's ``config/pkg_config.py`` names a design
-``{BATCH}x{BLOCK}_i{INP}w{WGT}a{ACC}_{LOG_UOP}_{LOG_INP}_{LOG_WGT}_{LOG_ACC}_BUFF_SIZE``
-(``1x16_i8w8a32_15_15_18_17``; BATCH, BLOCK and the widths as numbers, the buffer sizes as
-logs) and ``python/vta/environment.py`` prefixes TARGET: ``env.MODEL`` = ``pynq_1x16_...``, the
-``-model=`` of the target string. A design with BLOCK_IN != BLOCK_OUT has no such name (stock
-VTA reads one LOG_BLOCK): ``bitstream_name`` gives None and no record is written for it.
+``{BATCH}x{BLOCK}_i{INP}w{WGT}a{ACC}_{LOG_UOP}_{LOG_INP}_{LOG_WGT}_{LOG_ACC}``
+(``1x16_i8w8a32_15_15_18_17``; BATCH, BLOCK and the widths as numbers, the
+``LOG_*_BUFF_SIZE`` as logs) and ``python/vta/environment.py`` prefixes TARGET:
+``env.MODEL`` = ``pynq_1x16_...``, the ``-model=`` of the target string. A design with
+BLOCK_IN != BLOCK_OUT has no such name (stock VTA reads one LOG_BLOCK): ``bitstream_name``
+gives None and no record is written for it (vtatune does not invent a name VTA's tooling
+would never produce or look up).
 
 **One record** (``record``): ``input`` = [target string, task name, packed argument list as
 VTA's TOPI receives it from Relay's strategy wrappers, {}]; ``config`` = {``index``,
 ``code_hash`` null, ``entity``: the template's knobs in their declared order, a split as
 ``[name, "sp", [outer, inner]]``, a choice as ``[name, "ot", value]``}; ``result`` =
-[[simulated seconds per call], 0, compile seconds, unix time]; ``version`` 0.2. The index is
+[[simulated seconds per call], 0, compile seconds, unix time]; ``version`` 0.2. Relay hands
+conv2d-like operators 4-way padding and VTA's packed tensors (``graph_pack``): data
+``(N/BATCH, C/BLOCK_IN, H, W, BATCH, BLOCK_IN)``, kernel ``(O/BLOCK_OUT, I/BLOCK_IN, KH, KW,
+BLOCK_OUT, BLOCK_IN)`` (``I`` a group's channels for group_conv2d). The index is
 AutoTVM's ``ConfigSpace`` numbering: knobs in declaration order, the first varying fastest,
 each split's entities ordered by its inner factor over the divisors of its extent (the
 ``factors`` policy of ``define_split``), each choice by its position in ``[1, 2]``.
