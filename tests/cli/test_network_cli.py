@@ -86,7 +86,7 @@ def test_network_search_json_show_and_studies(capsys, tmp_path, space_file) -> N
     (["search", "resnet18", "--sampler", "anneal"], "unknown sampler 'anneal'"),
     (["search", "resnet18", "--trials", "0"], "'--trials' / '-n': must be in 1.."),
     (["search", "conv2d", "--layer-trials", "4"], "apply to network searches"),
-    (["search", "resnet19"], "networks: resnet18"),
+    (["search", "resnet19"], "networks: dcgan, mobilenet_v1, resnet18, resnet34, resnet50, vgg16"),
     (["search", "resnet18", "--latency", "accelerator"], "applies to single-operator searches"),
 ])
 def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None:

@@ -102,17 +102,17 @@ def test_search_with_passes_reimports_them_in_the_workers(capsys, tmp_path) -> N
                       "--db", f"sqlite:///{path}", "--json")
     assert rc == 2 and err.count("\n") == 1, err
     # the warm start learns only from results compiled with the same passes
-    from vtatune.cli.search import _default_space
     from vtatune.passes import user
     from vtatune.search import space as spaces
     from vtatune.search.runner import history
     from vtatune.store import Store
+    from vtatune.studies import default_space
 
     records = Store(f"sqlite:///{path}").history("dense_m16_k64_n64")
     assert len(records) == 4
 
     def load(passes):
-        return spaces.load(_default_space("dense", "default"), shape="16,64,64",
+        return spaces.load(default_space("dense", "default"), shape="16,64,64",
                            workload="dense", hw="default", objective="latency", passes=passes)
 
     assert len(history(load(user.load(example)), records)) == 4

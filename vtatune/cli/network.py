@@ -9,67 +9,45 @@ from typing import Any
 from vtatune import formats
 from vtatune.cli import console
 
-#: Outer sampler of network searches when --sampler is not given.
-DEFAULT_NETWORK_SAMPLER = "xgb"
 
-
-def search_network(network: str | None, *, space: str | None, layer: str | None,
-                   shape: str | None, hw: str | None, board: str | None, trials: int,
-                   sampler: str | None, objective: str | None, study: str | None,
-                   db: str | None, workers: int, seed: int | None, timeout: float,
-                   warm_start: bool, layer_trials: int | None, inner_sampler: str | None,
-                   json_: bool, latency: str | None = None) -> None:
-    """Validate the options, run the network study, print its front (or JSON)."""
+def search_network(path: str, *, layer: str | None, shape: str | None, hw: str | None,
+                   board: str | None, trials: int, sampler: str | None,
+                   objective: str | None, study: str | None, db: str | None, workers: int,
+                   seed: int | None, timeout: float, warm_start: bool,
+                   layer_trials: int | None, inner_sampler: str | None, json_: bool,
+                   latency: str | None = None, passes: str | None = None) -> None:
+    """Validate the options (``studies.network_search``), run the network study of the space
+    file ``path``, print its front (or JSON)."""
     import os
 
-    from vtatune.errors import UserError
-    from vtatune.escaping import shown
-    from vtatune.networks import space as nspace
-    from vtatune.search.samplers import names
+    from vtatune import studies
 
-    if layer is not None or shape is not None:
-        raise UserError("--layer and --shape select one layer; a network search tunes every "
-                        "layer of the network (edit its [network] table to change them)")
-    sampler = sampler or DEFAULT_NETWORK_SAMPLER
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    if sampler not in names():
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
-    if layer_trials is not None and layer_trials < 1:
-        raise UserError(f"--layer-trials must be at least 1, got {layer_trials}")
-    if inner_sampler is not None and inner_sampler not in nspace.INNER_SAMPLERS:
-        raise UserError(f"unknown --inner-sampler {inner_sampler!r} (known: "
-                        f"{', '.join(nspace.INNER_SAMPLERS)})")
-    if latency is not None and latency != nspace.LATENCY:
-        raise UserError(f"--latency {shown(latency, 40)}: a network search minimizes the "
-                        f"{nspace.LATENCY} seconds of a network run (every layer run is one "
-                        "call, accelerator + host); --latency accelerator applies to "
-                        "single-operator searches")
-    if hw is not None and objective is None:
-        objective = "latency"
-    sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
-                     inner_trials=layer_trials, inner_sampler=inner_sampler)
-    name = study or f"network-{sp.network.name}-{'sched-' if hw else ''}{sampler}"
+    job = studies.network_search(path, layer=layer, shape=shape, hw=hw, board=board,
+                                 trials=trials, sampler=sampler, objective=objective,
+                                 study=study, workers=workers, seed=seed, timeout=timeout,
+                                 layer_trials=layer_trials, inner_sampler=inner_sampler,
+                                 latency=latency, passes=passes)
     from vtatune.networks.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
     # progress output
-    check_study(sp, name, db)
-    result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed,
-                  timeout, warm_start, quiet=json_)
-    _report(result, sp, json_, db)
+    check_study(job.space, job.study, db)
+    run = _run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout, warm_start,
+               quiet=json_)
+    _report(run.result, job.space, json_, db)
+    if run.mirror_error:
+        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                      f"({run.mirror_error}); the results are stored")
 
 
-def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
-         seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
+def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
+         timeout: float, warm_start: bool, quiet: bool) -> Any:
     import typer
 
-    from vtatune import formats
+    from vtatune import formats, studies
     from vtatune.networks import runner
+
+    sp, sampler, name = job.space, job.sampler, job.study
 
     plural = "s" if workers != 1 else ""
     header = (f"search {name}: network {sp.network.name} ({len(sp.network.layers)} layers), up "
@@ -88,13 +66,14 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
                                f"{p.cached}")
 
         try:
-            return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
-                              workers=workers, seed=seed, timeout=timeout,
-                              warm_start=warm_start, on_progress=on_progress)
+            run = studies.run_network(job, trials=trials, db=db, workers=workers, seed=seed,
+                                      timeout=timeout, warm_start=warm_start,
+                                      on_progress=on_progress)
         except KeyboardInterrupt:
             console.error(f"interrupted: finished designs and layer results are stored; rerun "
                           f"with --study {name} to continue")
             raise typer.Exit(130) from None
+    return run
 
 
 def _display_url(db: str | None) -> str:

@@ -23,15 +23,11 @@ from vtatune.cli.options import (
     valid_text,
 )
 
-#: Chosen by measurement (README, Benchmarks): within 2% of the exhaustive optimum in 20-24
-#: trials on ResNet-18 C2/C8/C11 where TPE needs 16-120 and random 32->300.
-DEFAULT_SAMPLER = "xgb"
-
 
 def search(
     workload: Annotated[str | None, typer.Argument(
-        help="Operator (see `vtatune operators`) or network (resnet18; default: the --space "
-        "file's, else conv2d).",
+        help="Operator (see `vtatune operators`), network (resnet18, a network file) or ONNX "
+        "model (MODEL.onnx); default: the --space file's, else conv2d.",
         show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
@@ -81,63 +77,32 @@ def search(
 
     Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
-    network (resnet18, or --space FILE with a [network] table): a trial is then one hardware
-    design with every layer's schedule tuned.
+    network (resnet18 and the zoo's others, --space FILE with a [network] table, or an ONNX
+    model MODEL.onnx): a trial is then one hardware design with every layer's schedule tuned.
     """
-    from vtatune.cli.options import refuse_memory_db
+    from vtatune import studies
     from vtatune.errors import UserError
-    from vtatune.escaping import shown
-    from vtatune.networks import space as nspace
-    from vtatune.search import space as spaces
-    from vtatune.search.samplers import names, require
-    from vtatune.workloads import registry
 
-    network = next((n for n in (space, workload) if n is not None and nspace.is_network_file(n)),
-                   None)
+    network = studies.network_file(workload, space)
     if network is not None:
         from vtatune.cli.network import search_network
 
-        if passes is not None:
-            raise UserError("--passes applies to single-operator searches; a network search "
-                            "compiles its layers with VTA's passes only")
-
-        search_network(workload, space=space, layer=layer, shape=shape, hw=hw, board=board,
+        search_network(space or network, layer=layer, shape=shape, hw=hw, board=board,
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
                        layer_trials=layer_trials, inner_sampler=inner_sampler, latency=latency,
-                       json_=json_)
+                       passes=passes, json_=json_)
         return
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
                         "vtatune search resnet18)")
-    sampler = sampler or DEFAULT_SAMPLER
-    if workload is not None and workload not in registry.kinds():
-        networks = ", ".join(nspace.builtin_names())
-        raise UserError(f"unknown workload {shown(workload)} (known: "
-                        f"{', '.join(registry.kinds())}; networks: {networks or 'none'})")
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    if sampler not in names():
-        raise UserError(f"unknown sampler {shown(sampler)} (known: {', '.join(names())})")
-    require(sampler)  # gp without torch: one line, before anything is printed or stored
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
-    if hw is not None and objective is None:
-        objective = "latency"
-    from vtatune.cli.compile import load_passes
-
-    user = load_passes(passes)
-    path = space if space is not None else _default_space(workload or "conv2d", hw)
-    if latency is not None and latency not in spaces.LATENCIES:
-        raise UserError(f"--latency must be one of {', '.join(spaces.LATENCIES)}, got "
-                        f"{shown(latency, 40)}")
-    sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective, passes=user, latency=latency)
+    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
+                                  board=board, trials=trials, sampler=sampler,
+                                  objective=objective, study=study, workers=workers,
+                                  timeout=timeout, latency=latency, passes=passes)
+    sp, sampler, name = job.space, job.sampler, job.study
     _start_workers_server()
-    refuse_memory_db(db)
-    name = study or _study_name(sp, sampler, hw, default_space=space is None)
+    studies.refuse_memory_db(db)
     from vtatune.search.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
@@ -157,43 +122,6 @@ def _start_workers_server() -> None:
     from vtatune.search.workers import boot
 
     boot()
-
-
-def _default_space(workload: str, hw: str | None) -> str:
-    """``spaces/<workload>[_schedule].toml``; an operator without its own space file is
-    searched in conv2d's (its hardware choices; the workload is replaced)."""
-    from vtatune.search.space import spaces_dir
-
-    for kind in (workload, "conv2d"):
-        if hw is not None and (spaces_dir() / f"{kind}_schedule.toml").exists():
-            return f"{kind}_schedule"
-        if (spaces_dir() / f"{kind}.toml").exists():
-            return kind
-    return workload
-
-
-#: Board of the shipped spaces; default study names mention any other.
-DEFAULT_BOARD = "pynq-z1"
-
-
-def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator]-SAMPLER[-passes-FP]``:
-    searches that cannot share a study get different default names (a study refuses a
-    continuation that differs)."""
-    wl = sp.workload
-    parts = [wl.kind, wl.name or wl.signature]
-    if not default_space:
-        parts.append(sp.name)
-    if sp.board != DEFAULT_BOARD:
-        parts.append(sp.board)
-    if hw is not None:
-        parts += ["sched", sp.hardware({}).name]
-    if sp.latency != "end-to-end":
-        parts.append(sp.latency)
-    parts.append(sampler)
-    if sp.passes is not None:
-        parts += ["passes", sp.passes.fingerprint[:8]]
-    return "-".join(parts)
 
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,

@@ -129,7 +129,8 @@ def study_identity(space: NetworkSpace, ctx: EvalContext) -> dict[str, Any]:
             "objective": space.objective,
             "hardware": {k: list(v) for k, v in space.hw_choices.items()},
             "knobs": {u.signature: list(space.knobs[u.signature]) for u in space.units},
-            "inner": space.inner.describe(), **ctx.describe()}
+            "inner": space.inner.describe(), **ctx.describe(),
+            **({"model": space.network.fingerprint} if space.network.fingerprint else {})}
 
 
 def check_study(space: NetworkSpace, study: str, db: str | None = None) -> None:
