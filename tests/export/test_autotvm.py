@@ -122,11 +122,11 @@ def test_conv2d_transpose_points_decode_back_and_carry_vta_arguments() -> None:
                          "int32", [0, 0]]
 
 
-def test_group_conv2d_maps_groups_onto_vtas_output_channel_tiles() -> None:
+def test_group_conv2d_maps_onto_vtas_output_channel_tiles() -> None:
     d5 = MOBILENET_G["D5"]  # 256 -> 256 channels in 16 groups: one 16-channel tile each
-    base = {"tile_b": 1, "tile_h": 7, "tile_w": 28, "tile_ci": 1, "oc_nthread": 2,
-            "h_nthread": 1}
-    task = at.task_of(d5, PYNQ, {**base, "tile_g": 4, "tile_co": 1})
+    base = {"tile_b": 1, "tile_g": 1, "tile_h": 7, "tile_w": 28, "tile_ci": 1,
+            "oc_nthread": 2, "h_nthread": 1}
+    task = at.task_of(d5, PYNQ, {**base, "tile_co": 4})
     assert task.name == "group_conv2d_packed.vta"
     assert task.args == [["TENSOR", [1, 16, 28, 28, 1, 16], "int8"],
                          ["TENSOR", [16, 1, 3, 3, 16, 16], "int8"], [1, 1], [1, 1, 1, 1],
@@ -134,43 +134,26 @@ def test_group_conv2d_maps_groups_onto_vtas_output_channel_tiles() -> None:
     # four whole groups per output tile: four of VTA's 16 output-channel tiles
     assert dict((e[0], e[2]) for e in task.entity)["tile_co"] == [4, 4]
     assert _decode(task.index, _conv_spaces(1, 28, 28, 1, 16)) == task.entity
-    # groups of two output tiles, one group per output tile, in halves
-    wl = GroupConv2d(1, 128, 14, 14, 128, 3, 3, 1, 1, 4)  # 32 in / 32 out per group
-    task = at.task_of(wl, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_ci": 2,
-                                 "tile_g": 1, "tile_co": 1})
-    ent = dict((e[0], e[2]) for e in task.entity)
-    assert ent["tile_co"] == [8, 1] and ent["tile_ci"] == [1, 2]
-    assert _decode(task.index, _conv_spaces(1, 14, 14, 2, 8)) == task.entity
-    with pytest.raises(at.NotInTemplate, match="not one contiguous run"):
-        at.task_of(wl, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_ci": 2, "tile_g": 2,
-                              "tile_co": 1})
-
-
-def test_group_conv2d_with_tile_co_over_all_groups_maps_the_same() -> None:
-    """When a grouped workload's ``co`` axis counts every group's output tiles (``tile_co``
-    spanning groups as VTA's does, ``tile_g`` 1), the same output tiles give the same record."""
-
-    class Spanning(GroupConv2d):  # the co axis over all groups, as VTA's template counts it
-        def tiles(self, hw):
-            t = super().tiles(hw)
-            return {**t, "co": t["co"] * self.groups}
-
-    d5 = MOBILENET_G["D5"]
-    wide = Spanning(*(getattr(d5, f) for f in ("n", "cin", "h", "w", "cout", "kh", "kw", "pad",
-                                                "stride", "groups")))
-    base = {"tile_b": 1, "tile_h": 7, "tile_w": 28, "tile_ci": 1, "oc_nthread": 2,
-            "h_nthread": 1}
-    assert at.task_of(wide, PYNQ, {**base, "tile_g": 1, "tile_co": 4}) == \
-        at.task_of(d5, PYNQ, {**base, "tile_g": 4, "tile_co": 1})
-    wl = GroupConv2d(1, 192, 14, 14, 192, 3, 3, 1, 1, 4)  # three output tiles a group
-    wide = Spanning(1, 192, 14, 14, 192, 3, 3, 1, 1, 4)
-    for tile_g, tile_co, spanning in ((1, 3, 3), (2, 3, 6), (1, 1, 1)):
-        assert at.task_of(wide, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_g": 1,
-                                       "tile_co": spanning}) == \
-            at.task_of(wl, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_g": tile_g,
-                                  "tile_co": tile_co})
-    with pytest.raises(at.NotInTemplate, match="straddles groups"):
-        at.task_of(wide, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_g": 1, "tile_co": 4})
+    # groups of two input and two output tiles: tile_ci within a group, tile_co over all
+    wl = GroupConv2d(1, 128, 14, 14, 128, 3, 3, 1, 1, 4)
+    for tile_co, split in ((1, [8, 1]), (2, [4, 2]), (4, [2, 4]), (8, [1, 8])):
+        task = at.task_of(wl, PYNQ, {**base, "tile_h": 14, "tile_w": 14, "tile_ci": 2,
+                                     "tile_co": tile_co})
+        ent = dict((e[0], e[2]) for e in task.entity)
+        assert ent["tile_co"] == split and ent["tile_ci"] == [1, 2]
+        assert _decode(task.index, _conv_spaces(1, 14, 14, 2, 8)) == task.entity
+    assert task.args[1] == ["TENSOR", [8, 2, 3, 3, 16, 16], "int8"]
+    # three output tiles a group: a tile of 2 cuts groups unevenly, one of 4 straddles two
+    wl = GroupConv2d(1, 192, 14, 14, 192, 3, 3, 1, 1, 4)
+    k = {**base, "tile_h": 14, "tile_w": 14}
+    assert dict((e[0], e[2]) for e in at.task_of(wl, PYNQ, {**k, "tile_co": 6}).entity)[
+        "tile_co"] == [2, 6]
+    with pytest.raises(at.NotInTemplate, match="does not divide a group's 3 output tiles"):
+        at.task_of(wl, PYNQ, {**k, "tile_co": 2})
+    with pytest.raises(at.NotInTemplate, match="straddles groups of 3"):
+        at.task_of(wl, PYNQ, {**k, "tile_co": 4})
+    with pytest.raises(at.NotInTemplate, match="tile_g 1"):
+        at.task_of(wl, PYNQ, {**k, "tile_co": 3, "tile_g": 2})
 
 
 def test_what_stock_vta_cannot_run_is_named() -> None:

@@ -31,8 +31,7 @@ each split's entities ordered by its inner factor over the divisors of its exten
 non-square GEMM; depthwise and other grouped layers whose groups do not fill whole BLOCK
 tiles (VTA's ``group_conv2d_packed`` needs them; it runs depthwise layers on the CPU); a tile
 that does not divide its axis (AutoTVM's splits are exact factors; vtatune's tail tiles are
-not in VTA's space); grouped output tiles that are not one contiguous run of VTA's output
-channel tiles.
+not in VTA's space).
 
 The record's time is vtatune's simulation of vtatune's program for these knobs; VTA's own
 lowering of the same knobs is a different program (the loop order of its templates, its
@@ -195,13 +194,10 @@ def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
     padding, dilation, groups, out_dtype; conv2d's knobs, ``tile_ci`` over one group's input
     tiles and ``tile_co`` over the output channel tiles of all groups together (group-major).
 
-    vtatune's output tile holds ``tile_g`` groups of ``tile_co`` tiles each when its ``co``
-    axis counts one group's tiles, or ``tile_co`` tiles of all groups' (at most a group's, or
-    whole groups) when the axis counts all groups' tiles. It is one run of VTA's output tiles
-    when it holds part of one group (a divisor of the group's tiles: VTA's tile_co is that)
-    or whole groups (VTA's tile_co = groups x the group's tiles); ``oc_nthread`` splits the
-    outer tiles as VTA's does (within a group, vtatune's threads need an even count of a
-    group's tiles, so VTA's pairs stay within a group too)."""
+    When groups fill whole tiles vtatune's knobs count as VTA's (``workloads.group_conv2d``:
+    ``tile_co`` and ``oc_nthread`` over all groups' output tiles, ``tile_g`` 1); its output
+    tile is part of one group (a divisor of the group's tiles) or whole groups, and VTA's split
+    of the same ``tile_co`` gives the same tiles when it divides exactly."""
     if wl.cin_g % hw.block_in or wl.cout_g % hw.block_out:
         what = "depthwise" if wl.groups == wl.cin else "grouped"
         raise NotInTemplate(
@@ -214,31 +210,20 @@ def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
     ci_g, co_g, co = wl.cin_g // hw.block_in, wl.cout_g // hw.block_out, \
         wl.cout // hw.block_out
     axes = wl.tiles(hw)
-    if (axes["ci"], axes["g"]) != (ci_g, wl.groups) or axes["co"] not in (co_g, co):
-        raise NotInTemplate("group_conv2d's knob axes are not the ones this mapping to VTA's "
-                            "template reads")
-    groups, tile = k["tile_g"], k["tile_co"]  # groups per output tile, tiles of each
-    if axes["co"] == co != co_g:  # tile_co over all groups' tiles (tile_g is then 1)
-        groups, tile = (1, tile) if tile <= co_g else (tile // co_g, co_g)
-        if k["tile_co"] > co_g and k["tile_co"] % co_g:
-            raise NotInTemplate(f"tile_co of {k['tile_co']} straddles groups of {co_g} "
-                                "output tiles")
-    if groups == 1:
-        if co_g % tile:
-            raise NotInTemplate(f"tile_co of {tile} does not divide a group's {co_g} output "
-                                "tiles: VTA's template splits by exact factors")
-        vta_tile = tile
-    elif tile == co_g:
-        vta_tile = groups * co_g
-    else:
-        raise NotInTemplate(f"tile_g={groups} groups of tile_co={tile} of their {co_g} "
-                            "output tiles are not one contiguous run of VTA's output channel "
-                            "tiles")
+    if (axes["ci"], axes["co"], axes["g"]) != (ci_g, co, wl.groups) or k["tile_g"] != 1:
+        raise NotInTemplate("group_conv2d's knobs do not count as VTA's template does "
+                            "(tile_co over all groups' output tiles, tile_g 1)")
+    tile = k["tile_co"]
+    if tile <= co_g and co_g % tile:
+        raise NotInTemplate(f"tile_co of {tile} does not divide a group's {co_g} output "
+                            "tiles: VTA's template splits by exact factors")
+    if tile > co_g and tile % co_g:
+        raise NotInTemplate(f"tile_co of {tile} straddles groups of {co_g} output tiles")
     args = [_tensor((b, wl.cin // hw.block_in, wl.h, wl.w, hw.batch, hw.block_in),
                     hw.inp_dtype),
             _tensor((co, ci_g, wl.kh, wl.kw, hw.block_out, hw.block_in), hw.wgt_dtype),
             [wl.stride, wl.stride], [wl.pad] * 4, [1, 1], wl.groups, hw.acc_dtype]
-    entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci_g, co, k, vta_tile))
+    entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci_g, co, k, tile))
     return Task("group_conv2d_packed.vta", args, entity, index)
 
 
