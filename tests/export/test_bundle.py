@@ -121,6 +121,9 @@ def test_broken_bundles_are_bad_input(bundle, tmp_path) -> None:
     (folder / "manifest.json").write_text('{"format": "other"}')
     with pytest.raises(UserError, match="not a vtatune bundle"):
         read_manifest(folder)
+    (folder / "manifest.json").write_text('{"format": "vtatune-network-bundle/1"}')
+    with pytest.raises(UserError, match="earlier vtatune without autotvm.log: export it again"):
+        read_manifest(folder)
 
 
 def test_picks(studies) -> None:

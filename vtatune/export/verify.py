@@ -43,6 +43,8 @@ from vtatune.export.bundle import (
 )
 
 PASS, FAIL, SKIP, INFO = "pass", "FAIL", "skip", "info"
+#: Bundle formats of earlier vtatune versions (before autotvm.log), refused with a hint.
+EARLIER_FORMATS = ("vtatune-bundle/1", "vtatune-network-bundle/1")
 
 #: Seed of the functional check's random inputs.
 CHECK_SEED = 0
@@ -87,6 +89,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not _exists(path):
         raise UserError(f"{shown(str(folder))} is not a bundle: no {MANIFEST}")
     manifest = read_json(path, "bundle manifest")
+    if isinstance(manifest, dict) and manifest.get("format") in EARLIER_FORMATS:
+        raise UserError(f"{shown(str(path))}: a bundle of format {manifest['format']!r}, "
+                        "made by an earlier vtatune without autotvm.log: export it again")
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
         raise UserError(f"{shown(str(path))}: not a vtatune bundle manifest (format "
