@@ -554,6 +554,49 @@ def _measured_files() -> dict[str, bytes]:
         "measured/bad_hw.json": one(hw={"LOG_BLOCK": -5}),
         "measured/knob_range.json": one(knobs={"tile_h": 10**30}),
         "measured/long_list.json": json.dumps([5] * 200_000).encode(),
+        **_measured_logs(),
+    }
+
+
+def _measured_logs() -> dict[str, bytes]:
+    """AutoTVM logs for ``calibrate``: TopHub's format with its fields made hostile."""
+    vta = "ext_dev -device=vta -keys=cpu -model=pynq_1x16_i8w8a32_15_15_18_17"
+    args = [["TENSOR", [1, 1, 8, 8, 1, 16], "int8"], ["TENSOR", [1, 1, 3, 3, 16, 16], "int8"],
+            [1, 1], [1, 1, 1, 1], [1, 1], "NCHW1n16c", "int32"]
+    good = {"input": [vta, "conv2d_packed.vta", args, {}],
+            "config": {"index": 0, "entity": [["tile_h", "sp", [1, 8]]]},
+            "result": [[1e-3], 0, 1.0, 1565395200.0], "version": 0.2}
+
+    def log(*records: object, head: str = "# Net - x") -> bytes:
+        return (head + "\n" + "\n".join(r if isinstance(r, str) else json.dumps(r)
+                                         for r in records) + "\n").encode()
+
+    def edit(key: str, value: object) -> dict[str, object]:
+        return {**good, key: value}
+
+    return {
+        "measured/log_not_json.log": log(good, "{not json"),
+        "measured/log_no_input.log": log({"config": {}, "result": [[1.0], 0]}),
+        "measured/log_input_str.log": log(edit("input", "conv2d")),
+        "measured/log_only_errors.log": log(edit("result", [[1e9], 7, 0, 0])),
+        "measured/log_only_arm.log": log(edit("input", ["llvm -device=arm_cpu",
+                                                         "conv2d_packed.vta", args, {}])),
+        "measured/log_cost_str.log": log(edit("result", [["fast"], 0, 1.0, 0])),
+        "measured/log_cost_nan.log": log('{"input": ' + json.dumps(good["input"])
+                                          + ', "config": {"entity": []}, '
+                                          '"result": [[NaN], 0, 1.0, 0]}'),
+        "measured/log_cost_zero.log": log(edit("result", [[0.0], 0, 1.0, 0])),
+        "measured/log_huge_stamp.log": log(edit("result", [[1e-3], 0, 1.0, 1e300])),
+        "measured/log_entity_bad.log": log(edit("config", {"entity": [["tile_h", "sp"]]})),
+        "measured/log_entity_kind.log": log(edit("config", {"entity": [["t", "re", [1]]]})),
+        "measured/log_shape_short.log": log(edit("input", [vta, "conv2d_packed.vta",
+                                                           [["TENSOR", [1], "int8"]], {}])),
+        "measured/log_shape_huge.log": log(edit("input", [
+            vta, "conv2d_packed.vta", [["TENSOR", [2**40, 1, 8, 8, 1, 16], "int8"], *args[1:]],
+            {}])),
+        "measured/log_model_esc.log": log(edit("input", [vta + "\x1b[31m", "conv2d_packed.vta",
+                                                         args, {}])),
+        "measured/log_empty.log": b"# just a section\n",
     }
 
 
@@ -701,7 +744,9 @@ VALID_FILES = {"npz/ok.npz", "npz/fortran.npz", "npz/bomb_extra.npz", "npz/claim
                "hw/utf8_bom.json", "hw/name_esc.json",
                "space/constraints.max_area_mm2_7.toml",  # 1e-320 mm2: tiny, but a number
                "space/schedule.knobs_4.toml",  # knobs = []: a hardware-only search
-               "network/ok.toml", "passes/ok.py", "onnx/ok.onnx", "onnx/name_esc.onnx"}
+               "network/ok.toml", "passes/ok.py", "onnx/ok.onnx", "onnx/name_esc.onnx",
+               # grouped conv2d records calibrate; a timestamp out of range is no date
+               "measured/groups.json", "measured/log_huge_stamp.log"}
 #: Pass files that load but whose passes or verifiers fail on a program: the candidate fails
 #: with a reason (any exit code, no traceback); a search accepts the file.
 LOADS_BUT_FAILS = {"passes/verifier_raises.py", "passes/verifier_returns_int.py",
@@ -806,6 +851,12 @@ OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, str | list[
     "compare": (("compare", "{study}", "{study}", "--db", "{db}"), (), {"--out": "text"}),
     "export": (("export", "{study}", "--db", "{db}"), (), {"--pick": "int", "--out": "text"}),
     "verify-export": (("verify-export", "{bundle}"), (), {"--board": "text"}),
+    # --board and --save are checked before the design (the missing --hw brakes it)
+    "calibrate": (("calibrate", "{ws}/nonexistent.json"), MISSING_HW,
+                  {"--save": ["2019-07", "../x", "a/b", "x@y", ".hidden", "x" * 65, ESC, ""],
+                   "--board": ["pynq-z1@", "pynq-z1@../../etc/passwd", "pynq-z1@nope",
+                               "pynq-z1@" + "x" * 5000, "nope@2019-07", "pynq-z1@a@b"],
+                   "--build": "text"}),
     "import": (("import", "{ws}/onnx/ok.onnx"), (),
                {"--batch": "int", "--name": "text", "--out": "text"}),
 }

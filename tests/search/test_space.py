@@ -205,3 +205,12 @@ def test_latency_objective_end_to_end_by_default_accelerator_on_request(tmp_path
     p.write_text(p.read_text().replace('"accelerator"', '"wall"'))
     with pytest.raises(ConfigError, match="latency 'wall' is not one of end-to-end, accel"):
         spaces.load(p)
+
+
+def test_board_with_a_timing_profile() -> None:
+    sp = spaces.load("conv2d", board="pynq-z1@2019-07")
+    assert sp.board == "pynq-z1@2019-07"
+    for bad, message in (("pynq-z1@nope", "no timing profile 'nope'"),
+                         ("pynq-z1@", "is not a profile name")):
+        with pytest.raises(ConfigError, match=message):
+            spaces.load("conv2d", board=bad)

@@ -26,7 +26,9 @@ HwOption = Annotated[
     typer.Option("--hw", help="vta_config.json path or shipped config name "
                  "(see `vtatune hw --list`)."),
 ]
-BoardOption = Annotated[str, typer.Option("--board", help="Board name (see `vtatune boards`).")]
+BoardOption = Annotated[str, typer.Option(
+    "--board", help="Board name, or NAME@PROFILE for one of its timing profiles, e.g. "
+    "pynq-z1@2019-07 (`vtatune boards` lists both).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 WorkloadArg = Annotated[str, typer.Argument(
     help="Operator: conv2d, dense, ... (`vtatune operators` lists them); search also takes a "
