@@ -1,5 +1,6 @@
 """AutoTVM records for VTA's flow: names, tasks and configurations against the FPGA-measured
-TopHub records (tests/export/data), AutoTVM's own index decoding, and the bundle's log."""
+TopHub records (hwconfigs/timing/measured: the 21 records as AutoTVM wrote them, and the same
+records with shape and knobs in plain terms), AutoTVM's own index decoding, the bundle's log."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from vtatune.workloads.conv2d_transpose import Conv2dTranspose
 from vtatune.workloads.dense import Dense
 from vtatune.workloads.group_conv2d import MOBILENET_G, GroupConv2d
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[2] / "hwconfigs" / "timing" / "measured"
 PYNQ = replace(default(), target="pynq")
 
 
