@@ -88,6 +88,12 @@ def test_export_and_verify_round_trip(capsys, studies, tmp_path) -> None:
                                                                          "resources"}
 
 
+def test_verify_export_of_a_name_too_long_for_the_file_system_is_bad_input(capsys,
+                                                                         tmp_path) -> None:
+    rc, out, err = _run(capsys, "verify-export", str(tmp_path / ("x" * 300)))
+    assert rc == 2 and len(_one_error_line(err)) == 1 and "no such bundle folder" in err
+
+
 def test_verify_export_exits_1_when_autotvm_log_disagrees_with_the_schedule(capsys, studies,
                                                                           tmp_path) -> None:
     import hashlib

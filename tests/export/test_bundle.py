@@ -126,6 +126,18 @@ def test_broken_bundles_are_bad_input(bundle, tmp_path) -> None:
         read_manifest(folder)
 
 
+def test_a_board_without_timing_parameters_is_bad_input(bundle, tmp_path) -> None:
+    """verify-export --board FILE of a board vtatune has no timing for: exit 2, not a failed
+    cycles check (the bundle is not to blame)."""
+    from vtatune.hardware.boards import boards_dir
+
+    raw = json.loads((boards_dir() / "pynq-z1.json").read_text())
+    board = tmp_path / "my-board.json"
+    board.write_text(json.dumps({**raw, "name": "my-board"}))
+    with pytest.raises(UserError, match="no timing parameters for board 'my-board'"):
+        verify_bundle(bundle[0].folder, str(board))
+
+
 def test_picks(studies) -> None:
     store = Store(studies.db)
     info, trials = store.study(studies.tpe), store.trials(studies.tpe)

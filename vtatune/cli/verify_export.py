@@ -33,7 +33,10 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     from vtatune.export.network import is_network_bundle, verify_network_bundle
 
     t0 = time.perf_counter()
-    network = folder.is_dir() and is_network_bundle(folder)
+    try:  # a name too long or with a NUL: not a folder (read_manifest says so, exit 2)
+        network = folder.is_dir() and is_network_bundle(folder)
+    except (OSError, ValueError):
+        network = False
     width = 18 if network else 11
 
     def show(c: Check) -> None:

@@ -66,6 +66,7 @@ from vtatune.export.verify import (
     _layer,
     _Note,
     _resources,
+    _timing_of,
     _versions_line,
     _vta_config,
 )
@@ -302,6 +303,7 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
         raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
                         f" (known: {', '.join(boards.names())})")
     brd = boards.load(board or exported)
+    _timing_of(brd)
     checks: list[Check] = []
     state: dict[str, Any] = {}
 

@@ -154,6 +154,7 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
         raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
                         f" (known: {', '.join(boards.names())})")
     brd = boards.load(board if board is not None else exported)
+    _timing_of(brd)
     checks: list[Check] = []
     state: dict[str, Any] = {}
 
@@ -196,6 +197,14 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
     if brd.name != exported:
         run("fit", ("hw",), lambda: _fit(brd, state))
     return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
+
+
+def _timing_of(board: Any) -> None:
+    """``ConfigError`` (bad input, exit 2) when ``board`` has no timing parameters: every
+    cycles check would fail on it, and the bundle is not to blame."""
+    from vtatune.simulator.timing import load_params
+
+    load_params(board)
 
 
 class _Failed(Exception):
