@@ -126,6 +126,29 @@ def test_broken_bundles_are_bad_input(bundle, tmp_path) -> None:
         read_manifest(folder)
 
 
+def test_a_bundle_timed_on_a_boards_profile_verifies(tmp_path) -> None:
+    """A manifest naming a board with its timing profile (``pynq-z1@2019-07``) is a known
+    board; its cycles are the profile's, and another profile reports its own."""
+    from dataclasses import replace
+
+    from vtatune.export.bundle import build, write_design
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import default
+    from vtatune.workloads.dense import Dense
+
+    board = boards.load("pynq-z1@2019-07")
+    built = build(Dense(16, 64, 64), replace(default(), target="pynq"),
+                  {"tile_b": 16, "tile_ci": 2, "tile_co": 2, "oc_nthread": 2}, board)
+    write_design(tmp_path / "b", built, board, {"test": True}, "h")
+    assert read_manifest(tmp_path / "b")["board"] == "pynq-z1@2019-07"
+    report = verify_bundle(tmp_path / "b", functional=False)
+    assert report.ok, report.failed
+    assert f"{built.timing.cycles:,} cycles on pynq-z1@2019-07" in next(
+        c.detail for c in report.checks if c.name == "cycles")
+    other = verify_bundle(tmp_path / "b", "pynq-z1@2019-08", functional=False)
+    assert other.ok and {c.name: c.status for c in other.checks}["cycles"] == "info"
+
+
 def test_a_board_without_timing_parameters_is_bad_input(bundle, tmp_path) -> None:
     """verify-export --board FILE of a board vtatune has no timing for: exit 2, not a failed
     cycles check (the bundle is not to blame)."""

@@ -297,7 +297,7 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
 
     manifest = read_network_manifest(folder)
     exported = str(manifest.get("board", ""))
-    if exported not in boards.names():  # the bundle names a board; it never points at a file
+    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
         from vtatune.escaping import shown
 
         raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"

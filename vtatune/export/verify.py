@@ -148,7 +148,7 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
 
     manifest = read_manifest(folder)
     exported = manifest.get("board", "")
-    if exported not in boards.names():  # the bundle names a board; it never points at a file
+    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
         from vtatune.escaping import shown
 
         raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
@@ -406,7 +406,7 @@ def _board_name(value: Any) -> str:
     from vtatune.escaping import shown
     from vtatune.hardware import boards
 
-    if not isinstance(value, str) or value not in boards.names():
+    if not isinstance(value, str) or not boards.is_known(value):
         raise ConfigError(RESOURCES, [f"board {shown(value, 40)} is not a known board name"])
     return value
 
