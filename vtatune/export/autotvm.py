@@ -102,12 +102,6 @@ def non_square_reason(hw: HwConfig) -> str:
 
 # ---- AutoTVM's knob spaces ------------------------------------------------------------------
 
-def divisors(n: int) -> list[int]:
-    """AutoTVM's ``get_factors``: the divisors of ``n``, increasing."""
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
-
-
 @dataclass(frozen=True)
 class _Split:
     name: str
@@ -119,6 +113,8 @@ class _Split:
         if self.inner < 1 or self.extent % self.inner:
             raise NotInTemplate(f"{self.name} of {self.inner} does not divide its extent "
                                 f"{self.extent}: VTA's template splits by exact factors")
+        from vtatune.schedules.knobs import divisors  # AutoTVM's get_factors: increasing
+
         factors = divisors(self.extent)
         return ([self.name, "sp", [self.extent // self.inner, self.inner]],
                 factors.index(self.inner), len(factors))
