@@ -24,7 +24,7 @@ that design's optimum, the hypervolume of the found front over the exhaustive fr
 (reference point 1.1 x the true front's nadir), the designs stopped early by their lower
 bound (and that every such bound was indeed below the design's optimum).
 
-    python -m vtatune.networks.bench [--quick]
+    python -m vtatune.bench.networks [--quick]
 """
 
 from __future__ import annotations

@@ -5,12 +5,13 @@
 Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole knob space at the
 default config (median, p90; one process, after a warm-up that builds the PrimFunc).
 Runtime/simulator, timing accuracy (the timing model refitted on the measured Pynq-Z1
-records: per-record, median, worst and leave-one-out error, rank agreement), area, store and
-search and ONNX import figures come from each package's ``bench`` module
-(the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
-a few). The full run also times the test suite and ``make setup`` in a fresh clone with an
-empty pip cache (the .venv's size too). With ``--write-readme`` the Markdown table replaces the
-block between the bench markers in README.md.
+records: per-record, median, worst and leave-one-out error, rank agreement), area, store,
+search, network, scale-out, ONNX import and code-size figures come from the other modules of
+``vtatune.bench``, one per topic (the search quality part runs the real search loop; the full
+run takes over an hour, ``--quick`` a few minutes). The full run also times the test suite
+and ``make setup`` in a fresh clone with an empty pip cache (the .venv's size too). With
+``--write-readme`` the Markdown table replaces the block between the bench markers in
+README.md.
 """
 
 from __future__ import annotations
@@ -166,13 +167,15 @@ ALSO = ("timing", "heldout", "network-speed", "network-quality", "import", "test
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     """The table; ``quick`` cuts every part short except those named in ``also``."""
     t0 = time.perf_counter()
-    rows = bench_compile(quick)
-    from vtatune.area.bench import bench_area
-    from vtatune.networks.bench import bench_network_quality, bench_network_speed
-    from vtatune.runtime.bench import bench_simulator
-    from vtatune.search.bench import bench_search
-    from vtatune.simulator.bench import bench_timing
-    from vtatune.store.bench import bench_store
+    from vtatune.bench.code import bench_code
+
+    rows = bench_code() + bench_compile(quick)
+    from vtatune.bench.area import bench_area
+    from vtatune.bench.networks import bench_network_quality, bench_network_speed
+    from vtatune.bench.runtime import bench_simulator
+    from vtatune.bench.search import bench_search
+    from vtatune.bench.simulator import bench_timing
+    from vtatune.bench.store import bench_store
 
     def short(part: str) -> bool:
         return quick and part not in also
@@ -181,7 +184,7 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
              + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
     rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
              + bench_network_quality(short("network-quality")))
-    from vtatune.models.bench import bench_import
+    from vtatune.bench.models import bench_import
 
     rows += bench_import(short("import"))  # ONNX import of resnet50 and vgg16 at full size
     if not short("tests"):  # minutes
