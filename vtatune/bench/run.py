@@ -161,7 +161,12 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 
 
 #: Parts of the full run a ``--quick`` run can take in full (``--also``): each is minutes.
-ALSO = ("timing", "heldout", "network-speed", "network-quality", "import", "tests", "setup")
+ALSO = ("timing", "heldout", "network-speed", "network-quality", "scaleout", "import", "tests",
+        "setup")
+#: Parts that run only when named in ``--also`` (full or quick run): issue 25's zoo searches
+#: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``) and their quality against an
+#: exhaustive reference of each (built on the first run: hours).
+OPTIONAL = ("zoo-speed", "zoo-quality")
 
 
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
@@ -184,6 +189,15 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
              + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
     rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
              + bench_network_quality(short("network-quality")))
+    from vtatune.bench.scaleout import bench_scaleout
+
+    rows += bench_scaleout(short("scaleout"))  # 24 designs on two processes (PostgreSQL)
+    from vtatune.bench.networks import bench_zoo_quality, bench_zoo_speed
+
+    if "zoo-speed" in also:
+        rows += bench_zoo_speed()
+    if "zoo-quality" in also:
+        rows += bench_zoo_quality(quick=False)
     from vtatune.bench.models import bench_import
 
     rows += bench_import(short("import"))  # ONNX import of resnet50 and vgg16 at full size
@@ -192,8 +206,11 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     if not short("setup"):  # minutes, and it needs the package index
         rows += bench_setup()
     mode = "full" if not quick else "quick" + (f", in full: {', '.join(also)}" if also else "")
-    cmd = "make bench" if not quick else ("python -m vtatune.bench --quick"
-                                          + (f" --also {','.join(also)}" if also else ""))
+    if not quick and also:
+        mode += f", with: {', '.join(also)}"
+    cmd = ("make bench" if not quick and not also
+           else "python -m vtatune.bench" + (" --quick" if quick else "")
+           + (f" --also {','.join(also)}" if also else ""))
     rows.append((f"this run (`{cmd}`), wall time", f"{(time.perf_counter() - t0) / 60:.0f} min"))
     lines = [f"Measured by `{cmd}` ({mode}) on {machine()}, {time.strftime('%Y-%m-%d')}.",
              "", "| figure | value |", "|---|---|"]
@@ -211,18 +228,20 @@ def write_readme(table: str, readme: Path | None = None) -> None:
     path.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m vtatune.bench",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--write-readme", action="store_true", help="update README.md's table")
     ap.add_argument("--quick", action="store_true",
                     help="every part cut short (a tenth of the knob space, one seed, ...)")
     ap.add_argument("--also", default="",
-                    help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}")
-    args = ap.parse_args()
+                    help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}; in any "
+                    f"run, parts run only when named: {', '.join(OPTIONAL)}")
+    args = ap.parse_args(argv)
     also = tuple(a for a in args.also.split(",") if a)
-    bad = [a for a in also if a not in ALSO]
+    bad = [a for a in also if a not in ALSO + OPTIONAL]
     if bad:
-        ap.error(f"--also: unknown part {', '.join(bad)} (parts: {', '.join(ALSO)})")
+        ap.error(f"--also: unknown part {', '.join(bad)} (parts: {', '.join(ALSO + OPTIONAL)})")
     table = run(args.quick, also)
     print(table)
     if args.write_readme:
