@@ -205,9 +205,10 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
         rows += bench_tests()
     if not short("setup"):  # minutes, and it needs the package index
         rows += bench_setup()
-    mode = "full" if not quick else "quick" + (f", in full: {', '.join(also)}" if also else "")
-    if not quick and also:
-        mode += f", with: {', '.join(also)}"
+    full = [a for a in also if a in ALSO]
+    extra = [a for a in also if a in OPTIONAL]
+    mode = ("full" if not quick else "quick" + (f", in full: {', '.join(full)}" if full else "")
+            ) + (f", with: {', '.join(extra)}" if extra else "")
     cmd = ("make bench" if not quick and not also
            else "python -m vtatune.bench" + (" --quick" if quick else "")
            + (f" --also {','.join(also)}" if also else ""))
