@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import re
 import struct
 import zipfile
 import zlib
@@ -1038,12 +1039,22 @@ def _bundle_edits() -> dict[str, tuple[str, Callable[[bytes], bytes], bool, froz
     def const(data: bytes) -> Callable[[bytes], bytes]:
         return lambda old: data
 
+    def _parses(data: bytes) -> bool:
+        try:
+            json.loads(data)
+        except ValueError:
+            return False
+        return True
+
     def json_edit(fn: Callable[[dict], object]) -> Callable[[bytes], bytes]:
         def edit(old: bytes) -> bytes:
             doc = json.loads(old)
             res = fn(doc)
-            return (res if isinstance(res, bytes) else json.dumps(doc)).encode() \
-                if not isinstance(res, bytes) else res
+            new = res if isinstance(res, bytes) else json.dumps(doc).encode()
+            # an edit that misses (the exported design changed) would test a valid bundle
+            assert json.loads(new) != json.loads(old) if _parses(new) else True, \
+                "the hostile edit changed nothing"
+            return new
         return edit
 
     return {
@@ -1067,7 +1078,7 @@ def _bundle_edits() -> dict[str, tuple[str, Callable[[bytes], bytes], bool, froz
         "config_deep": ("vta_config.json", const(_deep("[", "]").encode()), True,
                         FAILED_CHECK),
         "config_huge_int": ("vta_config.json", json_edit(
-            lambda d: json.dumps(d).replace('"LOG_BATCH": 0', f'"LOG_BATCH": {HUGE_DIGITS}')
+            lambda d: re.sub(r'"LOG_BATCH": \d+', f'"LOG_BATCH": {HUGE_DIGITS}', json.dumps(d))
             .encode()), True, FAILED_CHECK),
         "config_target_mb": ("vta_config.json", json_edit(
             lambda d: d.update(TARGET="t" * MEGABYTE)), True, FAILED_CHECK),
