@@ -106,10 +106,10 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
     if wrap is None:
         text_cols = [k for k, r in enumerate(right) if not r]
         wrap = [bool(text_cols) and k == text_cols[-1] for k in range(len(columns))]
-    if _min_width(columns, cells, wrap) > out.width:
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    if _min_width(columns, cells, wrap) + _chrome(t, len(columns)) > out.width:
         _stacked(title, columns, cells, right)
         return
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col, r, w in zip(columns, right, wrap, strict=True):
         if w:
             t.add_column(col, justify="right" if r else "left", overflow="fold")
@@ -122,14 +122,26 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
 
 def _min_width(columns: Sequence[str], cells: Sequence[Sequence[str]],
                wrap: Sequence[bool]) -> int:
-    """The narrowest a rich table of these cells can be without cutting a number or a word:
-    whole cells, folding columns at their longest word, one space either side of a rule."""
+    """The narrowest the cells of a table can be without cutting a number or a word: whole
+    cells, folding columns at their longest word (the table's rules and padding not
+    counted: ``_chrome``)."""
     widths = []
     for k, col in enumerate(columns):
         texts = [col] + [r[k] for r in cells]
         widths.append(max(len(w) for t in texts for w in (t.split() or [""])) if wrap[k]
                       else max(len(t) for t in texts))
-    return sum(widths) + 2 * (len(columns) - 1)
+    return sum(widths)
+
+
+def _chrome(t: Any, n: int) -> int:
+    """Characters a rich table ``t`` of ``n`` columns adds to its cells: each cell's padding
+    (none on the outer sides when ``pad_edge`` is off), one rule between columns and, with
+    ``show_edge``, one at either end (``box.SIMPLE_HEAD`` draws them as spaces, but they take
+    room all the same)."""
+    _, right, _, left = t.padding
+    pad = (left + right) * n - (0 if t.pad_edge else left + right)
+    rules = ((n - 1) + (2 if t.show_edge else 0)) if t.box is not None else 0
+    return pad + rules
 
 
 def _stacked(title: str | None, columns: Sequence[str], cells: Sequence[Sequence[str]],
