@@ -23,6 +23,12 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
 
     Hypervolumes share one reference point. Writes compare.png/.svg, compare.csv and
     index.html.
+
+    Examples:
+
+    \b
+      vtatune compare conv2d-C8-xgb conv2d-C8-tpe conv2d-C8-random
+      vtatune compare conv2d-C8-xgb conv2d-C8-tpe --json | jq '.studies[]'
     """
     from vtatune.errors import UserError
     from vtatune.reports import compare_data, safe_name, write_comparison

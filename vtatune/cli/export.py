@@ -24,6 +24,13 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     Files: vta_config.json, schedule.json, program.bin, resources.json and manifest.json
     (versions, sha256 checksums, source study and trial).
+
+    Examples:
+
+    \b
+      vtatune export conv2d-C8-xgb               # the knee of the front
+      vtatune export conv2d-C8-xgb --pick fastest --out bundle/
+      vtatune verify-export bundle/
     """
     import time
 

@@ -26,6 +26,12 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     Files: pareto.png/.svg, convergence.png, params.png, front.csv, trials.csv and a
     self-contained index.html, in reports/<study>/ unless --out says otherwise.
+
+    Examples:
+
+    \b
+      vtatune report conv2d-C8-xgb
+      vtatune report network-resnet18-xgb --out /tmp/resnet18-report
     """
     from vtatune.reports import report_data, require_feasible, write_report
 

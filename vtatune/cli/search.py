@@ -83,6 +83,14 @@ def search(
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
     network (resnet18, or --space FILE with a [network] table): a trial is then one hardware
     design with every layer's schedule tuned.
+
+    Examples:
+
+    \b
+      vtatune search conv2d --layer C8 --trials 200   # hardware x schedule
+      vtatune search dense --shape 16,512,512 --hw default --trials 50
+      vtatune search resnet18 --trials 20             # one VTA, every layer
+      vtatune search --space my.toml --study mine     # rerun: continues
     """
     from vtatune.cli.options import refuse_memory_db
     from vtatune.errors import UserError

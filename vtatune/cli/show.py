@@ -13,7 +13,14 @@ from vtatune.search.summary import summarize
 def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
                                 callback=valid_text),
          db: DbOption = None, json_: JsonOption = False) -> None:
-    """Show a study: the Pareto front of feasible trials (area-latency) or the 10 fastest."""
+    """Show a study: the Pareto front of feasible trials (area-latency) or the 10 fastest.
+
+    Examples:
+
+    \b
+      vtatune show conv2d-C8-xgb
+      vtatune show conv2d-C8-xgb --json | jq '.pareto[0]'
+    """
     from vtatune.store import Store, StoreError, database_exists, normalize_url
 
     if not database_exists(db):  # a read-only command does not create the file
