@@ -155,6 +155,24 @@ def test_report_compare_export_verify_of_network_studies(capsys, tmp_path,
     assert rc == 1 and "FAIL  checksums" in out
 
 
+def test_network_compare_prints_milliseconds_with_three_decimals(capsys, tmp_path,
+                                                                 network_studies) -> None:
+    # README: latency in ms with three decimals everywhere; the network compare table once
+    # printed the raw float with four significant digits (and the hypervolume likewise).
+    db, a, b = network_studies.db, network_studies.study, network_studies.other
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "j"),
+                        "--json")
+    assert rc == 0, err
+    d = {s["study"]: s for s in json.loads(out)["studies"]}
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "t"))
+    assert rc == 0, err
+    for name in (a, b):
+        row = next(ln.split() for ln in out.splitlines() if ln.split()[:1] == [name])
+        assert row[4] == f"{d[name]['best_ms']:,.3f}"
+        assert row[6] == f"{d[name]['hypervolume']:.3f}"
+    assert any(ln.startswith("best ms: ") for ln in out.splitlines())
+
+
 def test_compare_refuses_mixing_network_and_layer_studies(capsys, network_studies) -> None:
     from vtatune.store import Store
 

@@ -305,11 +305,13 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
                  "latency) against one shared reference")
     for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
                          "hypervolume", "layer evals"],
-                        [[s.study, s.sampler, s.n_trials, s.n_feasible,
-                          "-" if s.best_ms is None else s.best_ms,
-                          len(s.front) if s.front else "empty", s.hypervolume, s.evaluated]
+                        [[s.study, s.sampler, s.n_trials, s.n_feasible, formats.ms(s.best_ms),
+                          len(s.front) if s.front else "empty", f"{s.hypervolume:.3f}",
+                          s.evaluated]
                          for s in data.series]):
         console.line(text)
+    console.line("best ms: the least network latency, end to end (accelerator + host per "
+                 "layer run), as in show, report and compare.csv")
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
 
