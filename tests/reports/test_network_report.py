@@ -62,6 +62,24 @@ def test_breakdown_adds_up_to_the_network(data) -> None:
         assert 0 < p.efficiency <= 1
 
 
+def test_efficiency_has_one_definition(data, network_studies) -> None:
+    # show once said "31.9% of the bound" (bound cycles / cycles) where the report said
+    # 30.15% (bound / end-to-end time, host included): both are bound cycles / cycles now
+    from vtatune.networks.summary import summarize
+
+    store = Store(network_studies.db)
+    trials = store.network_trials(network_studies.study)
+    shown = {r["trial"]: r["efficiency"] for r in summarize(
+        store.study(network_studies.study), trials)["pareto"]}
+    by_number = {t.number: t for t in trials}
+    assert shown and set(shown) == {p.trial for p in data.front}
+    for p in data.front:
+        t = by_number[p.trial]
+        assert p.host_ms > 0  # end to end and accelerator differ: the test can tell them
+        assert p.efficiency == pytest.approx(t.bound_cycles / t.cycles)
+        assert p.efficiency == pytest.approx(shown[p.trial])
+
+
 def test_report_files(data, tmp_path) -> None:
     files = write_network_report(data, tmp_path)
     for name in ("front.png", "front.svg", "breakdown.png", "breakdown.svg", "convergence.png",
