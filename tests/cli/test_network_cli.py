@@ -185,3 +185,26 @@ def test_compare_refuses_mixing_network_and_layer_studies(capsys, network_studie
                           ([network_studies.study, "plain"], "is not a network study")):
         rc, _, err = _run(capsys, "compare", *argv, "--db", network_studies.db)
         assert rc == 2 and message in err
+
+
+def test_show_gives_the_reason_of_designs_that_are_not_feasible(capsys, tmp_path) -> None:
+    # A 1x8x16 GEMM with VTA's default buffers needs a 139-bit GEMM instruction: show once
+    # said "hw_invalid 1" and nothing about why
+    raw = {**TINY, "hardware": {"LOG_BLOCK_IN": [3]}, "inner": {"trials": 2}}
+    (tmp_path / "bad.toml").write_text(_toml(raw))
+    db = f"sqlite:///{tmp_path / 'n.sqlite'}"
+    rc, out, err = _run(capsys, "search", "--space", str(tmp_path / "bad.toml"), "--trials",
+                        "1", "--workers", "1", "--db", db, "--study", "bad")
+    assert rc == 0, err
+    want = ("  hw_invalid (1), e.g. trial 0 (1x8x16-i32w256a128u32): hardware: GEMM instruction "
+            "needs 139 bits")
+    assert "1 design (1 new" in out  # one design, not "1 designs"
+    assert any(ln.startswith(want) for ln in out.splitlines()), out
+    rc, out, err = _run(capsys, "show", "bad", "--db", db)
+    assert rc == 0, err
+    assert "1 design, 0 feasible (not feasible: hw_invalid 1)" in out
+    assert any(ln.startswith(want) for ln in out.splitlines()), out
+    rc, out, _ = _run(capsys, "show", "bad", "--db", db, "--json")
+    (row,) = json.loads(out)["not_feasible"]
+    assert (row["status"], row["count"], row["trial"]) == ("hw_invalid", 1, 0)
+    assert row["reason"].startswith("hardware: GEMM instruction needs 139 bits")

@@ -116,6 +116,9 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
     assert lines[0].startswith(f"study joint: {WL} on pynq-z1, objective area-latency "
                                "(end-to-end latency), sampler tpe (sqlite:///")
     assert lines[1] == "7 trials, 6 feasible (infeasible: invalid 1), best 400 cycles"
+    # why the infeasible ones are: per status, its first trial and reason
+    assert lines[2] == "  invalid (1), e.g. trial 5 (1x16x16-i32w256a128u32): sram: inp overflows"
+    lines = lines[:2] + lines[3:]
     assert lines[2] == "Pareto front, area vs ms per call (3 points):"
     assert lines[3].split() == ["trial", "cycles", "ms", "accel", "ms", "host", "ms", "mm²",
                                 "eff.", "hardware", "knobs"]
@@ -161,14 +164,15 @@ def test_show_latency_study_top_10(capsys: pytest.CaptureFixture[str], db: str) 
     assert [t["cycles"] for t in d["top"]] == cycles and d["best_cycles"] == 3900
 
 
-@pytest.mark.parametrize(("study", "line"), [("empty", "0 trials, 0 feasible"),
-                                             ("nofit", "1 trials, 0 feasible (infeasible: "
-                                              "no_fit 1)")])
+@pytest.mark.parametrize(("study", "lines"), [
+    ("empty", ["0 trials, 0 feasible"]),
+    ("nofit", ["1 trial, 0 feasible (infeasible: no_fit 1)",  # one trial, not "1 trials"
+               "  no_fit (1), e.g. trial 0 (1x16x16-i32w256a128u32): sram: inp overflows"])])
 def test_show_no_feasible_trial(capsys: pytest.CaptureFixture[str], db: str, study: str,
-                                line: str) -> None:
+                                lines: list[str]) -> None:
     rc, out, _ = run(capsys, "show", study, "--db", db)
     assert rc == 0
-    assert out.splitlines()[1:] == [line, "no feasible trial yet"]
+    assert out.splitlines()[1:] == [*lines, "no feasible trial yet"]
     rc, out, _ = run(capsys, "show", study, "--db", db, "--json")
     d = json.loads(out)
     assert rc == 0 and d["feasible"] == 0 and d["best_cycles"] is None

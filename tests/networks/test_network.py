@@ -168,3 +168,28 @@ def test_log_block_makes_every_design_square() -> None:
         for b in (3, 4):
             hw = space.hardware({"LOG_BLOCK_IN": b, "LOG_WGT_BUFF_SIZE": 15})
             assert hw.log_block_in == hw.log_block_out == b
+
+
+def test_readme_network_example_yields_only_buildable_designs(tmp_path) -> None:
+    # README's network-file example once searched LOG_BLOCK_IN = [3, 4]: half its designs
+    # (1x8x16 with the default buffers) need a 139-bit GEMM instruction, hw_invalid
+    import itertools
+    import re
+    from pathlib import Path
+
+    from vtatune.area import estimate, fit
+    from vtatune.hardware import boards, config
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S)
+                   if "[network]" in b)
+    (tmp_path / "mynet.toml").write_text(example)
+    sp = nspace.load(str(tmp_path / "mynet.toml"))
+    keys = list(sp.searched_hw)
+    designs = [sp.hw_space.hardware(dict(zip(keys, c, strict=True)))
+               for c in itertools.product(*sp.searched_hw.values())]
+    assert len(designs) >= 2
+    board = boards.load(sp.board)
+    for hw in designs:
+        assert config.problems_of(hw) == [], hw.name
+        assert fit(estimate(hw, board), board).fits, hw.name

@@ -236,6 +236,15 @@ def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
         line(formats.HW_NAME_LEGEND)
 
 
+def not_feasible(rows: Sequence[dict[str, Any]]) -> None:
+    """Why trials were not feasible (``search.summary.not_feasible`` rows): one indented line
+    per status with its first trial's reason."""
+    for r in rows:
+        more = f"; {r['reasons']:,} different reasons" if r["reasons"] > 1 else ""
+        line(f"  {r['status']} ({r['count']:,}{more}), e.g. trial {r['trial']} "
+             f"({r['hw_name']}): {r['reason'] or 'no reason stored'}")
+
+
 def _generated_name(name: Any) -> bool:
     return isinstance(name, str) and "-i" in name and name.split("-", 1)[0].count("x") == 2
 

@@ -72,8 +72,10 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
     from vtatune.networks import runner
 
     plural = "s" if workers != 1 else ""
-    header = (f"search {name}: network {sp.network.name} ({len(sp.network.layers)} layers), up "
-              f"to {trials} designs of {sp.inner.trials} layer evaluations, sampler {sampler} "
+    header = (f"search {name}: network {sp.network.name} "
+              f"({formats.counted(len(sp.network.layers), 'layer')}), up to "
+              f"{formats.counted(trials, 'design')} of "
+              f"{formats.counted(sp.inner.trials, 'layer evaluation')}, sampler {sampler} "
               f"(inner {sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
               f"worker{plural}; db {_display_url(db)}")
     with console.Progress(name, trials, header=header, quiet=quiet,
@@ -129,7 +131,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "pareto": data["pareto"], "top": data["top"]})
         return
     best = data["best_seconds"]
-    console.line(f"study {result.study}: {data['trials']} designs ({result.new_trials} new; "
+    console.line(f"study {result.study}: {formats.counted(data['trials'], 'design')} "
+                 f"({result.new_trials} new; "
                  f"{result.evaluated} layer candidates evaluated, {result.cached} from the "
                  f"store) in {result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {1e3 * best:.3f} ms ({data['best_cycles']:,} cycles)"
@@ -137,6 +140,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     if others:
         console.line(f"not feasible: {others}")
+        console.not_feasible(data["not_feasible"])
     if result.exhausted:
         console.line("stopped early: no new hardware design left to propose (the hardware "
                      "space is exhausted)")
@@ -167,22 +171,24 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                  f"{info.objective}, sampler {info.sampler} ({store.display_url})")
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     best = data["best_seconds"]
-    console.line(f"{data['trials']} designs, {data['feasible']} feasible"
+    console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
                  + (f" (not feasible: {others})" if others else "")
                  + (f", best {_ms(best)} ms ({formats.cycles(data['best_cycles'])} cycles)"
                     if best is not None else "")
                  + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))
+    console.not_feasible(data["not_feasible"])
     if not data["feasible"]:
         console.line("no feasible design yet")
         return
     if info.objective == "area-latency":
         rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs network latency ({len(rows)} designs):")
+        console.line(f"Pareto front, area_mm2 vs network latency "
+                     f"({formats.counted(len(rows), 'design')}):")
     else:
         rows = data["top"]
-        console.line(f"top {len(rows)} designs by network latency:")
+        console.line(f"top {formats.counted(len(rows), 'design')} by network latency:")
     for r in rows:
         console.line("")
         split = "" if r["host_seconds"] is None else (
@@ -229,7 +235,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
             **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return
     console.line(f"study {data.study}: network {data.network} on {data.board}, "
-                 f"{data.n_trials} designs, {data.n_feasible} feasible; front "
+                 f"{formats.counted(data.n_trials, 'design')}, {data.n_feasible} feasible; front "
                  f"{len(data.front)} design{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.4f}")
     for label, p in picks.items():
@@ -324,7 +330,7 @@ def json_key(v: Any) -> str:
 
 def _short(v: Any) -> str:
     if isinstance(v, dict):
-        return f"{v.get('name', '?')} ({len(v.get('layers', []))} layers)"
+        return f"{v.get('name', '?')} ({formats.counted(len(v.get('layers', [])), 'layer')})"
     return str(v)
 
 
@@ -358,7 +364,7 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
                  f"{res.hw_name}; {_ms(res.seconds)} ms per run (accelerator "
                  f"{_ms(res.accelerator_seconds)} ms, {formats.cycles(res.cycles)} cycles + "
                  f"host {_ms(res.host_seconds)} ms), {formats.area(res.area_mm2)} mm², "
-                 f"{len(res.layers)} layers")
+                 f"{formats.counted(len(res.layers), 'layer')}")
     if res.stock_vta:
         console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
                      "this design as it is)")
@@ -368,7 +374,8 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
     if res.cycles != res.stored_cycles:
         console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
                      "simulator changed since, the bundle holds the rebuilt programs' cycles")
-    console.line(f"wrote {res.folder}/ ({len(res.files)} files) in {elapsed:.1f} s; check it "
+    console.line(f"wrote {res.folder}/ ({formats.counted(len(res.files), 'file')}) in "
+                 f"{elapsed:.1f} s; check it "
                  f"with: vtatune verify-export {res.folder}")
 
 

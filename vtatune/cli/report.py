@@ -57,7 +57,8 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "knee": point_json(data.knee), "fastest": point_json(data.fastest),
             "smallest": point_json(data.smallest), "elapsed_s": elapsed})
         return
-    console.line(f"study {data.study}: {data.workload} on {data.board}, {data.n_trials} trials, "
+    console.line(f"study {data.study}: {data.workload} on {data.board}, "
+                 f"{formats.counted(data.n_trials, 'trial')}, "
                  f"{data.n_feasible} feasible; front {len(data.front)} point"
                  f"{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.3f}")

@@ -213,7 +213,8 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
     from vtatune.store import normalize_url
 
     clock = boards.load(sp.board).clock_mhz
-    header = (f"search {name}: up to {trials} trials, sampler {sampler}, {sp.objective}, "
+    header = (f"search {name}: up to {formats.counted(trials, 'trial')}, sampler {sampler}, "
+              f"{sp.objective}, "
               f"{sp.board}, {workers} worker{'s' if workers != 1 else ''}; "
               f"db {_hide_password(normalize_url(db))}")
     with console.Progress(name, trials, header=header, quiet=quiet,
@@ -279,7 +280,8 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
             "top": data["top"], "exhausted": result.exhausted,
             "space_size": result.space_size})
         return
-    console.line(f"study {result.study}: {data['trials']} trials ({result.new_trials} new: "
+    console.line(f"study {result.study}: {formats.counted(data['trials'], 'trial')} "
+                 f"({result.new_trials} new: "
                  f"{result.evaluated} evaluated, {result.cached} from the store; "
                  f"{result.repeats} repeated proposals skipped) in "
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"

@@ -41,15 +41,17 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
                  f"{info.objective} ({data['latency']} latency), sampler {info.sampler} "
                  f"({store.display_url})")
     infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
-    console.line(f"{data['trials']} trials, {data['feasible']} feasible"
+    console.line(f"{formats.counted(data['trials'], 'trial')}, {data['feasible']} feasible"
                  + (f" (infeasible: {infeasible})" if infeasible else "")
                  + (f", best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
+    console.not_feasible(data["not_feasible"])
     if not data["feasible"]:
         console.line("no feasible trial yet")
         return
     if info.objective == "area-latency":
-        console.designs(f"Pareto front, area vs {lat} ({len(data['pareto'])} points):",
+        console.designs(f"Pareto front, area vs {lat} "
+                        f"({formats.counted(len(data['pareto']), 'point')}):",
                         data["pareto"])
     else:
         console.designs(f"top {len(data['top'])} by {lat}:", data["top"])

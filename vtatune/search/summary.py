@@ -6,6 +6,7 @@ Used by ``vtatune show``, ``vtatune search`` (its closing table and JSON) and th
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 #: Trials listed for a latency study.
@@ -46,7 +47,28 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
         "pareto": [_row(with_area[i]) for i in front],
         "top": [_row(t) for t in fastest],
+        "not_feasible": not_feasible((t.candidate.status, t.number, t.candidate.hw_name,
+                                      t.candidate.reason) for t in trials),
     }
+
+
+def not_feasible(trials: Iterable[tuple[str, int, str, str]]) -> list[dict[str, Any]]:
+    """Why trials were not feasible: per status other than ``ok`` (most frequent first), the
+    count, how many distinct reasons, and its first trial as an example (``trial``,
+    ``hw_name``, ``reason``), from ``(status, trial, hw_name, reason)`` tuples."""
+    first: dict[str, tuple[int, str, str]] = {}
+    count: Counter[str] = Counter()
+    reasons: dict[str, set[str]] = {}
+    for status, number, hw_name, reason in trials:
+        if status in ("ok", "running"):
+            continue
+        count[status] += 1
+        reasons.setdefault(status, set()).add(reason)
+        if status not in first or number < first[status][0]:
+            first[status] = (number, hw_name, reason)
+    return [{"status": st, "count": n, "reasons": len(reasons[st]), "trial": first[st][0],
+             "hw_name": first[st][1], "reason": first[st][2]}
+            for st, n in count.most_common()]
 
 
 def _row(t: Any) -> dict[str, Any]:
