@@ -112,6 +112,8 @@ def test_export_and_verify_round_trip(capsys, studies, tmp_path) -> None:
                  "functional", "resources"):
         assert any(ln.startswith("pass") and f" {name} " in ln for ln in lines), name
     assert lines[-1].startswith("ok:")
+    (res,) = [ln for ln in lines if " resources " in ln]
+    assert f"{d['area_mm2']:.2f} mm², " in res and "mm2" not in out  # formats.area's unit
     # tampering: exit 1 and the failing check named
     cfg = folder / "resources.json"
     cfg.write_text(cfg.read_text().replace('"fits": true', '"fits": false'))
