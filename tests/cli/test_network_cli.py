@@ -200,6 +200,13 @@ def test_show_gives_the_reason_of_designs_that_are_not_feasible(capsys, tmp_path
             "needs 139 bits")
     assert "1 design (1 new" in out  # one design, not "1 designs"
     assert any(ln.startswith(want) for ln in out.splitlines()), out
+    assert f"  vtatune show bad --db {db}  # every front design, layer by layer" in out
+    assert "vtatune report" not in out  # nothing feasible to report
+    rc, out, err = _run(capsys, "search", "--space", str(tmp_path / "bad.toml"), "--trials",
+                        "1", "--workers", "1", "--db", db, "--study", "bad")
+    assert rc == 0, err
+    assert ("nothing new: the study already holds 1 design and --trials is the total it "
+            "should hold; to search on, raise it (--trials 2)") in out
     rc, out, err = _run(capsys, "show", "bad", "--db", db)
     assert rc == 0, err
     assert "1 design, 0 feasible (not feasible: hw_invalid 1)" in out

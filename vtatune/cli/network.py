@@ -144,6 +144,10 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     if result.exhausted:
         console.line("stopped early: no new hardware design left to propose (the hardware "
                      "space is exhausted)")
+    elif result.new_trials == 0:
+        from vtatune.cli.search import nothing_new
+
+        console.line(nothing_new(result.study, data["trials"], "design"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     if rows:
         title = ("Pareto front (area vs network latency)"
@@ -155,7 +159,13 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                       right=[True] * 5 + [False])
     else:
         console.line("no feasible design yet")
-    console.line(f"results: {result.db} (per-layer breakdown: vtatune show {result.study})")
+    from vtatune.cli.search import next_steps
+
+    console.line(f"results: {result.db}")
+    for text in next_steps(result.study, result.db, db, data["objective"],
+                           shows="every front design, layer by layer",
+                           feasible=bool(data["feasible"])):
+        console.line(text)
 
 
 def show_network(store: Any, info: Any, json_: bool) -> None:
