@@ -143,7 +143,7 @@ def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
         (0, 1.0, 900), (2, 2.0, 500), (4, 3.0, 400)]
     p = d["pareto"][0]
     assert set(p) == {"trial", "hw", "hw_name", "knobs", "cycles", "seconds", "area_mm2",
-                      "efficiency", "accelerator_seconds", "host_seconds"}
+                      "efficiency", "accelerator_seconds", "host_seconds", "ties"}
     assert d["latency"] == "end-to-end"
     assert p["hw"]["LOG_BLOCK_IN"] == 3 and p["knobs"] == {"tile_h": 2}
     assert p["seconds"] == pytest.approx(9e-6) and p["efficiency"] == 0.5
@@ -206,3 +206,29 @@ def test_bad_database_is_one_line(capsys: pytest.CaptureFixture[str], argv: list
     rc, out, err = run(capsys, *argv, "--db", url)
     assert rc == 2 and out == ""
     assert err.startswith(f"vtatune: error: {message}") and err.count("\n") == 1
+
+
+def test_front_lists_designs_that_tie_once(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    # Two programs that differ only in which axis the virtual threads split can take the
+    # same cycles on the same hardware: the front once listed both, as two rows of one point
+    url = f"sqlite:///{tmp_path / 'ties.sqlite'}"
+    store = Store(url)
+    store.create_or_load_study("ties", WL, {}, "xgb", "area-latency", "pynq-z1", 1)
+    a = rec("a", area=2.0, cycles=500)
+    twin = CandidateRecord(**{**a.__dict__, "key": a.key + "|twin",
+                              "knobs": {"tile_h": 1, "h_nthread": 2}})
+    add(store, "ties", 0, rec("smaller", area=1.0, cycles=900))
+    add(store, "ties", 1, a)
+    add(store, "ties", 2, twin)
+    add(store, "ties", 3, rec("slower", area=2.0, cycles=700))  # dominated
+    rc, out, err = run(capsys, "show", "ties", "--db", url, "--json")
+    assert rc == 0, err
+    front = json.loads(out)["pareto"]
+    assert [r["trial"] for r in front] == [0, 1]
+    assert front[1]["ties"] == [{"trial": 2, "knobs": {"tile_h": 1, "h_nthread": 2}}]
+    assert front[0]["ties"] == []
+    rc, out, _ = run(capsys, "show", "ties", "--db", url)
+    assert "Pareto front, area vs ms per call (2 points):" in out
+    assert ("equal to a listed design (same hardware area and latency, other knobs): trial 2 "
+            "= trial 1 (h_nthread=2)") in out

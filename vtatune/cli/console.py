@@ -232,8 +232,19 @@ def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
               formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
               str(r["hw_name"]), formats.knobs(r["knobs"])] for r in rows]
     table(title, columns, cells, right=[True] * 7 + [False, False])
+    ties = [(r, tie) for r in rows for tie in r.get("ties", ())]
+    if ties:
+        line("equal to a listed design (same hardware area and latency, other knobs): "
+             + "; ".join(f"trial {tie['trial']} = trial {r['trial']} "
+                         f"({formats.knobs(_differ(tie['knobs'], r['knobs']))})"
+                         for r, tie in ties))
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
+
+
+def _differ(knobs: dict[str, int], other: dict[str, int]) -> dict[str, int]:
+    """The knobs of ``knobs`` whose values ``other`` does not share."""
+    return {k: v for k, v in knobs.items() if other.get(k) != v}
 
 
 def not_feasible(rows: Sequence[dict[str, Any]]) -> None:

@@ -45,11 +45,30 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         "feasible": sum(t.candidate.feasible for t in trials),
         "best_cycles": min((t.candidate.cycles for t in feasible), default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
-        "pareto": [_row(with_area[i]) for i in front],
+        "pareto": _distinct([with_area[i] for i in front], lambda t: (t.candidate.area_mm2,
+                                                                        lat(t))),
         "top": [_row(t) for t in fastest],
         "not_feasible": not_feasible((t.candidate.status, t.number, t.candidate.hw_name,
                                       t.candidate.reason) for t in trials),
     }
+
+
+def _distinct(front: list[Any], point: Any) -> list[dict[str, Any]]:
+    """Front rows, one per point of the objective space: a trial whose (area, latency) equals
+    a listed one's (adjacent in ``pareto_front``'s order) is that row's ``ties`` entry, not a
+    row of its own. Such twins are different programs — e.g. the same tiles with the virtual
+    threads over output rows instead of output channels — that the simulator times alike;
+    the first found is listed."""
+    rows: list[dict[str, Any]] = []
+    last = None
+    for t in front:
+        here = point(t)
+        if rows and here == last:
+            rows[-1]["ties"].append({"trial": t.number, "knobs": dict(t.candidate.knobs)})
+            continue
+        rows.append({**_row(t), "ties": []})
+        last = here
+    return rows
 
 
 def not_feasible(trials: Iterable[tuple[str, int, str, str]]) -> list[dict[str, Any]]:
