@@ -136,7 +136,24 @@ def test_designs_use_the_shared_formats(monkeypatch) -> None:
                                 "eff.", "hardware", "knobs"]
     assert lines[2].split() == ["3", "544,328", "5.443", "5.043", "0.400", "37.42", "84.1%",
                                 "1x16x8-i8w32a64u8", "tile_h=7,", "tile_w=14"]
-    assert lines[3].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT")
+    assert lines[3] == console.DESIGNS_LEGEND
+    assert lines[4].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT")
+
+
+def test_designs_explain_the_columns_and_the_knobs(monkeypatch) -> None:
+    # nothing told a newcomer what eff. and the knobs mean
+    from vtatune.workloads import registry
+
+    out, _ = _capture(monkeypatch, terminal=False)
+    wl = registry.parse("conv2d", "C8")
+    console.designs("front", [DESIGN], wl)
+    text = out.getvalue()
+    assert "eff.: the physical lower bound" in text and "ms: time per call end to end" in text
+    knobs = next(ln for ln in text.splitlines() if ln.startswith("knobs: "))
+    for name in ("tile_b", "tile_h", "tile_w", "tile_ci", "tile_co", "h_nthread",
+                 "oc_nthread"):
+        assert f"{name} = " in knobs
+    assert "h_nthread = virtual threads over output-row tiles" in knobs
 
 
 def test_progress_in_a_log_prints_plain_lines_at_a_steady_pace(monkeypatch) -> None:

@@ -138,6 +138,7 @@ def test_the_end_of_a_search_says_what_to_do_next(capsys, tmp_path) -> None:
     assert rc == 0, err
     lines = out.splitlines()
     assert "nothing new" not in out
+    assert lines[1] == "workload: dense M=16, K=64, N=64"
     steps = lines[lines.index("next:") + 1:]
     commands = [shlex.split(ln.split("  #")[0]) for ln in steps if "vtatune " in ln]
     assert [c[1] for c in commands] == ["show", "report", "export"]

@@ -130,7 +130,8 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
                                      ["2", "500", "0.005", M, M, "2.00", "50.0%"],
                                      ["4", "400", "0.004", M, M, "3.00", "50.0%"]]
     assert rows[0][7] == "1x8x8-i32w256a128u32" and rows[0][8] == "tile_h=2"
-    assert lines[7].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>")
+    assert lines[7].startswith("ms: time per call end to end") and "eff.: " in lines[7]
+    assert lines[8].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>")
 
 
 def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:

@@ -218,10 +218,20 @@ def _terminal(v: Any) -> str:
     return terminal(v)
 
 
-def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
+#: What the designs table's columns mean (printed under it).
+DESIGNS_LEGEND = ("ms: time per call end to end = accel ms (the accelerator) + host ms (the "
+                  "host CPU's runtime work); eff.: the physical lower bound (compute and "
+                  "compulsory memory traffic) / the accelerator's cycles")
+#: What a network table's ``of bound`` means.
+BOUND_LEGEND = ("of bound: the network's physical lower bound (compute and compulsory memory "
+                "traffic of every layer run) / the accelerator's cycles")
+
+
+def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) -> None:
     """Designs of a study (``search.summary`` rows) as ``search`` and ``show`` print them:
     trial, cycles, ms per call (end to end) = accelerator ms + host ms, mm², efficiency,
-    hardware, knobs — in ``formats``' units."""
+    hardware, knobs — in ``formats``' units — then what the columns, the knobs of
+    ``workload`` (a ``Workload``, if given) and generated hardware names mean."""
     def ms(seconds: float | None) -> str:
         return formats.ms(None if seconds is None else 1e3 * seconds)
 
@@ -238,6 +248,9 @@ def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
              + "; ".join(f"trial {tie['trial']} = trial {r['trial']} "
                          f"({formats.knobs(_differ(tie['knobs'], r['knobs']))})"
                          for r, tie in ties))
+    line(DESIGNS_LEGEND)
+    if workload is not None and workload.KNOBS:
+        line("knobs: " + "; ".join(f"{k.name} = {k.doc}" for k in workload.KNOBS))
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
 

@@ -157,6 +157,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
                         formats.percent(r["efficiency"]), r["hw_name"]] for r in rows],
                       right=[True] * 5 + [False])
+        console.line(console.BOUND_LEGEND)
     else:
         console.line("no feasible design yet")
     from vtatune.cli.search import next_steps

@@ -287,6 +287,11 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
+    from vtatune.cli.show import workload_of
+
+    wl = workload_of(data["workload"])
+    if wl is not None:
+        console.line(f"workload: {wl.summary()}")
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
@@ -296,7 +301,7 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
     title = f"Pareto front (area vs {lat})" if data["objective"] == "area-latency" \
         else f"fastest trials (by {lat})"
     if rows:
-        console.designs(title, rows)
+        console.designs(title, rows, wl)
     else:
         console.line("no feasible trial yet")
     console.line(f"results: {result.db}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from vtatune import formats
@@ -40,6 +42,9 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
     console.line(f"study {info.name}: {info.workload} on {info.board}, objective "
                  f"{info.objective} ({data['latency']} latency), sampler {info.sampler} "
                  f"({store.display_url})")
+    wl = workload_of(info.workload)
+    if wl is not None:
+        console.line(f"workload: {wl.summary()}")
     infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     console.line(f"{formats.counted(data['trials'], 'trial')}, {data['feasible']} feasible"
                  + (f" (infeasible: {infeasible})" if infeasible else "")
@@ -52,9 +57,21 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
     if info.objective == "area-latency":
         console.designs(f"Pareto front, area vs {lat} "
                         f"({formats.counted(len(data['pareto']), 'point')}):",
-                        data["pareto"])
+                        data["pareto"], wl)
     else:
-        console.designs(f"top {len(data['top'])} by {lat}:", data["top"])
+        console.designs(f"top {len(data['top'])} by {lat}:", data["top"], wl)
+
+
+def workload_of(signature: str) -> Any:
+    """The workload a stored signature names (a named layer as that layer), or None when this
+    vtatune does not know it."""
+    from vtatune.errors import VtatuneError
+    from vtatune.workloads import registry
+
+    try:
+        return registry.from_signature(signature)
+    except VtatuneError:
+        return None
 
 
 def register(app: typer.Typer) -> None:
