@@ -96,6 +96,21 @@ def test_report_files(data, tmp_path) -> None:
     assert "Where the time goes" in page and "data:image/png;base64" in page
 
 
+def test_report_page_gives_milliseconds_with_three_decimals(data, tmp_path) -> None:
+    # README: latency in ms with three decimals; the network page printed four significant
+    # digits (0.3406 ms) in its picks and tables
+    import re
+
+    write_network_report(data, tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    for p in data.front:
+        for v in (p.latency_ms, p.accelerator_ms, p.host_ms, p.bound_ms):
+            assert re.search(rf'data-v="{re.escape(str(v))}">{v:,.3f}</td>', page), v
+    assert f"{data.fastest.latency_ms:,.3f} ms (" in page
+    for la in data.knee.layers:
+        assert f">{la.latency_ms:,.3f}</td>" in page
+
+
 def test_compare_shares_one_reference(network_studies, tmp_path) -> None:
     store = Store(network_studies.db)
     loaded = [(store.study(n), store.network_trials(n))

@@ -153,7 +153,7 @@ def search(
     check_study(sp, name, db)
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
-    _report(result, json_, db, exportable=user is None)
+    _report(result, json_, db, exportable=sp.passes is None)
 
 
 def _start_workers_server() -> None:
