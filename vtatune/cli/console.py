@@ -269,6 +269,52 @@ def not_feasible(rows: Sequence[dict[str, Any]]) -> None:
              f"({r['hw_name']}): {r['reason'] or 'no reason stored'}")
 
 
+def next_steps(study: str, url: str, db: str | None, objective: str = "area-latency",
+               exportable: bool = True, shows: str = "these results again",
+               feasible: bool = True) -> list[str]:
+    """What to do with a finished search: the commands that show, report and export it
+    (``--db`` only when the search was given one; report and export only when there is a
+    feasible trial, export not of a study compiled with user passes, which export cannot
+    rebuild)."""
+    from vtatune.escaping import shell_command
+
+    def cmd(*words: str) -> str:
+        return shell_command(["vtatune", words[0], study, *words[1:]]
+                             + ([] if db is None else ["--db", url]))
+
+    out = ["next:", f"  {cmd('show')}  # {shows}"]
+    if not feasible:
+        return out
+    out.append(f"  {cmd('report')}  # plots, tables and one HTML page")
+    if exportable and objective == "area-latency":
+        out.append(f"  {cmd('export')}  # a bundle of the knee design (--pick fastest, "
+                   "smallest or a trial)")
+    elif exportable:
+        out.append(f"  {cmd('export', '--pick', 'fastest')}  # a bundle of the fastest design")
+    return out
+
+
+def nothing_new(study: str, held: int, noun: str) -> str:
+    """Why a rerun added nothing: ``--trials`` is the total the study should hold."""
+    from vtatune.escaping import shell_word
+
+    return (f"nothing new: the study already holds {formats.counted(held, noun)} and --trials "
+            f"is the total it should hold; to search on, raise it (--trials {2 * held}) or "
+            f"start another study (--study {shell_word(study + '-2')})")
+
+
+def workload_of(signature: str) -> Any:
+    """The workload a stored signature names (a named layer as that layer), or None when this
+    vtatune does not know it."""
+    from vtatune.errors import VtatuneError
+    from vtatune.workloads import registry
+
+    try:
+        return registry.from_signature(signature)
+    except VtatuneError:
+        return None
+
+
 def _generated_name(name: Any) -> bool:
     return isinstance(name, str) and "-i" in name and name.split("-", 1)[0].count("x") == 2
 

@@ -145,9 +145,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
         console.line("stopped early: no new hardware design left to propose (the hardware "
                      "space is exhausted)")
     elif result.new_trials == 0:
-        from vtatune.cli.search import nothing_new
-
-        console.line(nothing_new(result.study, data["trials"], "design"))
+        console.line(console.nothing_new(result.study, data["trials"], "design"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     if rows:
         title = ("Pareto front (area vs network latency)"
@@ -160,10 +158,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
         console.line(console.BOUND_LEGEND)
     else:
         console.line("no feasible design yet")
-    from vtatune.cli.search import next_steps
-
     console.line(f"results: {result.db}")
-    for text in next_steps(result.study, result.db, db, data["objective"],
+    for text in console.next_steps(result.study, result.db, db, data["objective"],
                            shows="every front design, layer by layer",
                            feasible=bool(data["feasible"])):
         console.line(text)

@@ -287,15 +287,13 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
-    from vtatune.cli.show import workload_of
-
-    wl = workload_of(data["workload"])
+    wl = console.workload_of(data["workload"])
     if wl is not None:
         console.line(f"workload: {wl.summary()}")
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
-        console.line(nothing_new(result.study, data["trials"], "trial"))
+        console.line(console.nothing_new(result.study, data["trials"], "trial"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
     title = f"Pareto front (area vs {lat})" if data["objective"] == "area-latency" \
@@ -305,7 +303,7 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
     else:
         console.line("no feasible trial yet")
     console.line(f"results: {result.db}")
-    for text in next_steps(result.study, result.db, db, data["objective"], exportable,
+    for text in console.next_steps(result.study, result.db, db, data["objective"], exportable,
                            feasible=bool(data["feasible"])):
         console.line(text)
     console.line(f"  {shell_command(['optuna-dashboard', result.db])}  # every trial, "
@@ -313,41 +311,6 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
     if result.mirror_error:
         console.error(f"warning: the Optuna dashboard copy of the study was not updated "
                       f"({result.mirror_error}); the results are stored")
-
-
-def next_steps(study: str, url: str, db: str | None, objective: str = "area-latency",
-               exportable: bool = True, shows: str = "these results again",
-               feasible: bool = True) -> list[str]:
-    """What to do with a finished search: the commands that show, report and export it
-    (``--db`` only when the search was given one; report and export only when there is a
-    feasible trial, export not of a study compiled with user passes, which export cannot
-    rebuild)."""
-    from vtatune.escaping import shell_command
-
-    def cmd(*words: str) -> str:
-        return shell_command(["vtatune", words[0], study, *words[1:]]
-                             + ([] if db is None else ["--db", url]))
-
-    out = ["next:", f"  {cmd('show')}  # {shows}"]
-    if not feasible:
-        return out
-    out.append(f"  {cmd('report')}  # plots, tables and one HTML page")
-    if exportable and objective == "area-latency":
-        out.append(f"  {cmd('export')}  # a bundle of the knee design (--pick fastest, "
-                   "smallest or a trial)")
-    elif exportable:
-        out.append(f"  {cmd('export', '--pick', 'fastest')}  # a bundle of the fastest design")
-    return out
-
-
-def nothing_new(study: str, held: int, noun: str) -> str:
-    """Why a rerun added nothing: ``--trials`` is the total the study should hold."""
-    from vtatune import formats
-    from vtatune.escaping import shell_word
-
-    return (f"nothing new: the study already holds {formats.counted(held, noun)} and --trials "
-            f"is the total it should hold; to search on, raise it (--trials {2 * held}) or "
-            f"start another study (--study {shell_word(study + '-2')})")
 
 
 def _exhausted(result: Any, trials: int) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from vtatune import formats
@@ -42,7 +40,7 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
     console.line(f"study {info.name}: {info.workload} on {info.board}, objective "
                  f"{info.objective} ({data['latency']} latency), sampler {info.sampler} "
                  f"({store.display_url})")
-    wl = workload_of(info.workload)
+    wl = console.workload_of(info.workload)
     if wl is not None:
         console.line(f"workload: {wl.summary()}")
     infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
@@ -60,18 +58,6 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
                         data["pareto"], wl)
     else:
         console.designs(f"top {len(data['top'])} by {lat}:", data["top"], wl)
-
-
-def workload_of(signature: str) -> Any:
-    """The workload a stored signature names (a named layer as that layer), or None when this
-    vtatune does not know it."""
-    from vtatune.errors import VtatuneError
-    from vtatune.workloads import registry
-
-    try:
-        return registry.from_signature(signature)
-    except VtatuneError:
-        return None
 
 
 def register(app: typer.Typer) -> None:
