@@ -37,7 +37,8 @@ class Studies:
     """A database holding small dense 16x64x64 studies on pynq-z1.
 
     ``random`` and ``tpe``: joint searches with feasible fronts; ``nofit``: trials, none
-    feasible (hardware too big for the board); ``empty``: a study without trials.
+    feasible (hardware too big for the board, stored as a study made before the search
+    screened such designs holds it); ``empty``: a study without trials.
     """
 
     db: str
@@ -59,16 +60,40 @@ def studies(tmp_path_factory: pytest.TempPathFactory) -> Studies:
     out = Studies(db=db, path=folder / "studies.sqlite")
     runner.run(sp, sampler="random", trials=40, study=out.random, db=db, workers=1, seed=0)
     runner.run(sp, sampler="tpe", trials=30, study=out.tpe, db=db, workers=1, seed=0)
-    # 2x32x32 needs ~4x pynq-z1's LUTs: every trial is no_fit
+    _store_unscreened(out.nofit, db)
+    Store(db).create_or_load_study(out.empty, sp.workload.signature, sp.describe(), "random",
+                                   sp.objective, sp.board, 0)
+    return out
+
+
+def _store_unscreened(study: str, db: str) -> None:
+    """``study``: two trials of 2x32x32 designs, which need ~4x pynq-z1's LUTs, evaluated
+    (``no_fit``) and stored as trials, as a study made before searches screened such designs
+    holds them (a search now screens them out: search.screen)."""
+    from vtatune.hardware import boards
+    from vtatune.search import runner, space
+    from vtatune.search.evaluate import evaluate
+    from vtatune.store import Store
+    from vtatune.store.identity import context
+
     raw = {"workload": {"kind": "dense", "shape": "16,64,64"},
            "hardware": {"LOG_BATCH": [1], "LOG_BLOCK_IN": [5], "LOG_BLOCK_OUT": [5],
                         "LOG_INP_BUFF_SIZE": [14, 15]},
            "objective": {"kind": "area-latency"}}
     big = space.from_dict(raw, "nofit.toml")
-    runner.run(big, sampler="random", trials=2, study=out.nofit, db=db, workers=1, seed=0)
-    Store(db).create_or_load_study(out.empty, sp.workload.signature, sp.describe(), "random",
-                                   sp.objective, sp.board, 0)
-    return out
+    ctx = context(big.board, big.constraints)
+    store = Store(db)
+    store.create_or_load_study(study, big.workload.signature, big.describe(), "random",
+                               big.objective, big.board, 0,
+                               identity=runner.study_identity(big, ctx))
+    for n, inp in enumerate((14, 15)):
+        params = {"LOG_INP_BUFF_SIZE": inp, **{f"u_{k}": 0.5 for k in big.knobs}}
+        cand, why = big.realize(params)
+        assert cand is not None, why
+        rec = runner.stamp(evaluate(cand, boards.load(big.board)), ctx)
+        assert rec.status == "no_fit", rec
+        store.save(rec)
+        store.add_trial(study, n, rec.key, "random", params, False, context=rec.context)
 
 
 @dataclass(frozen=True)

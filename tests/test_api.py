@@ -64,8 +64,11 @@ def test_trials_decode_hardware_and_knobs(studies) -> None:
             assert row["cycles"] >= row["bound_cycles"]  # never faster than physics allows
         else:
             assert row["reason"] and pd.isna(row["cycles"]) and pd.isna(row["latency_ms"])
-    # a rejected design keeps its decoded hardware and its reason
-    assert (~df["feasible"]).any() and df.loc[~df["feasible"], "reason"].str.len().gt(0).all()
+    # a rejected design keeps its decoded hardware and its reason (designs a search screens
+    # are no trials: the infeasible ones are in the study made before the screen)
+    bad = vt.trials(studies.nofit, studies.db)
+    assert len(bad) and not bad["feasible"].any() and bad["reason"].str.len().gt(0).all()
+    assert (bad["block_in"] == 32).all()
 
 
 def test_front_is_the_non_dominated_set_with_one_knee(studies) -> None:
@@ -152,3 +155,124 @@ def test_example_script_runs(tmp_path) -> None:
     assert "study api-tour: 6 trials" in res.stdout
     assert "knee" in res.stdout and "hw_name" in res.stdout
     assert len(vt.trials("api-tour", str(db))) == 6
+
+
+# ---- network studies ---------------------------------------------------------------------------
+
+def _network_space_file(folder: Path) -> Path:
+    import json
+
+    from tests.networks.tiny_space import TINY
+
+    lines = ["[network]", f'name = "{TINY["network"]["name"]}"']
+    for la in TINY["network"]["layers"]:
+        lines.append("[[network.layers]]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in la.items()]
+    for section in ("hardware", "objective", "inner"):
+        lines.append(f"[{section}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in TINY[section].items()]
+    path = folder / "tiny.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def network_search(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("api-network")
+    space = _network_space_file(folder)
+    db = str(folder / "net.sqlite")
+    res = vt.search(str(space), trials=4, layer_trials=5, sampler="random", seed=0, db=db,
+                    workers=1)
+    return res, db
+
+
+def _show_json(study: str, db: str) -> dict:
+    import json
+
+    code = ("import sys; from vtatune.cli.main import main; "
+            f"sys.exit(main(['show', {study!r}, '--db', {db!r}, '--json']))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    return json.loads(out)
+
+
+def test_network_search_from_python(network_search) -> None:
+    res, db = network_search
+    # the CLI's default name and the network's name; a trial is one hardware design
+    assert res.study == "network-tiny-random" and res.network == "tiny"
+    assert res.trials == 4 and res.new_trials == 4
+    df = vt.trials(res.study, db)
+    assert list(df["trial"]) == [0, 1, 2, 3]
+    assert df["feasible"].sum() == res.feasible >= 1
+    ok = df[df["feasible"]]
+    assert res.best_seconds == pytest.approx(ok["latency_ms"].min() / 1e3)
+    assert res.best_cycles == ok["cycles"].min()
+    studies = vt.studies(db)
+    row = studies[studies["study"] == res.study].iloc[0]
+    assert row["trials"] == 4 and row["best_ms"] == pytest.approx(ok["latency_ms"].min())
+
+
+def test_network_designs_and_layers_equal_show_json(network_search) -> None:
+    res, db = network_search
+    shown = _show_json(res.study, db)
+    designs = vt.trials(res.study, db).set_index("trial")
+    layers = vt.layers(res.study, db)
+    records = {t.number: t for t in Store(db).network_trials(res.study)}
+    assert set(designs.index) == set(records)
+    for n, t in records.items():
+        d = designs.loc[n]
+        assert (d["status"], d["hw_name"], d["feasible"]) == (t.status, t.hw_name, t.feasible)
+        assert d["block_in"] == 2 ** t.hw["LOG_BLOCK_IN"]
+        assert d["wgt_kib"] * 1024 == 2 ** t.hw["LOG_WGT_BUFF_SIZE"]
+        assert d["layers"] == len(t.layers) and d["layer_evaluations"] == t.evaluated
+        own = layers[layers["trial"] == n]
+        assert list(own["layer"]) == [la.name for la in t.layers]
+        if t.feasible:
+            # the network's totals are the count-weighted sums of its layers'
+            assert d["cycles"] == (own["count"] * own["cycles"]).sum()
+            assert d["latency_ms"] == pytest.approx((own["count"] * own["latency_ms"]).sum())
+            assert own["share"].sum() == pytest.approx(1.0)
+        else:
+            assert d["reason"] and pd.isna(d["latency_ms"])
+    # every front design of show --json, number for number
+    front = vt.front(res.study, db)
+    assert list(front["trial"]) == [p["trial"] for p in shown["pareto"]]
+    assert list(front["area_mm2"]) == sorted(front["area_mm2"]) and front["knee"].sum() == 1
+    for p in shown["pareto"]:
+        d = designs.loc[p["trial"]]
+        assert d["cycles"] == p["cycles"] and d["hw_name"] == p["hw_name"]
+        assert d["latency_ms"] == pytest.approx(1e3 * p["seconds"], rel=1e-12)
+        assert d["area_mm2"] == pytest.approx(p["area_mm2"], rel=1e-12)
+        assert d["efficiency"] == pytest.approx(p["efficiency"], rel=1e-12)
+        assert d["host_seconds"] == pytest.approx(p["host_seconds"], rel=1e-12)
+        own = layers[layers["trial"] == p["trial"]].to_dict("records")
+        assert [r["layer"] for r in own] == [la["name"] for la in p["layers"]]
+        for r, la in zip(own, p["layers"], strict=True):
+            assert (r["count"], r["cycles"], r["trials"]) == (la["count"], la["cycles"],
+                                                             la["trials"])
+            assert r["latency_ms"] == pytest.approx(1e3 * la["seconds"], rel=1e-12)
+            assert r["share"] == pytest.approx(la["share"], rel=1e-12)
+            assert {k: r[k] for k in la["knobs"]} == la["knobs"]
+
+
+def test_network_search_by_name_and_bad_input(tmp_path) -> None:
+    db = str(tmp_path / "x.sqlite")
+    # the CLI's network names are accepted (not "unknown workload"); bad network options
+    # are one-line errors before anything is stored
+    with pytest.raises(UserError, match="--layer and --shape select one layer"):
+        vt.search("resnet18", layer="C8", db=db)
+    with pytest.raises(UserError, match="unknown --inner-sampler"):
+        vt.search("resnet18", inner_sampler="tpe", db=db)
+    with pytest.raises(UserError, match="layer_trials must be in 1"):
+        vt.search("resnet18", layer_trials=0, db=db)
+    with pytest.raises(UserError, match="apply to network searches"):
+        vt.search("dense", shape="16,64,64", layer_trials=3, db=db)
+    with pytest.raises(UserError, match="unknown workload 'resnet19'.*networks: .*resnet18"):
+        vt.search("resnet19", db=db)
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_layers_of_an_operator_study_is_one_line(studies) -> None:
+    with pytest.raises(UserError, match="single-operator study"):
+        vt.layers(studies.random, studies.db)

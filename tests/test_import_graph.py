@@ -118,3 +118,29 @@ def test_graph_sees_lazy_and_relative_imports() -> None:
     assert "vtatune.hardware.hw_spec" in g["vtatune.hardware.config"]
     # the ISA layout is a leaf: it needs no other vtatune module
     assert g["vtatune.hardware.hw_spec"] == set()
+
+
+#: Modules outside ``vtatune/cli/`` that may import the CLI: ``python -m vtatune`` runs it.
+CLI_ENTRY_POINTS = {"vtatune.__main__"}
+
+
+def library_imports_of_cli(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Library module -> the ``vtatune.cli`` modules it imports (lazy imports included)."""
+    def is_cli(m: str) -> bool:
+        return m == "vtatune.cli" or m.startswith("vtatune.cli.")
+
+    return {m: {t for t in targets if is_cli(t)} for m, targets in graph.items()
+            if not is_cli(m) and m not in CLI_ENTRY_POINTS and any(is_cli(t) for t in targets)}
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    # defaults, names and limits live in the library (vtatune.studies) and raise its errors;
+    # cli/ and api.py are two faces over it
+    assert library_imports_of_cli(import_graph()) == {}
+
+
+def test_the_cli_check_can_fail() -> None:
+    g = import_graph()
+    assert "vtatune.studies" in g["vtatune.api"]  # the API reaches the library's defaults
+    planted = {**g, "vtatune.api": g["vtatune.api"] | {"vtatune.cli.search"}}
+    assert library_imports_of_cli(planted) == {"vtatune.api": {"vtatune.cli.search"}}

@@ -85,6 +85,11 @@ def test_installed_package_finds_its_data(kind: str, dists: dict[str, Path], tmp
     assert Path(where[2]) == work
     boards = json.loads(_run([bin_ / "vtatune", "boards", "--json"], cwd=work, env=env).stdout)
     assert {b["name"] for b in boards} >= {"pynq-z1", "ultra96", "zcu104", "de10-nano"}
+    pynq = next(b for b in boards if b["name"] == "pynq-z1")
+    assert {q["name"] for q in pynq["profiles"]} >= {"2019-07", "2019-08"}
+    # the records the profiles were fitted on travel with them (the AutoTVM log too)
+    measured = Path(where[1]) / "hwconfigs" / "timing" / "measured"
+    assert (measured / "vta_pynq_measured.log").is_file()
     version = _run([bin_ / "vtatune", "--version"], cwd=work, env=env).stdout
     assert version.startswith("vtatune ") and "TVM 0.27" in version
     hw = _run([bin_ / "vtatune", "hw", "--list", "--json"], cwd=work, env=env).stdout

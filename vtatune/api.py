@@ -29,6 +29,16 @@ Columns of ``trials`` and ``front`` (units in the names where they have one):
 
 ``front`` has the same columns for the front's trials (by increasing area) plus ``knee``.
 
+A network study (``search("resnet18")``, or a space file with a ``[network]`` table) is one
+trial per hardware design with every layer's schedule tuned. Its ``trials`` and ``front`` have
+one row per design: ``trial``, ``status`` (``vtatune.store.records.NETWORK_STATUSES``),
+``reason``, ``feasible``, ``hw_name``, the decoded hardware, then the network totals
+(``cycles``, ``latency_ms`` per network run end to end, ``accelerator_seconds``,
+``host_seconds``, ``area_mm2``, ``efficiency`` = ``bound_cycles`` / ``cycles``), the board
+resources, ``layers`` (how many), ``layer_evaluations`` and ``layer_cached`` (layer candidates
+compiled or served from the store for the design), ``sampler``, ``key`` (the hardware's key),
+``created_at``. ``layers(study)`` has one row per design and layer: what each layer got on it.
+
 Importing this module is light: pandas, TVM and the store load on first use.
 """
 
@@ -42,9 +52,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from vtatune.store import Store
-    from vtatune.store.records import CandidateRecord, TrialRecord
+    from vtatune.store.records import NetworkTrialRecord, TrialRecord
 
-__all__ = ["SearchSummary", "front", "open_store", "search", "studies", "trials"]
+__all__ = ["SearchSummary", "front", "layers", "open_store", "search", "studies", "trials"]
 
 #: Hardware columns decoded from the stored LOG_* parameters: column -> (key, how).
 _HW_COLUMNS = {
@@ -78,6 +88,11 @@ class SearchSummary:
     #: candidates in the space when the search enumerated it (it ran out of unseen ones),
     #: else None (as the CLI's ``--json`` ``space_size``)
     space_size: int | None = None
+    #: a network search: the network's name (``evaluated`` and ``cached`` then count layer
+    #: candidates, ``trials`` hardware designs); None for a single-operator search
+    network: str | None = None
+    #: a network search: the least network latency (seconds per run, end to end)
+    best_seconds: float | None = None
 
 
 def open_store(db: str | Store | None = None, *, create: bool = False) -> Store:
@@ -116,7 +131,10 @@ def trials(study: str, db: str | Store | None = None) -> pd.DataFrame:
     import pandas as pd
 
     store = open_store(db)
-    return _trials_frame(pd, store.trials(store.study(study).name))
+    info = store.study(study)
+    if info.is_network:
+        return _designs_frame(pd, store.network_trials(info.name))
+    return _trials_frame(pd, store.trials(info.name))
 
 
 def front(study: str, db: str | Store | None = None) -> pd.DataFrame:
@@ -129,6 +147,8 @@ def front(study: str, db: str | Store | None = None) -> pd.DataFrame:
 
     store = open_store(db)
     info = store.study(study)
+    if info.is_network:
+        return _network_front(pd, info, store.network_trials(info.name))
     records = store.trials(info.name)
     points = front_points(info, records)
     k = knee(points)
@@ -138,44 +158,76 @@ def front(study: str, db: str | Store | None = None) -> pd.DataFrame:
     return df
 
 
+def layers(study: str, db: str | Store | None = None) -> pd.DataFrame:
+    """A network study's layers: one row per design (trial) and layer, in trial order and the
+    network's layer order: ``trial``, ``hw_name``, ``design_status``, ``layer`` (its name),
+    ``workload``, ``count`` (runs per network run), ``status`` (``ok`` or, without a feasible
+    schedule, its most frequent failure), ``cycles`` and ``latency_ms`` (one run of the
+    layer; ``latency_ms`` end to end = ``accelerator_seconds`` + ``host_seconds``),
+    ``total_ms`` (count x latency_ms), ``share`` (of the design's network latency),
+    ``bound_cycles``, ``efficiency`` (bound / cycles), ``trials`` (evaluations its shape got
+    on the design), one column per schedule knob of the layer's pick, ``key`` (the pick's
+    candidate key). ``UserError`` for a single-operator study."""
+    import pandas as pd
+
+    from vtatune.errors import UserError
+    from vtatune.escaping import shown
+
+    store = open_store(db)
+    info = store.study(study)
+    if not info.is_network:
+        raise UserError(f"study {shown(info.name)} is a single-operator study: it has no "
+                        "layers (read its trials with trials())")
+    return _layers_frame(pd, store.network_trials(info.name))
+
+
 def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | None = None,
            space: str | None = None, hw: str | None = None, board: str | None = None,
-           trials: int = 100, sampler: str = "xgb", objective: str | None = None,
+           trials: int = 100, sampler: str | None = None, objective: str | None = None,
            study: str | None = None, db: str | None = None, workers: int = 1,
            seed: int | None = None, timeout: float = 120.0, warm_start: bool = True,
-           passes: str | None = None, latency: str | None = None) -> SearchSummary:
+           passes: str | None = None, latency: str | None = None,
+           layer_trials: int | None = None, inner_sampler: str | None = None,
+           stock_vta: bool = False) -> SearchSummary:
     """Run (or continue) a study as ``vtatune search`` does, with the same defaults for the
-    space file and the study name; nothing is printed. ``workers`` evaluation processes
-    (``0``: one per core); ``passes``: a user pass file's path (``--passes``); ``latency``:
-    ``end-to-end`` or ``accelerator`` (``--latency``; default: the space's)."""
+    space file, the sampler (``vtatune.studies``) and the study name; nothing is printed.
+    ``workers`` evaluation processes (``0``: one per core); ``passes``: a user pass file's
+    path (``--passes``); ``latency``: ``end-to-end`` or ``accelerator`` (``--latency``;
+    default: the space's); ``stock_vta``: only designs stock VTA builds (``--stock-vta``).
+
+    ``workload`` (or ``space``) may name a network (``resnet18``, a space file with a
+    ``[network]`` table): a trial is then one hardware design with every layer tuned
+    (``layer_trials`` layer evaluations per design, ``inner_sampler`` ``xgb`` or ``random``:
+    ``--layer-trials``, ``--inner-sampler``); read it with ``trials``, ``front`` and
+    ``layers``."""
     import os
 
-    from vtatune.cli.options import refuse_memory_db
-    from vtatune.cli.search import DEFAULT_SAMPLER, _default_space, _study_name
+    from vtatune import studies
     from vtatune.errors import UserError
+
+    # the ranges of the CLI's options, the argument named ("seed must be in 0..")
+    studies.check_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
+                          layer_trials=layer_trials)
+    studies.refuse_memory_db(db)  # the results would vanish with the connection
+    network = studies.network_file(workload, space)
+    if network is not None:
+        return _search_network(space or network, layer=layer, shape=shape, hw=hw,
+                               board=board, trials=trials, sampler=sampler,
+                               objective=objective, study=study, db=db, workers=workers,
+                               seed=seed, timeout=timeout, warm_start=warm_start,
+                               passes=passes, latency=latency, layer_trials=layer_trials,
+                               inner_sampler=inner_sampler, stock_vta=stock_vta)
+    if layer_trials is not None or inner_sampler is not None:
+        raise UserError("layer_trials and inner_sampler apply to network searches (e.g. "
+                        "search('resnet18'))")
     from vtatune.search import runner
-    from vtatune.search import space as spaces
-    from vtatune.search.samplers import names, require
-    from vtatune.workloads import registry
 
-    registry.get(workload)  # an unknown operator: UserError naming the known ones
-    sampler = sampler or DEFAULT_SAMPLER
-    if sampler not in names():
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
-    require(sampler)
-    _check_search_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout)
-    refuse_memory_db(db)  # the results would vanish with the connection
-    if latency is not None and latency not in spaces.LATENCIES:
-        raise UserError(f"latency must be one of {', '.join(spaces.LATENCIES)}, got "
-                        f"{latency!r}")
-    if hw is not None and objective is None:
-        objective = "latency"
-    from vtatune.passes.user import resolve
-
-    sp = spaces.load(space or _default_space(workload, hw), layer=layer, shape=shape,
-                     workload=workload, hw=hw, board=board, objective=objective,
-                     passes=resolve(passes), latency=latency)
-    name = study or _study_name(sp, sampler, hw, default_space=space is None)
+    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
+                                  board=board, trials=trials, sampler=sampler,
+                                  objective=objective, study=study, workers=workers,
+                                  timeout=timeout, latency=latency, passes=passes,
+                                  stock_vta=stock_vta)
+    sp, sampler, name = job.space, job.sampler, job.study
     runner.check_study(sp, name, db)  # a study made for something else: one line
     res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
                      workers=workers or os.cpu_count() or 1, seed=seed, timeout=timeout,
@@ -187,12 +239,33 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
                          space_size=res.space_size)
 
 
+def _search_network(path: str, *, trials: int, db: str | None, workers: int,
+                    seed: int | None, timeout: float, warm_start: bool, **options: Any
+                    ) -> SearchSummary:
+    """``search`` of a network: ``vtatune search resnet18`` without the printing."""
+    import os
+
+    from vtatune import studies
+    from vtatune.networks import runner
+
+    job = studies.network_search(path, trials=trials, workers=workers, seed=seed,
+                                 timeout=timeout, **options)
+    runner.check_study(job.space, job.study, db)
+    res = studies.run_network(job, trials=trials, db=db, workers=workers or os.cpu_count() or 1,
+                              seed=seed, timeout=timeout, warm_start=warm_start).result
+    return SearchSummary(study=res.study, db=res.db, trials=res.trials,
+                         new_trials=res.new_trials, evaluated=res.evaluated, cached=res.cached,
+                         feasible=res.feasible, best_cycles=res.best_cycles,
+                         elapsed_s=res.elapsed_s, exhausted=res.exhausted,
+                         network=job.space.network.name, best_seconds=res.best_seconds)
+
+
 # ---- records -> rows ---------------------------------------------------------------------------
 
 def _trials_frame(pd: Any, records: list[TrialRecord]) -> pd.DataFrame:
     rows = [_row(t) for t in records]
     knob_names = sorted({k for t in records for k in t.candidate.knobs})
-    kinds = next(((_kinds(t.candidate)) for t in records if t.candidate.resources),
+    kinds = next((_kinds_of(t.candidate.resources) for t in records if t.candidate.resources),
                  ("lut", "bram36"))
     resources = [kinds[0], "ff", kinds[1], "uram", "dsp", "fits"]
     known = {*_FIRST, *_HW_COLUMNS, *knob_names, *_RESULTS, *resources, "key", "created_at"}
@@ -211,15 +284,13 @@ def _row(t: TrialRecord) -> dict[str, Any]:
     row: dict[str, Any] = {"trial": t.number, "status": c.status, "reason": c.reason,
                            "feasible": c.feasible, "cached": t.cached,
                            "hw_name": c.hw_name or c.hw_key}
-    for col, (key, how) in _HW_COLUMNS.items():
-        v = c.hw.get(key)
-        row[col] = None if v is None else (1 << v if how == "pow2" else (1 << v) / 1024)
+    row.update(_hw_columns(c.hw))
     row.update(c.knobs)
     bounds = [v for v in (c.bounds or {}).values() if _is_number(v)]
     row.update(cycles=c.cycles, latency_ms=None if c.seconds is None else 1e3 * c.seconds,
                area_mm2=c.area_mm2, efficiency=c.efficiency,
                bound_cycles=max(bounds) if bounds else None)
-    row.update(_resources(c))
+    row.update(_resource_columns(c.resources or {}))
     for f in dataclasses.fields(c):  # fields other engineers add later show up as they are
         v = getattr(c, f.name)
         if f.name not in _NOT_SCALAR and (v is None or isinstance(v, int | float | str | bool)):
@@ -228,15 +299,97 @@ def _row(t: TrialRecord) -> dict[str, Any]:
     return row
 
 
-def _kinds(c: CandidateRecord) -> tuple[str, str]:
+# ---- network studies: one row per design, one per design and layer ---------------------------
+
+_DESIGN_RESULTS = ("cycles", "latency_ms", "accelerator_seconds", "host_seconds", "area_mm2",
+                   "efficiency", "bound_cycles")
+
+
+def _designs_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
+    rows = [_design_row(t) for t in records]
+    kinds = next((_kinds_of(t.resources) for t in records if t.resources), ("lut", "bram36"))
+    resources = [kinds[0], "ff", kinds[1], "uram", "dsp", "fits"]
+    cols = ["trial", "status", "reason", "feasible", "hw_name", *_HW_COLUMNS, *_DESIGN_RESULTS,
+            *resources, "layers", "layer_evaluations", "layer_cached", "sampler", "key",
+            "created_at"]
+    return _frame(pd, rows, cols, ints=(*_HW_COLUMNS, "cycles"))
+
+
+def _design_row(t: NetworkTrialRecord) -> dict[str, Any]:
+    row: dict[str, Any] = {"trial": t.number, "status": t.status, "reason": t.reason,
+                           "feasible": t.feasible, "hw_name": t.hw_name or t.hw_key}
+    row.update(_hw_columns(t.hw))
+    row.update(cycles=t.cycles, latency_ms=None if t.seconds is None else 1e3 * t.seconds,
+               accelerator_seconds=t.accelerator_seconds, host_seconds=t.host_seconds,
+               area_mm2=t.area_mm2,
+               efficiency=(t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
+               bound_cycles=t.bound_cycles)
+    row.update(_resource_columns(t.resources))
+    row.update(layers=len(t.layers), layer_evaluations=t.evaluated, layer_cached=t.cached,
+               sampler=t.sampler, key=t.hw_key, created_at=t.created_at)
+    return row
+
+
+def _layers_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
+    rows = []
+    for t in records:
+        for la in t.layers:
+            one_ms = None if la.seconds is None else 1e3 * la.seconds
+            rows.append({
+                "trial": t.number, "hw_name": t.hw_name or t.hw_key, "design_status": t.status,
+                "layer": la.name, "workload": la.workload, "count": la.count,
+                "status": la.status, "cycles": la.cycles, "latency_ms": one_ms,
+                "accelerator_seconds": la.accelerator_seconds,
+                "host_seconds": la.host_seconds,
+                "total_ms": None if one_ms is None else la.count * one_ms,
+                # as show --json: this layer's runs over the design's network latency
+                "share": (la.count * la.seconds / t.seconds)
+                if la.seconds is not None and t.seconds else None,
+                "bound_cycles": la.bound_cycles,
+                "efficiency": (la.bound_cycles / la.cycles)
+                if la.bound_cycles and la.cycles else None,
+                "trials": la.trials, **la.knobs, "key": la.key})
+    knob_names = sorted({k for t in records for la in t.layers for k in la.knobs})
+    cols = ["trial", "hw_name", "design_status", "layer", "workload", "count", "status",
+            "cycles", "latency_ms", "accelerator_seconds", "host_seconds", "total_ms", "share",
+            "bound_cycles", "efficiency", "trials", *knob_names, "key"]
+    return _frame(pd, rows, cols, ints=("cycles", *knob_names))
+
+
+def _network_front(pd: Any, info: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
+    """The front ``show`` gives a network study (finished ``ok`` designs non-dominated in
+    area and network latency, by increasing area), its knee the report's."""
+    from vtatune.hardware import boards
+    from vtatune.networks.summary import front_trials
+    from vtatune.reports.data import knee
+    from vtatune.reports.network_data import network_point
+
+    designs = front_trials([t for t in records if t.status != "running"])
+    try:
+        clock = boards.load(info.board).clock_mhz
+    except Exception:  # noqa: BLE001 - the knee needs no clock (area and latency only)
+        clock = 1.0
+    k = knee([network_point(t, clock) for t in designs])
+    df = _designs_frame(pd, designs)
+    df["knee"] = [k is not None and t.number == k.trial for t in designs]
+    return df
+
+
+def _hw_columns(hw: dict[str, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for col, (key, how) in _HW_COLUMNS.items():
+        v = hw.get(key)
+        out[col] = None if v is None else (1 << v if how == "pow2" else (1 << v) / 1024)
+    return out
+
+
+def _kinds_of(res: dict[str, Any]) -> tuple[str, str]:
     """The board family's logic and block-RAM units: (lut or alm, bram36 or m10k)."""
-    res = c.resources or {}
     return str(res.get("logic_kind", "lut")), str(res.get("bram_kind", "bram36"))
 
 
-def _resources(c: CandidateRecord) -> dict[str, Any]:
-    res = c.resources or {}
-    logic, bram = _kinds(c)
+def _resource_columns(res: dict[str, Any]) -> dict[str, Any]:
+    logic, bram = _kinds_of(res)
     out = {logic: res.get(logic), "ff": res.get("ff"), bram: res.get(bram),
            "uram": res.get("uram"), "dsp": res.get("dsp")}
     out = {k: (float(v) if _is_number(v) else None) for k, v in out.items()}
@@ -280,27 +433,3 @@ def _ms(cycles: int | None, board: str) -> float | None:
         return cycles / (boards.load(board).clock_mhz * 1e3)
     except UserError:  # a board this install does not know: no clock, no milliseconds
         return None
-
-
-def _check_search_numbers(**values: float | None) -> None:
-    """The ranges ``vtatune search`` checks its options against (finite, in range), as a
-    ``UserError`` naming the argument."""
-    import typer
-
-    from vtatune.cli.options import (
-        SEED_MAX,
-        TIMEOUT_MAX_S,
-        TRIALS_MAX,
-        WORKERS_MAX,
-        finite_in,
-        int_in,
-    )
-    from vtatune.errors import UserError
-
-    checks = {"trials": int_in(1, TRIALS_MAX), "workers": int_in(0, WORKERS_MAX),
-              "seed": int_in(0, SEED_MAX), "timeout": finite_in(0.0, TIMEOUT_MAX_S)}
-    for name, value in values.items():
-        try:
-            checks[name](value)  # type: ignore[arg-type]
-        except typer.BadParameter as exc:
-            raise UserError(f"{name} {exc.message}") from None

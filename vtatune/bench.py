@@ -6,7 +6,7 @@ Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole kno
 default config (median, p90; one process, after a warm-up that builds the PrimFunc).
 Runtime/simulator, timing accuracy (the timing model refitted on the measured Pynq-Z1
 records: per-record, median, worst and leave-one-out error, rank agreement), area, store and
-search figures come from each package's ``bench`` module
+search and ONNX import figures come from each package's ``bench`` module
 (the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
 a few). The full run also times the test suite and ``make setup`` in a fresh clone with an
 empty pip cache (the .venv's size too). With ``--write-readme`` the Markdown table replaces the
@@ -160,7 +160,7 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 
 
 #: Parts of the full run a ``--quick`` run can take in full (``--also``): each is minutes.
-ALSO = ("timing", "heldout", "network-speed", "network-quality", "tests", "setup")
+ALSO = ("timing", "heldout", "network-speed", "network-quality", "import", "tests", "setup")
 
 
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
@@ -181,6 +181,9 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
              + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
     rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
              + bench_network_quality(short("network-quality")))
+    from vtatune.models.bench import bench_import
+
+    rows += bench_import(short("import"))  # ONNX import of resnet50 and vgg16 at full size
     if not short("tests"):  # minutes
         rows += bench_tests()
     if not short("setup"):  # minutes, and it needs the package index

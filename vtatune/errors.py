@@ -45,6 +45,11 @@ class WorkloadError(UserError):
     """An unknown layer name or a malformed/impossible workload shape."""
 
 
+class ModelError(UserError):
+    """A model file (ONNX) that cannot be imported: not ONNX, truncated, an opset or IR version
+    this onnx cannot read, a graph with a cycle, a missing external data file, no VTA layer."""
+
+
 class KnobError(UserError):
     """A schedule knob that is unknown or whose value is not in the knob space."""
 

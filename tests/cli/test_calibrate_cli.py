@@ -83,3 +83,98 @@ def test_missing_file_and_unknown_board(capsys, measured: Path, tmp_path: Path) 
     assert rc == 2 and "no such file" in err
     rc, _, err = run(capsys, str(measured), "--board", "abacus")
     assert rc == 2 and err.startswith("vtatune: error:") and err.count("\n") == 1
+
+
+def test_save_a_user_profile_and_use_it(capsys, measured: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from vtatune.hardware import timing_profiles
+    from vtatune.simulator.timing import load_params
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("VTATUNE_DATA", str(data))
+    rc, out, err = run(capsys, str(measured), "--board", "pynq-z1", "--save", "myboard",
+                       "--no-loo", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    path = data / "timing" / "pynq-z1" / "myboard.json"
+    assert d["written"] == str(path) and path.is_file()
+    p = load_params("pynq-z1@myboard")
+    assert p.calibrated and p.profile == "myboard"
+    assert all(getattr(p, k) == pytest.approx(v, rel=1e-3) for k, v in d["params"].items())
+    assert [q.name for q in timing_profiles.user("pynq-z1")] == ["myboard"]
+    # every command takes it: simulate times with the saved constants, boards lists it
+    assert main(["simulate", "conv2d", "--layer", "C8", "--board", "pynq-z1@myboard",
+                 "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert main(["simulate", "conv2d", "--layer", "C8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) != sim
+    assert main(["boards"]) == 0
+    listing = capsys.readouterr().out
+    assert "pynq-z1@myboard" in listing and "pynq-z1@2019-07" in listing
+    assert main(["boards", "--json"]) == 0
+    pynq = next(b for b in json.loads(capsys.readouterr().out) if b["name"] == "pynq-z1")
+    assert [q["name"] for q in pynq["profiles"]] == ["2019-08", "2019-07", "myboard"]
+    assert pynq["profiles"][2]["origin"] == "user"
+
+
+@pytest.mark.parametrize("name,message", [
+    ("2019-07", "ships a profile of that name"),
+    ("../evil", "is not a profile name"),
+    ("a/b", "is not a profile name"),
+    ("", "is not a profile name"),
+    (".hidden", "is not a profile name"),
+])
+def test_save_refuses_shipped_and_path_names(capsys, measured: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch, name: str,
+                                             message: str) -> None:
+    monkeypatch.setenv("VTATUNE_DATA", str(tmp_path / "data"))
+    rc, out, err = run(capsys, str(measured), "--save", name)
+    assert rc == 2 and out == "" and message in err and err.count("\n") == 1
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["calibrate", "M", "--board", "pynq-z1@nope"], "no timing profile 'nope'"),
+    (["simulate", "conv2d", "--board", "pynq-z1@nope"], "no timing profile 'nope'"),
+    (["simulate", "conv2d", "--board", "pynq-z1@"], "is not a profile name"),
+    (["simulate", "conv2d", "--board", "pynq-z1@a@b"], "is not a profile name"),
+    (["simulate", "conv2d", "--board", "pynq-z1@../x"], "unknown board"),
+    (["area", "--board", "nope@2019-07"], "unknown board 'nope'"),
+])
+def test_unknown_profile_is_one_line(capsys, measured: Path, argv: list[str],
+                                     message: str) -> None:
+    rc = main([str(measured) if a == "M" else a for a in argv])
+    _, err = capsys.readouterr()
+    assert rc == 2 and err.startswith("vtatune: error:") and err.count("\n") == 1
+    assert message in err
+
+
+def test_autotvm_log_and_build(capsys, tmp_path: Path) -> None:
+    # a TopHub log: the board's VTA records kept (by section: the network), the others counted
+    entity = [["tile_b", "sp", [1, 1]], ["tile_h", "sp", [1, 8]], ["tile_w", "sp", [1, 8]],
+              ["tile_ci", "sp", [2, 1]], ["tile_co", "sp", [2, 1]], ["oc_nthread", "ot", 2],
+              ["h_nthread", "ot", 1]]
+    args = [["TENSOR", [1, 2, 8, 8, 1, 16], "int8"], ["TENSOR", [2, 2, 3, 3, 16, 16], "int8"],
+            [1, 1], [1, 1, 1, 1], [1, 1], "NCHW1n16c", "int32"]
+
+    def line(target: str, code: int, stamp: float) -> str:
+        return json.dumps({"input": [target, "conv2d_packed.vta", args, {}],
+                           "config": {"index": 0, "entity": entity},
+                           "result": [[2e-4], code, 1.0, stamp], "version": 0.2})
+
+    vta = "ext_dev -device=vta -keys=cpu -model=pynq_1x16_i8w8a32_15_15_18_17"
+    log = tmp_path / "tuned.log"
+    log.write_text("\n".join(["# Net - pynq_1x16_i8w8a32_15_15_18_17",
+                              line(vta, 0, 1562808175.0), line(vta, 0, 1565395200.0),
+                              line(vta, 1, 1565395200.0),
+                              line("llvm -device=arm_cpu", 0, 1565395200.0)]) + "\n")
+    rc, out, err = run(capsys, str(log), "--no-loo", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert len(d["records"]) == 2 and d["records"][0]["network"] == "Net"
+    assert d["skipped"] == {"with an error code": 1, "of other targets": 1}
+    rc, out, err = run(capsys, str(log), "--no-loo", "--json", "--build", "2019-08")
+    assert rc == 0, err
+    assert [r["session"] for r in json.loads(out)["records"]] == ["2019-08"]
+    rc, out, err = run(capsys, str(log), "--build", "2020-01")
+    assert rc == 2 and "--build 2020-01: no record was measured then" in err

@@ -86,7 +86,7 @@ def test_network_search_json_show_and_studies(capsys, tmp_path, space_file) -> N
     (["search", "resnet18", "--sampler", "anneal"], "unknown sampler 'anneal'"),
     (["search", "resnet18", "--trials", "0"], "'--trials' / '-n': must be in 1.."),
     (["search", "conv2d", "--layer-trials", "4"], "apply to network searches"),
-    (["search", "resnet19"], "networks: resnet18"),
+    (["search", "resnet19"], "networks: dcgan, mobilenet_v1, resnet18, resnet34, resnet50, vgg16"),
     (["search", "resnet18", "--latency", "accelerator"], "applies to single-operator searches"),
 ])
 def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None:
@@ -185,6 +185,36 @@ def test_compare_refuses_mixing_network_and_layer_studies(capsys, network_studie
                           ([network_studies.study, "plain"], "is not a network study")):
         rc, _, err = _run(capsys, "compare", *argv, "--db", network_studies.db)
         assert rc == 2 and message in err
+
+
+def test_network_search_with_stock_vta_marks_and_screens(capsys, tmp_path, space_file) -> None:
+    db = f"sqlite:///{tmp_path / 'n.sqlite'}"
+    base = ["search", "--space", str(space_file), "--trials", "3", "--layer-trials", "4",
+            "--sampler", "random", "--seed", "0", "--workers", "1", "--db", db]
+    rc, out, err = _run(capsys, *base, "--stock-vta", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["study"] == "network-tiny-stock-random" and d["trials"] == 3
+    assert d["screened"]["by_reason"].get("not_stock_vta", 0) >= 1
+    rows = d["pareto"] + d["top"]
+    assert rows and all(r["stock_vta"] is True and r["stock_vta_problems"] == [] for r in rows)
+    # text: the front table has a stock-VTA column, show says it per design
+    rc, out, err = _run(capsys, *base[:4], "4", *base[5:], "--stock-vta")
+    assert rc == 0, err
+    head = next(line for line in out.splitlines() if line.split()[:1] == ["trial"])
+    assert "stock VTA" in head and "screened before evaluation (not trials)" in out
+    assert "stopped after 4 of 4" not in out
+    rc, out, err = _run(capsys, "show", "network-tiny-stock-random", "--db", db)
+    assert rc == 0, err
+    assert "stock VTA: yes" in out and "stock VTA: no" not in out
+    # without the option the same space has designs stock VTA cannot build, marked so
+    rc, out, err = _run(capsys, *base[:4], "8", *base[5:], "--json")
+    assert rc == 0, err
+    free = json.loads(out)
+    marks = {r["stock_vta"] for r in free["pareto"] + free["top"]}
+    assert marks <= {True, False} and free["trials"] == 8
+    for r in free["pareto"] + free["top"]:
+        assert r["stock_vta"] == (r["hw"]["LOG_BLOCK_IN"] == r["hw"]["LOG_BLOCK_OUT"])
 
 
 def test_show_gives_the_reason_of_designs_that_are_not_feasible(capsys, tmp_path) -> None:

@@ -102,17 +102,17 @@ def test_search_with_passes_reimports_them_in_the_workers(capsys, tmp_path) -> N
                       "--db", f"sqlite:///{path}", "--json")
     assert rc == 2 and err.count("\n") == 1, err
     # the warm start learns only from results compiled with the same passes
-    from vtatune.cli.search import _default_space
     from vtatune.passes import user
     from vtatune.search import space as spaces
     from vtatune.search.runner import history
     from vtatune.store import Store
+    from vtatune.studies import default_space
 
     records = Store(f"sqlite:///{path}").history("dense_m16_k64_n64")
     assert len(records) == 4
 
     def load(passes):
-        return spaces.load(_default_space("dense", "default"), shape="16,64,64",
+        return spaces.load(default_space("dense", "default"), shape="16,64,64",
                            workload="dense", hw="default", objective="latency", passes=passes)
 
     assert len(history(load(user.load(example)), records)) == 4
@@ -153,3 +153,42 @@ def test_the_end_of_a_search_says_what_to_do_next(capsys, tmp_path) -> None:
     assert "(0 new" in out
     assert ("nothing new: the study already holds 8 trials and --trials is the total it "
             "should hold; to search on, raise it (--trials 16) or start another study") in out
+
+
+def test_stock_vta_option_screens_designs_and_the_front_is_marked(capsys, tmp_path) -> None:
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import HwConfig
+    from vtatune.hardware.stock import stock_problems
+
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    base = ["search", "dense", "--shape", "16,64,64", "--trials", "6", "--sampler", "random",
+            "--seed", "0", "--workers", "1", "--db", db]
+    rc, out, err = _run(capsys, *base, "--json")
+    assert rc == 0, err
+    free = json.loads(out)
+    board = boards.load("pynq-z1")
+
+    def stock(row) -> bool:
+        hw = HwConfig(**{k.lower(): v for k, v in row["hw"].items()})
+        return not stock_problems(hw, board)
+
+    rows = free["pareto"] + free["top"]
+    for r in rows:  # every front row says whether stock VTA builds it, and why not
+        assert r["stock_vta"] is stock(r) and bool(r["stock_vta_problems"]) is not stock(r)
+    assert free["screened"]["designs"] >= 0
+    rc, out, err = _run(capsys, *base, "--stock-vta", "--json")
+    assert rc == 0, err
+    kept = json.loads(out)
+    assert kept["study"] == "dense-dense_m16_k64_n64-stock-random" and kept["trials"] == 6
+    assert all(r["stock_vta"] for r in kept["pareto"] + kept["top"])
+    assert kept["screened"]["by_reason"].get("not_stock_vta", 0) >= 1
+    rc, out, err = _run(capsys, "show", free["study"], "--db", db)
+    assert rc == 0, err
+    head = next(line for line in out.splitlines() if line.split()[:1] == ["trial"])
+    assert "stock" in head.split()
+    n = sum(r["stock_vta"] for r in free["pareto"])
+    assert (f"builds {n} of these {len(free['pareto'])} designs" in out
+            or "builds all" in out or "builds this design" in out or "not this design" in out)
+    rc, out, err = _run(capsys, *base[:5], "7", *base[6:], "--stock-vta")
+    assert rc == 0, err
+    assert "screened before evaluation (not trials):" in out and "not_stock_vta" in out

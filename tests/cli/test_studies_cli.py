@@ -121,7 +121,7 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
     lines = lines[:2] + lines[3:]
     assert lines[2] == "Pareto front, area vs ms per call (3 points):"
     assert lines[3].split() == ["trial", "cycles", "ms", "accel", "ms", "host", "ms", "mm²",
-                                "eff.", "hardware", "knobs"]
+                                "eff.", "stock", "hardware", "knobs"]
     rows = [line.split() for line in lines[4:7]]
     # search's formats: cycles with separators, ms with 3 decimals, mm² with 2, efficiency %;
     # these records predate the accelerator/host split: its columns are missing
@@ -129,9 +129,15 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
     assert [r[:7] for r in rows] == [["0", "900", "0.009", M, M, "1.00", "50.0%"],
                                      ["2", "500", "0.005", M, M, "2.00", "50.0%"],
                                      ["4", "400", "0.004", M, M, "3.00", "50.0%"]]
-    assert rows[0][7] == "1x8x8-i32w256a128u32" and rows[0][8] == "tile_h=2"
+    assert rows[0][8] == "1x8x8-i32w256a128u32" and rows[0][9] == "tile_h=2"
+    from vtatune.hardware.stock import stock_of
+
+    stock = [stock_of(rec(f"j{n}", block=3 + n % 2).hw, "pynq-z1")["stock_vta"]
+             for n in (0, 2, 4)]
+    assert [r[7] for r in rows] == ["yes" if s else "no" for s in stock]
     assert lines[7].startswith("ms: time per call end to end") and "eff.: " in lines[7]
     assert lines[8].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>")
+    assert lines[9].startswith("stock: stock VTA (apache/tvm-vta) builds ")
 
 
 def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
@@ -144,7 +150,8 @@ def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
         (0, 1.0, 900), (2, 2.0, 500), (4, 3.0, 400)]
     p = d["pareto"][0]
     assert set(p) == {"trial", "hw", "hw_name", "knobs", "cycles", "seconds", "area_mm2",
-                      "efficiency", "accelerator_seconds", "host_seconds", "ties"}
+                      "efficiency", "accelerator_seconds", "host_seconds", "stock_vta",
+                      "stock_vta_problems", "ties"}
     assert d["latency"] == "end-to-end"
     assert p["hw"]["LOG_BLOCK_IN"] == 3 and p["knobs"] == {"tile_h": 2}
     assert p["seconds"] == pytest.approx(9e-6) and p["efficiency"] == 0.5

@@ -99,7 +99,8 @@ def test_dcgan_and_mobilenet_g_compile_at_the_default_config(wl) -> None:
 @pytest.mark.parametrize("wl", [Conv2dTranspose(1, 32, 6, 5, 32, 4, 4, 1, 2),
                                 Conv2dTranspose(1, 16, 5, 5, 16, 3, 3, 1, 2),
                                 GroupConv2d(1, 64, 8, 8, 64, 3, 3, 1, 1, 4),
-                                GroupConv2d(2, 32, 6, 6, 32, 3, 3, 1, 2, 32)],
+                                GroupConv2d(2, 32, 6, 6, 32, 3, 3, 1, 2, 32),
+                                GroupConv2d(1, 96, 5, 5, 96, 3, 3, 1, 1, 2)],
                          ids=lambda wl: wl.signature)
 def test_analytic_footprint_of_new_operators_equals_compiled_sram_bytes(wl) -> None:
     hw = config.default()

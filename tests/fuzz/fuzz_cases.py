@@ -556,12 +556,128 @@ def _measured_files() -> dict[str, bytes]:
         "measured/bad_hw.json": one(hw={"LOG_BLOCK": -5}),
         "measured/knob_range.json": one(knobs={"tile_h": 10**30}),
         "measured/long_list.json": json.dumps([5] * 200_000).encode(),
+        **_measured_logs(),
     }
+
+
+def _measured_logs() -> dict[str, bytes]:
+    """AutoTVM logs for ``calibrate``: TopHub's format with its fields made hostile."""
+    vta = "ext_dev -device=vta -keys=cpu -model=pynq_1x16_i8w8a32_15_15_18_17"
+    args = [["TENSOR", [1, 1, 8, 8, 1, 16], "int8"], ["TENSOR", [1, 1, 3, 3, 16, 16], "int8"],
+            [1, 1], [1, 1, 1, 1], [1, 1], "NCHW1n16c", "int32"]
+    good = {"input": [vta, "conv2d_packed.vta", args, {}],
+            "config": {"index": 0, "entity": [["tile_h", "sp", [1, 8]]]},
+            "result": [[1e-3], 0, 1.0, 1565395200.0], "version": 0.2}
+
+    def log(*records: object, head: str = "# Net - x") -> bytes:
+        return (head + "\n" + "\n".join(r if isinstance(r, str) else json.dumps(r)
+                                         for r in records) + "\n").encode()
+
+    def edit(key: str, value: object) -> dict[str, object]:
+        return {**good, key: value}
+
+    return {
+        "measured/log_not_json.log": log(good, "{not json"),
+        "measured/log_no_input.log": log({"config": {}, "result": [[1.0], 0]}),
+        "measured/log_input_str.log": log(edit("input", "conv2d")),
+        "measured/log_only_errors.log": log(edit("result", [[1e9], 7, 0, 0])),
+        "measured/log_only_arm.log": log(edit("input", ["llvm -device=arm_cpu",
+                                                         "conv2d_packed.vta", args, {}])),
+        "measured/log_cost_str.log": log(edit("result", [["fast"], 0, 1.0, 0])),
+        "measured/log_cost_nan.log": log('{"input": ' + json.dumps(good["input"])
+                                          + ', "config": {"entity": []}, '
+                                          '"result": [[NaN], 0, 1.0, 0]}'),
+        "measured/log_cost_zero.log": log(edit("result", [[0.0], 0, 1.0, 0])),
+        "measured/log_huge_stamp.log": log(edit("result", [[1e-3], 0, 1.0, 1e300])),
+        "measured/log_entity_bad.log": log(edit("config", {"entity": [["tile_h", "sp"]]})),
+        "measured/log_entity_kind.log": log(edit("config", {"entity": [["t", "re", [1]]]})),
+        "measured/log_shape_short.log": log(edit("input", [vta, "conv2d_packed.vta",
+                                                           [["TENSOR", [1], "int8"]], {}])),
+        "measured/log_shape_huge.log": log(edit("input", [
+            vta, "conv2d_packed.vta", [["TENSOR", [2**40, 1, 8, 8, 1, 16], "int8"], *args[1:]],
+            {}])),
+        "measured/log_model_esc.log": log(edit("input", [vta + "\x1b[31m", "conv2d_packed.vta",
+                                                         args, {}])),
+        "measured/log_empty.log": b"# just a section\n",
+    }
+
+
+def _onnx_files() -> dict[str, bytes | Callable[[Path], None]]:
+    """ONNX models for ``import`` and ``search MODEL.onnx``: not ONNX, truncated, no VTA
+    layer, an opset or IR version onnx cannot read, external data missing, 2 GB+, a cycle,
+    nesting past protobuf's limit, hostile node names."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    def conv_model(x: list, name: str = "c", dilations: list | None = None,
+                   extra: list | None = None) -> onnx.ModelProto:
+        w = helper.make_tensor("w", TensorProto.FLOAT, [16, 16, 3, 3], [0.0] * 2304)
+        attrs = {"pads": [1] * 4, **({"dilations": dilations} if dilations else {})}
+        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name=name, **attrs),
+                 *(extra or [])]
+        out = nodes[-1].output[0]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, x)],
+                              [helper.make_tensor_value_info(out, 1, None)], [w])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
+
+    ok = conv_model([1, 16, 8, 8])
+    okb = ok.SerializeToString()
+    files: dict[str, bytes | Callable[[Path], None]] = {
+        "onnx/ok.onnx": okb,
+        "onnx/name_esc.onnx": conv_model(["N", 16, 8, 8], name=ESC + "\n\nline2\u202e"
+                                         ).SerializeToString(),
+        "onnx/text.onnx": b"this is not a model\n",
+        "onnx/json.onnx": b'{"graph": {"node": [{"op_type": "Conv"}]}}',
+        "onnx/empty.onnx": b"",
+        "onnx/random.onnx": bytes((i * 131 + 7) % 256 for i in range(4096)),
+        "onnx/truncated.onnx": okb[:len(okb) // 2],
+        "onnx/length_huge.onnx": b"\x08\x08\x3a\xff\xff\xff\xff\x0f",
+        "onnx/varint_long.onnx": b"\x08" + b"\xff" * 20,
+        "onnx/no_vta_layer.onnx": conv_model([1, 16, 8, 8], dilations=[2, 2]
+                                             ).SerializeToString(),
+        "onnx/symbolic_h.onnx": conv_model([1, 16, "H", 8]).SerializeToString(),
+    }
+    bad = onnx.ModelProto()
+    bad.CopyFrom(ok)
+    bad.opset_import[0].version = 999
+    files["onnx/opset_999.onnx"] = bad.SerializeToString()
+    bad.opset_import[0].version = 17
+    bad.ir_version = 99
+    files["onnx/ir_99.onnx"] = bad.SerializeToString()
+    ext = onnx.ModelProto()
+    ext.CopyFrom(ok)
+    w = ext.graph.initializer[0]
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    w.external_data.add(key="location", value="missing_weights.bin")
+    files["onnx/external_missing.onnx"] = ext.SerializeToString()
+    w.external_data[0].value = "../../etc/passwd"
+    files["onnx/external_escape.onnx"] = ext.SerializeToString()
+    cyc = conv_model([1, 16, 8, 8], extra=[helper.make_node("Relu", ["y"], ["x2"])])
+    cyc.graph.node[0].input[0] = "x2"  # conv reads the relu that reads the conv
+    files["onnx/cycle.onnx"] = cyc.SerializeToString()
+
+    def field(no: int, body: bytes) -> bytes:
+        n, length = bytearray(), len(body)
+        while True:
+            n.append((length & 0x7F) | (0x80 if length >> 7 else 0))
+            length >>= 7
+            if not length:
+                return bytes([no << 3 | 2]) + bytes(n) + body
+
+    deep = b""
+    for _ in range(200):
+        deep = field(1, field(5, field(6, deep)))
+    files["onnx/deep.onnx"] = b"\x08\x08" + field(7, deep)
+    files["onnx/huge_2gb.onnx"] = lambda p: _sparse(p, 1 << 31)
+    return files
 
 
 FILES: dict[str, bytes | Callable[[Path], None]] = {
     **_hw_files(), **_board_files(), **_space_files(), **_npz_files(), **_bomb_files(),
-    **_network_files(), **_passes_files(), **_measured_files(),
+    **_network_files(), **_passes_files(), **_measured_files(), **_onnx_files(),
     "special/dir.json/.keep": b"",
     "special/sparse.json": lambda p: _sparse(p, 512 * MEGABYTE),
 }
@@ -612,6 +728,8 @@ READERS: dict[str, list[tuple[tuple[str, ...], bool]]] = {
     "npz": [(("simulate", "dense", "--shape", "16,64,64", "--inputs", "{f}", "--json"), False)],
     "network": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
     "measured": [(("calibrate", "{f}", "--no-loo"), False)],
+    "onnx": [(("import", "{f}", "--json"), False),
+             (("search", "{f}", *SEARCH_TAIL), False)],
     "passes": [(("compile", "dense", "--shape", "16,64,64", "--passes", "{f}"), False),
                (("simulate", "dense", "--shape", "16,64,64", "--passes", "{f}"), True),
                (("search", "dense", "--shape", "16,64,64", "--passes", "{f}", *SEARCH_TAIL),
@@ -628,7 +746,9 @@ VALID_FILES = {"npz/ok.npz", "npz/fortran.npz", "npz/bomb_extra.npz", "npz/claim
                "hw/utf8_bom.json", "hw/name_esc.json",
                "space/constraints.max_area_mm2_7.toml",  # 1e-320 mm2: tiny, but a number
                "space/schedule.knobs_4.toml",  # knobs = []: a hardware-only search
-               "network/ok.toml", "passes/ok.py"}
+               "network/ok.toml", "passes/ok.py", "onnx/ok.onnx", "onnx/name_esc.onnx",
+               # grouped conv2d records calibrate; a timestamp out of range is no date
+               "measured/groups.json", "measured/log_huge_stamp.log"}
 #: Pass files that load but whose passes or verifiers fail on a program: the candidate fails
 #: with a reason (any exit code, no traceback); a search accepts the file.
 LOADS_BUT_FAILS = {"passes/verifier_raises.py", "passes/verifier_returns_int.py",
@@ -733,6 +853,14 @@ OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, str | list[
     "compare": (("compare", "{study}", "{study}", "--db", "{db}"), (), {"--out": "text"}),
     "export": (("export", "{study}", "--db", "{db}"), (), {"--pick": "int", "--out": "text"}),
     "verify-export": (("verify-export", "{bundle}"), (), {"--board": "text"}),
+    # --board and --save are checked before the design (the missing --hw brakes it)
+    "calibrate": (("calibrate", "{ws}/nonexistent.json"), MISSING_HW,
+                  {"--save": ["2019-07", "../x", "a/b", "x@y", ".hidden", "x" * 65, ESC, ""],
+                   "--board": ["pynq-z1@", "pynq-z1@../../etc/passwd", "pynq-z1@nope",
+                               "pynq-z1@" + "x" * 5000, "nope@2019-07", "pynq-z1@a@b"],
+                   "--build": "text"}),
+    "import": (("import", "{ws}/onnx/ok.onnx"), (),
+               {"--batch": "int", "--name": "text", "--out": "text"}),
 }
 
 
@@ -1063,6 +1191,7 @@ ISSUE_EXAMPLES = (
     "search:--trials:", "search:--timeout:", "search:--seed:", "space:--jobs:",
     "space-simulate:--timeout:",
     "export:--pick:0", "export:--pick:2", "export:--pick:3",
+    "import:onnx:", "search:onnx:", "import:--batch:", "import:--name:0",
 )
 #: Of the other cases, ``make test`` runs one in ``SAMPLE_EVERY`` (a stable choice by id);
 #: ``make fuzz`` runs them all.

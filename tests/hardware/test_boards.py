@@ -28,3 +28,14 @@ def test_malformed_board_lists_every_problem() -> None:
         boards.from_dict({"name": "x", "part": "y", "family": "asic", "clock_mhz": -1,
                           "axi_bits": 48, "resources": {"lut": -3, "gates": 5}}, "test")
     assert len(err.value.problems) == 5
+
+
+def test_board_with_a_timing_profile() -> None:
+    b = boards.load("pynq-z1@2019-07")
+    assert (b.name, b.base, b.profile) == ("pynq-z1@2019-07", "pynq-z1", "2019-07")
+    plain = boards.load("pynq-z1")
+    assert (plain.base, plain.profile) == ("pynq-z1", None)
+    assert (b.clock_mhz, b.resources) == (plain.clock_mhz, plain.resources)
+    assert boards.is_known("pynq-z1@2019-07") and boards.is_known("pynq-z1")
+    for bad in ("pynq-z1@nope", "nope@2019-07", "pynq-z1@", "../pynq-z1", "hwconfigs/x.json"):
+        assert not boards.is_known(bad), bad

@@ -17,10 +17,18 @@ def db(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'dash.sqlite'}"
 
 
+#: A space whose small weight buffers make some schedules overflow (``invalid`` trials)
+#: beside feasible ones (a search screens designs that do not fit: they are no trials).
+MIXED = {"workload": {"kind": "dense", "shape": "16,256,256"},
+         "hardware": {"LOG_BLOCK_IN": [3, 4], "LOG_BLOCK_OUT": [3, 4],
+                      "LOG_WGT_BUFF_SIZE": [11, 12]},
+         "objective": {"kind": "area-latency"}}
+
+
 def test_the_mirror_equals_the_store(db) -> None:
     import optuna
 
-    sp = spaces.load("dense", shape="16,64,64")
+    sp = spaces.from_dict(MIXED, "mixed.toml")
     runner.run(sp, sampler="random", trials=20, study="dash", db=db, workers=1, seed=2)
     study = optuna.load_study(study_name="dash", storage=db)
     assert study.metric_names == ["area_mm2", "seconds"]  # end-to-end latency by default
@@ -28,6 +36,7 @@ def test_the_mirror_equals_the_store(db) -> None:
     stored = {t.number: t for t in Store(db).trials("dash")}
     assert [t.number for t in mirrored] == sorted(stored)
     states = set()
+    durations: list[float] = []
     for t in mirrored:
         cand = stored[t.number].candidate
         assert t.user_attrs["vtatune_trial"] == t.number
@@ -37,7 +46,21 @@ def test_the_mirror_equals_the_store(db) -> None:
             assert v == (cand.hw[k] if k.startswith("LOG_") else cand.knobs[k])
             assert t.distributions[k]._contains(t.distributions[k].to_internal_repr(v))
         assert set(sp.searched_hw) <= set(t.params)
-        violation = t.system_attrs["constraints:violation"]
+        # optuna-dashboard 0.21 shows system_attrs["constraints"], a list (its
+        # _serializer.py); Optuna reads the same list as the trial's constraints
+        (violation,) = t.system_attrs["constraints"]
+        assert t.constraints == {"0": violation}
+        assert not any(k.startswith("constraints:") for k in t.system_attrs)
+        # the trial ran from its evaluation's start to when it was stored
+        record = stored[t.number]
+        end = record.created_at.astimezone().replace(tzinfo=None)
+        # (a design refused by the analytic checks before any compile has no such time)
+        took = 0.0 if record.cached else ((cand.compile_ms or 0) + (cand.sim_ms or 0)) / 1e3
+        assert t.datetime_complete == end
+        assert (t.datetime_complete - t.datetime_start).total_seconds() == \
+            pytest.approx(took, abs=1e-5)
+        if cand.feasible:
+            durations.append(took)
         if cand.feasible:
             assert t.state == optuna.trial.TrialState.COMPLETE and violation == 0
             assert t.values == [cand.area_mm2, cand.seconds]
@@ -47,6 +70,7 @@ def test_the_mirror_equals_the_store(db) -> None:
         assert all(math.isfinite(v) for v in t.values or [])
         states.add(t.state)
     assert len(states) == 2  # the space has both kinds: both were checked
+    assert durations and min(durations) > 0  # compiled and simulated: it took time
 
 
 def test_a_resumed_study_mirrors_every_trial_once(db) -> None:
@@ -140,3 +164,63 @@ def test_a_trial_finishing_out_of_order_waits_for_the_ones_before_it(db) -> None
     trials = study.get_trials()
     assert [t.number for t in trials] == [t.user_attrs["vtatune_trial"] for t in trials] \
         == list(range(6))
+
+
+def test_a_network_study_is_mirrored_one_trial_per_design(db) -> None:
+    import optuna
+
+    from tests.networks.tiny_space import TINY
+    from vtatune import studies
+    from vtatune.networks import space as nspace
+
+    # 2x32x32 GEMMs do not fit pynq-z1: the study has feasible and no_fit designs
+    raw = {**TINY, "hardware": {"LOG_BATCH": [0, 1], "LOG_BLOCK_IN": [4, 5],
+                                "LOG_BLOCK_OUT": [4, 5], "LOG_ACC_BUFF_SIZE": [15]},
+           "inner": {"trials": 5, "min_per_layer": 1}}
+    sp = nspace.from_dict(raw, "tiny.toml")
+    job = studies.NetworkSearch(space=sp, sampler="random", study="netdash")
+    run = studies.run_network(job, trials=6, db=db, workers=1, seed=3, timeout=120,
+                              warm_start=False)
+    assert run.mirror_error is None and run.result.trials == 6
+    study = optuna.load_study(study_name="netdash", storage=db)
+    assert study.metric_names == ["area_mm2", "seconds"]
+    mirrored = study.get_trials(deepcopy=False)
+    store = Store(db)
+    designs = {t.number: t for t in store.network_trials("netdash")}
+    assert [t.number for t in mirrored] == sorted(designs) == list(range(6))
+    statuses, tuned = set(), []
+    for t in mirrored:
+        d = designs[t.number]
+        statuses.add(d.status)
+        assert t.user_attrs["vtatune_trial"] == d.number
+        assert (t.user_attrs["status"], t.user_attrs["hw_name"]) == (d.status, d.hw_name)
+        # the searched hardware values, as they are (one parameter per searched key)
+        assert t.params == {k: d.hw[k] for k in sp.searched_hw}
+        (violation,) = t.system_attrs["constraints"]
+        if d.feasible:
+            assert t.state == optuna.trial.TrialState.COMPLETE and violation == 0
+            assert t.values == [d.area_mm2, d.seconds]
+            # every layer's pick, as show gives it
+            for la in d.layers:
+                attr = t.user_attrs[f"layer {la.name}"]
+                assert (attr["count"], attr["cycles"], attr["trials"]) == \
+                    (la.count, la.cycles, la.trials)
+                assert attr["ms"] == pytest.approx(1e3 * la.seconds)
+                assert t.user_attrs[f"layer {la.name} ms"] == attr["ms"]
+                assert attr["knobs"] == la.knobs
+            assert sum(t.user_attrs[f"layer {la.name}"]["share"] for la in d.layers) == \
+                pytest.approx(1.0)
+        else:
+            assert t.state == optuna.trial.TrialState.FAIL and violation > 0
+            assert t.values is None and t.user_attrs["reason"] == d.reason
+        # from its first layer evaluation's start to when it was stored
+        end = d.created_at.astimezone().replace(tzinfo=None)
+        assert t.datetime_complete == end and t.datetime_start <= end
+        evals = store.network_evals("netdash", d.number)
+        if evals:
+            first = min(e.created_at for e in evals).astimezone().replace(tzinfo=None)
+            assert t.datetime_start <= first
+            tuned.append((t.datetime_complete - t.datetime_start).total_seconds())
+        else:  # refused by the analytic checks: no layer ran
+            assert t.datetime_start == end
+    assert statuses >= {"ok", "no_fit"} and tuned and min(tuned) > 0

@@ -207,6 +207,15 @@ def test_latency_objective_end_to_end_by_default_accelerator_on_request(tmp_path
         spaces.load(p)
 
 
+def test_board_with_a_timing_profile() -> None:
+    sp = spaces.load("conv2d", board="pynq-z1@2019-07")
+    assert sp.board == "pynq-z1@2019-07"
+    for bad, message in (("pynq-z1@nope", "no timing profile 'nope'"),
+                         ("pynq-z1@", "is not a profile name")):
+        with pytest.raises(ConfigError, match=message):
+            spaces.load("conv2d", board=bad)
+
+
 def _dense_space(tmp_path, hardware: str) -> spaces.SearchSpace:
     p = tmp_path / "block.toml"
     p.write_text(f'[workload]\nkind = "dense"\nshape = "16,64,64"\n[hardware]\n{hardware}\n')

@@ -71,7 +71,9 @@ def test_every_board_has_sourced_params(board: str) -> None:
 
 
 def test_malformed_params_list_every_problem() -> None:
-    raw = json.loads((timing_dir() / "pynq-z1.json").read_text())
+    from vtatune.hardware import timing_profiles
+
+    raw = json.loads(json.dumps(timing_profiles.resolve("pynq-z1").content))
     raw["params"]["gemm_ii_cycles"] = -1
     raw["params"]["warp_speed"] = 9
     del raw["params"]["alu_ii_cycles"]
@@ -87,6 +89,28 @@ def test_malformed_params_list_every_problem() -> None:
         assert part in msg
     with pytest.raises(ConfigError, match="no timing parameters"):
         load_params("no-such-board")
+
+
+def test_profiles_of_a_board() -> None:
+    # pynq-z1 ships two builds; the default is the one named without a profile
+    from vtatune.hardware import timing_profiles
+
+    raw = json.loads((timing_dir() / "pynq-z1.json").read_text())
+    default = raw["default_profile"]
+    assert set(raw["profiles"]) == {"2019-07", "2019-08"}
+    p7, p8 = load_params("pynq-z1@2019-07"), load_params("pynq-z1@2019-08")
+    assert p7 != p8 and (p7.profile, p8.profile) == ("2019-07", "2019-08")
+    assert load_params("pynq-z1") == load_params(f"pynq-z1@{default}")
+    assert load_params(boards.load("pynq-z1@2019-07")) == p7
+    assert p7.values()["alu_refill_cycles"] == raw["profiles"]["2019-07"]["params"][
+        "alu_refill_cycles"]
+    # shared sources reach every profile; the fitted ones name their own fit
+    assert "build 2019-07" in p7.sources["alu_refill_cycles"]
+    assert p7.sources["gemm_ii_cycles"] == raw["sources"]["gemm_ii_cycles"]
+    with pytest.raises(ConfigError, match="no timing profile '2019-09'.*2019-07"):
+        load_params("pynq-z1@2019-09")
+    with pytest.raises(ConfigError, match="default_profile 'x'"):
+        timing_profiles.profiles_of({**raw, "default_profile": "x"}, "pynq-z1", timing_dir())
 
 
 def test_model_version_is_an_int() -> None:

@@ -75,9 +75,39 @@ def test_a_changed_timing_constant_changes_the_key(tmp_path: Path,
     raw = json.loads(timing.read_text())
     timing.write_text(json.dumps(raw, indent=7))  # formatting alone changes nothing
     assert identity.context("pynq-z1", CONS).key == before.key
-    raw["params"]["dma_row_cycles"] += 1
+    other = next(n for n in raw["profiles"] if n != raw["default_profile"])
+    raw["profiles"][other]["params"]["dma_row_cycles"] += 1  # another profile's constant
+    timing.write_text(json.dumps(raw))
+    assert identity.context("pynq-z1", CONS).key == before.key
+    raw["profiles"][raw["default_profile"]]["params"]["dma_row_cycles"] += 1
     timing.write_text(json.dumps(raw))
     assert identity.context("pynq-z1", CONS).key != before.key
+
+
+def test_each_profile_has_its_own_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vtatune.hardware import timing_profiles
+
+    monkeypatch.setenv("VTATUNE_DATA", str(tmp_path / "data"))
+    names = [p.name for p in timing_profiles.shipped("pynq-z1")]
+    assert len(names) == 2
+    keys = {identity.context(f"pynq-z1@{n}", CONS).model_key for n in names}
+    assert len(keys) == 2
+    fp = [identity.model_fingerprint(f"pynq-z1@{n}")["timing_file"] for n in names]
+    assert fp[0] != fp[1] and "missing" not in fp
+    # the default profile named or not: the same constants, the same timing fingerprint
+    assert identity.model_fingerprint("pynq-z1")["timing_file"] == fp[0]
+    # a user profile with the default's constants is still its own profile
+    content = timing_profiles.resolve("pynq-z1", names[0]).content
+    timing_profiles.save("pynq-z1", "mine", content)
+    assert identity.model_fingerprint("pynq-z1@mine")["timing_file"] not in fp
+
+
+def test_single_profile_boards_keep_their_keys() -> None:
+    # a timing file of one profile is hashed as a whole, as before profiles existed
+    from vtatune.paths import project_root
+
+    path = project_root() / "hwconfigs" / "timing" / "ultra96.json"
+    assert identity.model_fingerprint("ultra96")["timing_file"] == identity.file_digest(path)
 
 
 @pytest.mark.parametrize("path", ["boards/pynq-z1.json", "area/coefficients.toml"])

@@ -104,3 +104,58 @@ def test_every_new_column_is_nullable() -> None:
         for col in table.columns:
             if f"\t{col.name} " not in v1 and f'"{col.name}"' not in v1:
                 assert col.nullable or col.server_default is not None, col
+
+
+# ---- a database of another program (or another schema) -----------------------------------------
+
+def _foreign_db(tmp_path: Path, ddl: str) -> Path:
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(ddl)
+    return path
+
+
+#: Tables named like vtatune's with other columns: another program's, or another version's.
+FOREIGN = [
+    "CREATE TABLE vt_studies (id INTEGER PRIMARY KEY, title TEXT NOT NULL);",
+    "CREATE TABLE vt_candidates (key TEXT PRIMARY KEY, value BLOB);"
+    "INSERT INTO vt_candidates VALUES ('a', x'00');",
+]
+
+
+@pytest.mark.parametrize("ddl", FOREIGN)
+def test_a_database_of_another_schema_is_one_error(tmp_path: Path, ddl: str) -> None:
+    path = _foreign_db(tmp_path, ddl)
+    before = _dump(path)
+    for readonly in (False, True):
+        with pytest.raises(UserError, match="is not a vtatune database of a version this "
+                                            "vtatune can read .table vt_"):
+            Store(f"sqlite:///{path}", readonly=readonly).studies()
+    assert _dump(path) == before  # no table created, no column added, no row written
+
+
+def _dump(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "dense", "--shape", "16,64,64", "--trials", "1", "--workers", "1"],
+    ["studies"], ["show", "x"], ["report", "x"],
+])
+def test_the_cli_on_a_database_of_another_schema(tmp_path: Path, args: list[str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = _foreign_db(tmp_path, FOREIGN[0])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    res = subprocess.run([sys.executable, "-m", "vtatune", *args, "--db", str(path)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.startswith("vtatune: error: database ")
+    assert "is not a vtatune database of a version this vtatune can read" in res.stderr
+    assert len(res.stderr.splitlines()) == 1 and not res.stdout

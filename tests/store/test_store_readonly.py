@@ -127,3 +127,42 @@ def test_studies_and_show_in_a_read_only_folder(locked_folder) -> None:
                     "--study", "s2", "--workers", "1"], user)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stderr.startswith("vtatune: error:") and len(res.stderr.splitlines()) == 1
+
+
+@pytest.fixture()
+def locked_file() -> Iterator[tuple[Path, bool]]:
+    """A database (mode 444) in a folder its reader can write (as ``locked_folder``)."""
+    base = Path(tempfile.mkdtemp(prefix="vt-ro-"))
+    base.chmod(0o755)
+    path = base / "ro.sqlite"
+    _fill(f"sqlite:///{path}")
+    path.chmod(0o444)
+    try:
+        yield path, os.geteuid() == 0
+    finally:
+        shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("target", [["dense", "--shape", "16,64,64"], ["resnet18"]])
+def test_a_search_on_a_read_only_file_is_one_line(locked_file, target) -> None:
+    path, user = locked_file
+    before = path.read_bytes()
+    res = _vtatune(["search", *target, "--trials", "1", "--db", str(path), "--workers", "1"],
+                   user)
+    # refused before the progress header: one line, naming the database
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.startswith(f"vtatune: error: database 'sqlite:///{path}'")
+    assert "readonly" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert path.read_bytes() == before
+    # reading it is fine
+    res = _vtatune(["studies", "--db", str(path)], user)
+    assert res.returncode == 0 and not res.stderr, res.stderr
+
+
+def test_check_writable(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'w.sqlite'}"
+    _fill(url)
+    Store(url).check_writable()  # a writable file: nothing raised, nothing changed
+    assert [s.n_trials for s in Store(url).studies()] == [3]
+    with pytest.raises(StoreError, match="read-only"):
+        Store(url, readonly=True).check_writable()

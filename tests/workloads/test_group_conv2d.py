@@ -9,6 +9,7 @@ import pytest
 from vtatune import workloads
 from vtatune.errors import WorkloadError
 from vtatune.hardware import config
+from vtatune.schedules.knobs import tile_sizes
 from vtatune.workloads.group_conv2d import MOBILENET_G, GroupConv2d
 
 SHAPES = [(1, 32, 6, 6, 32, 3, 3, 1, 1, 2), (2, 6, 5, 4, 9, 3, 1, 0, 2, 3),
@@ -92,8 +93,69 @@ def test_tile_g_counts_whole_packed_groups() -> None:
     from vtatune import schedules
 
     depthwise = GroupConv2d(1, 64, 8, 8, 64, 3, 3, 1, 1, 64)
-    assert schedules.knob_space(depthwise, config.default()).axes["tile_g"] == (16, 32, 64)
-    assert schedules.knob_space(MOBILENET_G["D1"], config.default()).axes["tile_g"] == (1, 2)
+    space = schedules.knob_space(depthwise, config.default())
+    assert space.axes["tile_g"] == (16, 32, 64)
+    assert space.axes["tile_co"] == (1,)  # a packed group's one output tile
+    knobs = dict(tile_b=1, tile_g=16, tile_h=8, tile_w=8, tile_ci=1, tile_co=1, h_nthread=1,
+                 oc_nthread=2)
+    # packed groups keep threads within a packed group's output tiles
+    assert "does not divide the 1 outer tiles" in space.problem(knobs)
+    assert "multiple of 16 groups" in space.problem({**knobs, "tile_g": 8, "oc_nthread": 1})
+
+
+VTA_KNOBS = dict(tile_b=1, tile_g=1, tile_h=14, tile_w=56, tile_ci=1, tile_co=1, h_nthread=1,
+                 oc_nthread=2)
+
+
+def test_tile_co_and_oc_nthread_span_groups_that_fill_whole_tiles() -> None:
+    """VTA's group_conv2d_packed splits (tile_co) and threads (oc_nthread) the output tiles of
+    all groups together: MobileNet-G's schedules with two threads over one tile per group."""
+    from vtatune import schedules
+
+    d16 = config.default()
+    d1 = GroupConv2d(1, 32, 56, 56, 32, 3, 3, 1, 1, 2)  # MobileNet-G-like, 16 channels a group
+    assert d1.whole_tiles(d16) and d1.tiles(d16)["co"] == 2 and d1.tiles(d16)["ci"] == 1
+    space = schedules.knob_space(d1, d16)
+    assert space.axes["tile_g"] == (1,) and space.axes["tile_co"] == (1, 2)
+    # the schedule the issue names ("oc_nthread=2 does not divide the 1 outer tiles")
+    assert space.problem(VTA_KNOBS) is None
+    assert space.problem({**VTA_KNOBS, "tile_co": 2}) == (
+        "oc_nthread=2 does not divide the 1 outer tiles of tile_co=2")
+    assert "tile_co counts the output tiles of all groups" in space.problem(
+        {**VTA_KNOBS, "tile_g": 2, "oc_nthread": 1})
+    assert d1.output_tile(d16, VTA_KNOBS) == (1, 1)
+    assert d1.output_tile(d16, {**VTA_KNOBS, "tile_co": 2}) == (2, 1)  # both groups
+    for layer in MOBILENET_G.values():  # every layer's outer tiles split over its groups
+        s = schedules.knob_space(layer, d16)
+        assert s.extents["tile_co"] == layer.groups
+        assert s.axes["tile_co"] == tile_sizes(layer.groups)
+        assert s.problem({**VTA_KNOBS, "tile_h": 7, "tile_w": 7}) is None
+
+
+def test_tiles_over_groups_never_straddle_a_group() -> None:
+    """Two output tiles a group (BLOCK 8): tile_co <= 2 cuts each group, a larger one holds
+    whole groups; three tiles a group: two threads need a group's tiles cut evenly."""
+    from vtatune import schedules
+
+    d8 = config.load("1x8x8")
+    wl = GroupConv2d(1, 64, 6, 6, 64, 3, 3, 1, 1, 4)  # 16 channels a group: 2 tiles of 8
+    space = schedules.knob_space(wl, d8)
+    assert space.extents["tile_co"] == 8
+    assert space.axes["tile_co"] == (1, 2, 4, 8)  # within a group, or 2 or 4 whole groups
+    assert space.problem({**VTA_KNOBS, "tile_h": 3, "tile_w": 6, "tile_co": 6,
+                          "oc_nthread": 1}) is None  # 3 groups, then a tail of 1 (legal)
+    assert "holds whole groups (a multiple of 2)" in space.problem(
+        {**VTA_KNOBS, "tile_h": 3, "tile_w": 6, "tile_co": 3})
+    assert wl.output_tile(d8, {**VTA_KNOBS, "tile_co": 4}) == (2, 2)
+    assert wl.output_tile(d8, {**VTA_KNOBS, "tile_co": 1}) == (1, 1)
+    three = GroupConv2d(1, 192, 5, 5, 192, 3, 3, 1, 1, 4)  # 3 tiles a group on 16
+    s3 = schedules.knob_space(three, config.default())
+    k3 = {**VTA_KNOBS, "tile_h": 5, "tile_w": 5}
+    assert s3.problem(k3) is None  # 12 tiles, 2 threads: pairs may cross groups
+    assert s3.problem({**k3, "tile_co": 2}) == (
+        "oc_nthread=2 needs whole tiles, but tile_co=2 leaves a tail of 1 in each group's 3 "
+        "output tiles")
+    assert s3.problem({**k3, "tile_co": 2, "oc_nthread": 1}) is None  # tiles 2, 1 a group
 
 
 def test_mobilenet_g_layers() -> None:

@@ -13,45 +13,50 @@ from vtatune.cli.options import BoardOption, JsonOption
 
 def calibrate_cmd(
     measured: Annotated[Path, typer.Argument(
-        help="JSON list of measured records (the format of vta_pynq_measured.json).")],
+        help="Measured records: a JSON list (the format of vta_pynq_measured.json) or an "
+        "AutoTVM log (TopHub's format, e.g. vta_pynq_measured.log).")],
     board: BoardOption = "pynq-z1",
     hw: Annotated[str, typer.Option(
         "--hw", help="Design of records that name none (no 'model' or 'hw' key): a "
         "vta_config.json path or shipped config name.")] = "default",
+    build: Annotated[str | None, typer.Option(
+        "--build", help="Fit only the records measured in this month (YYYY-MM): one build "
+        "of the board.")] = None,
+    save: Annotated[str | None, typer.Option(
+        "--save", help="Save the fitted constants as your profile NAME of the board (in "
+        "$VTATUNE_DATA or the XDG data folder); then --board BOARD@NAME uses them.")] = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Write the fitted timing file here (e.g. hwconfigs/timing/<board>.json "
-        "to use it). Without it nothing is written.")] = None,
+        "--out", help="Write the fitted profile to this timing file (a file of several "
+        "profiles gets the --board profile replaced). Without --out or --save nothing is "
+        "written.")] = None,
     loo: Annotated[bool, typer.Option(
-        "--loo/--no-loo", help="Also compute the leave-one-out errors.")] = True,
-    per_session: Annotated[str | None, typer.Option(
-        "--per-session", help="Constants fitted once per measurement session (records grouped "
-        "by the month of their 'measured' date), comma-separated, e.g. alu_refill_cycles.")
-    ] = None,
-    session: Annotated[str | None, typer.Option(
-        "--session", help="With --per-session: the session (YYYY-MM) whose values the fitted "
-        "constants carry (default: the latest).")] = None,
+        "--loo/--no-loo", help="Also compute the leave-one-out and leave-one-network-out "
+        "errors.")] = True,
     json_: JsonOption = False,
 ) -> None:
     """Fit BOARD's timing constants to MEASURED latencies and report how well they explain them.
 
     Every record's schedule is compiled and simulated with the real pipeline. Prints each
-    record's error (simulated / measured - 1), the median and worst, the leave-one-out median,
-    and the rank agreement of record pairs. Writes the timing file only with --out.
+    record's error (simulated / measured - 1), the median and worst over every record (those
+    left out of the fit included, each with the reason), the leave-one-out and
+    leave-one-network-out medians, and the rank agreement of record pairs. --board
+    BOARD@PROFILE starts from (and with --out replaces) that profile.
     """
     from vtatune.errors import UserError
-    from vtatune.hardware import boards, config
+    from vtatune.hardware import boards, config, timing_profiles
     from vtatune.simulator import calibrate as cal
-    from vtatune.simulator.timing import load_params, timing_dir
+    from vtatune.simulator.timing import load_params
 
     brd = boards.load(board)
-    default_hw = config.load(hw)
-    records = cal.read_records(measured, default_hw, brd.name)
-    base_path = timing_dir() / f"{brd.name}.json"
-    base = load_params(brd)
-    raw = cal.read_timing_file(base_path)
-    prior = cal.prior_params(base, raw)
+    if save is not None:
+        timing_profiles.check_free(brd.base, save)  # before any work
     if out is not None and out.exists() and out.is_dir():
         raise UserError(f"--out {out}: is a directory")
+    default_hw = config.load(hw)
+    data = cal.read_measured(measured, default_hw, brd)
+    profile = timing_profiles.resolve(brd.base, brd.profile)
+    current = load_params(brd)
+    prior = cal.prior_params(current, profile.content)
 
     def progress(stage: str, done: int, total: int) -> None:
         if not json_ and console.err.is_terminal:
@@ -59,37 +64,79 @@ def calibrate_cmd(
             if done == total:
                 console.err.print("", markup=False)
 
-    keys = tuple(k.strip() for k in per_session.split(",") if k.strip()) if per_session else ()
-    result = cal.calibrate(records, brd, prior, str(measured), loo=loo, progress=progress,
-                           per_session=keys, session=session)
-    written = None
+    items, dropped = cal.prepare_counting(
+        data.records, brd, prior, lambda d, t: progress("compile", d, t),
+        skip_failing=data.kind != "json")
+    skipped = {**data.skipped, **dropped}
+    if build is not None:
+        items = cal.only_session(items, build)
+    result = cal.calibrate_prepared(items, brd, prior, str(measured), loo=loo,
+                                    progress=progress, current=current, lono=loo,
+                                    skipped=skipped)
+    content = cal.timing_profile(result, profile.content, build)
+    written = []
     if out is not None:
-        text = cal.dump_timing_file(cal.timing_file(result, raw))
+        text = cal.dump_timing_file(_into(out, brd.base, profile.name, content))
         try:
             out.write_text(text)
         except OSError as exc:
             raise UserError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
-        written = str(out)
-    summary = {**result.as_dict(), "written": written}
+        written.append(str(out))
+    if save is not None:
+        content = {**content, "description": f"{brd.base} as calibrated by vtatune calibrate "
+                   f"on {Path(measured).name}" + (f" (build {build})" if build else "")}
+        written.append(str(timing_profiles.save(brd.base, save, content)))
+    summary = {**result.as_dict(), "profile": profile.name, "build": build,
+               "written": written[0] if len(written) == 1 else (written or None)}
     if json_:
         console.print_json(summary)
         return
-    _report(result, summary, base_path)
+    _report(result, summary, profile, save)
 
 
-def _report(result: Any, summary: dict[str, Any], base_path: Path) -> None:
+def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str, Any]:
+    """What ``--out`` writes: ``out``'s own profiles with ``name`` replaced when ``out`` is a
+    timing file of several profiles of ``board``, else ``content`` alone."""
+    import json
+
+    from vtatune.simulator import calibrate as cal
+
+    try:
+        raw = json.loads(out.read_text()) if out.is_file() else None
+    except (OSError, ValueError):
+        raw = None
+    if isinstance(raw, dict) and raw.get("board") == board and "profiles" in raw:
+        return cal.put_profile(raw, name, content)
+    return content
+
+
+def _report(result: Any, summary: dict[str, Any], profile: Any, save: str | None) -> None:
     def pct(v: float | None) -> str:
         return "n/a" if v is None else f"{v:+.1%}"
 
-    rows = [[r.index, r.label, round(r.measured_ms, 4), round(r.simulated_ms, 4),
+    has_lono = result.lono_median_error is not None
+    rows = [[r.index, r.network, r.label, round(r.measured_ms, 4), round(r.simulated_ms, 4),
              round(r.host_ms, 4), pct(r.error), pct(r.loo_error),
-             "left out" if r.trimmed else ""] for r in result.records]  # fmt: skip
-    console.table(f"{result.board}: simulated vs measured ({len(rows)} records)",
-                  ["#", "record", "measured ms", "simulated ms", "host ms", "error",
-                   "LOO error", ""], rows)
-    loo = result.loo_median_error
-    console.line(f"median error {result.median_error:.1%}, worst {result.worst_error:.1%}, "
-                 f"leave-one-out median " + ("n/a" if loo is None else f"{loo:.1%}"))
+             *([pct(r.lono_error)] if has_lono else []),
+             "left out" if r.trimmed else ("kept (current)" if r.protected else "")]
+            for r in result.records]  # fmt: skip
+    console.table(f"{result.board}: simulated vs measured ({len(rows)} records, starting "
+                  f"from profile {profile.name})",
+                  ["#", "network", "record", "measured ms", "simulated ms", "host ms", "error",
+                   "LOO error", *(["LONO error"] if has_lono else []), ""], rows)
+    loo, lono = result.loo_median_error, result.lono_median_error
+    console.line(f"over all {len(rows)} records: median error {result.median_error:.1%}, "
+                 f"worst {result.worst_error:.1%}, leave-one-out median "
+                 + ("n/a" if loo is None else f"{loo:.1%}") + ", leave-one-network-out median "
+                 + ("n/a (one network)" if lono is None else f"{lono:.1%}"))
+    nets = result.by_network()
+    if len(nets) > 1:
+        console.line("median error by network: "
+                     + ", ".join(f"{k} {v:.1%}" for k, v in nets.items()))
+    for r in result.records:
+        if r.trimmed:
+            console.line(f"left out: record {r.index} ({r.label}): error {r.error:+.1%} with "
+                         f"the fitted constants; {r.reason}")
     pa, ps = result.pairs_all, result.pairs_same_layer
     console.line(f"rank agreement: {pa.agree}/{pa.pairs} record pairs ordered as measured; "
                  + (f"{ps.agree}/{ps.pairs} pairs of schedules of the same layer"
@@ -97,12 +144,19 @@ def _report(result: Any, summary: dict[str, Any], base_path: Path) -> None:
     console.line("fitted: " + ", ".join(f"{k} {getattr(result.params, k):.4g}"
                                         for k in result.fit_keys))
     console.line(f"solver: {result.solver}")
+    if result.skipped:
+        console.line("skipped: " + "; ".join(f"{n} records {why}"
+                                             for why, n in result.skipped.items()))
     for note in result.notes:
         console.line(f"note: {note}")
-    if summary["written"]:
-        console.line(f"wrote {summary['written']}")
-    else:
-        console.line(f"nothing written (use --out FILE; the board's file is {base_path})")
+    written = summary["written"]
+    for path in [written] if isinstance(written, str) else (written or []):
+        console.line(f"wrote {path}")
+    if save:
+        console.line(f"use it with --board {result.board.partition('@')[0]}@{save}")
+    if not written:
+        console.line(f"nothing written (use --save NAME, or --out FILE; the profile came "
+                     f"from {profile.path})")
 
 
 def register(app: typer.Typer) -> None:

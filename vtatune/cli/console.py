@@ -235,13 +235,15 @@ def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) ->
     def ms(seconds: float | None) -> str:
         return formats.ms(None if seconds is None else 1e3 * seconds)
 
-    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.", "hardware",
-               "knobs"]
+    stock = any(r.get("stock_vta") is not None for r in rows)  # known: a column
+    columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.",
+               *(["stock"] if stock else []), "hardware", "knobs"]
     cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]), ms(r["seconds"]),
               ms(r.get("accelerator_seconds")), ms(r.get("host_seconds")),
               formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
-              str(r["hw_name"]), formats.knobs(r["knobs"])] for r in rows]
-    table(title, columns, cells, right=[True] * 7 + [False, False])
+              *([stock_mark(r)] if stock else []), str(r["hw_name"]),
+              formats.knobs(r["knobs"])] for r in rows]
+    table(title, columns, cells, right=[True] * 7 + [False] * (len(columns) - 7))
     ties = [(r, tie) for r in rows for tie in r.get("ties", ())]
     if ties:
         line("equal to a listed design (same hardware area and latency, other knobs): "
@@ -253,6 +255,30 @@ def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) ->
         line("knobs: " + "; ".join(f"{k.name} = {k.doc}" for k in workload.KNOBS))
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
+    if stock_note(rows):
+        line(stock_note(rows))
+
+
+def stock_mark(row: dict[str, Any]) -> str:
+    """A design row's stock-VTA cell: yes, no, or - (unknown)."""
+    v = row.get("stock_vta")
+    return "-" if v is None else ("yes" if v else "no")
+
+
+def stock_note(rows: Sequence[dict[str, Any]]) -> str:
+    """How many of ``rows`` stock VTA builds as they are, and how to keep to those ("" when
+    no row says)."""
+    known = [r for r in rows if r.get("stock_vta") is not None]
+    n = sum(bool(r["stock_vta"]) for r in known)
+    if not known:
+        return ""
+    if n == len(known):
+        return ("stock: stock VTA (apache/tvm-vta) builds "
+                + (f"all {n} designs as they are" if n > 1 else "this design as it is"))
+    what = f"{n} of these {len(known)} designs" if len(known) > 1 else "not this design"
+    return (f"stock: stock VTA (apache/tvm-vta) builds {what} as "
+            f"{'they are' if len(known) > 1 else 'it is'} (export says why not; search "
+            "--stock-vta keeps to designs it builds)")
 
 
 def _differ(knobs: dict[str, int], other: dict[str, int]) -> dict[str, int]:

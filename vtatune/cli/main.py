@@ -69,6 +69,7 @@ def _register() -> None:
         compare,
         export,
         hw,
+        import_,
         operators,
         report,
         search,
@@ -80,8 +81,8 @@ def _register() -> None:
     )
     from vtatune.cli import compile as compile_
 
-    for module in (search, show, studies, report, compare, export, verify_export, compile_,
-                   simulate, calibrate, space, operators, area, boards, hw):
+    for module in (search, show, studies, report, compare, export, verify_export, import_,
+                   compile_, simulate, calibrate, space, operators, area, boards, hw):
         module.register(app)
 
 

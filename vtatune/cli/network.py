@@ -9,67 +9,47 @@ from typing import Any
 from vtatune import formats
 from vtatune.cli import console
 
-#: Outer sampler of network searches when --sampler is not given.
-DEFAULT_NETWORK_SAMPLER = "xgb"
 
-
-def search_network(network: str | None, *, space: str | None, layer: str | None,
-                   shape: str | None, hw: str | None, board: str | None, trials: int,
-                   sampler: str | None, objective: str | None, study: str | None,
-                   db: str | None, workers: int, seed: int | None, timeout: float,
-                   warm_start: bool, layer_trials: int | None, inner_sampler: str | None,
-                   json_: bool, latency: str | None = None) -> None:
-    """Validate the options, run the network study, print its front (or JSON)."""
+def search_network(path: str, *, layer: str | None, shape: str | None, hw: str | None,
+                   board: str | None, trials: int, sampler: str | None,
+                   objective: str | None, study: str | None, db: str | None, workers: int,
+                   seed: int | None, timeout: float, warm_start: bool,
+                   layer_trials: int | None, inner_sampler: str | None, json_: bool,
+                   latency: str | None = None, passes: str | None = None,
+                   stock_vta: bool = False) -> None:
+    """Validate the options (``studies.network_search``), run the network study of the space
+    file ``path``, print its front (or JSON)."""
     import os
 
-    from vtatune.errors import UserError
-    from vtatune.escaping import shown
-    from vtatune.networks import space as nspace
-    from vtatune.search.samplers import names
+    from vtatune import studies
 
-    if layer is not None or shape is not None:
-        raise UserError("--layer and --shape select one layer; a network search tunes every "
-                        "layer of the network (edit its [network] table to change them)")
-    sampler = sampler or DEFAULT_NETWORK_SAMPLER
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    if sampler not in names():
-        raise UserError(f"unknown sampler {sampler!r} (known: {', '.join(names())})")
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
-    if layer_trials is not None and layer_trials < 1:
-        raise UserError(f"--layer-trials must be at least 1, got {layer_trials}")
-    if inner_sampler is not None and inner_sampler not in nspace.INNER_SAMPLERS:
-        raise UserError(f"unknown --inner-sampler {inner_sampler!r} (known: "
-                        f"{', '.join(nspace.INNER_SAMPLERS)})")
-    if latency is not None and latency != nspace.LATENCY:
-        raise UserError(f"--latency {shown(latency, 40)}: a network search minimizes the "
-                        f"{nspace.LATENCY} seconds of a network run (every layer run is one "
-                        "call, accelerator + host); --latency accelerator applies to "
-                        "single-operator searches")
-    if hw is not None and objective is None:
-        objective = "latency"
-    sp = nspace.load(space or network, hw=hw, board=board, objective=objective,
-                     inner_trials=layer_trials, inner_sampler=inner_sampler)
-    name = study or f"network-{sp.network.name}-{'sched-' if hw else ''}{sampler}"
+    job = studies.network_search(path, layer=layer, shape=shape, hw=hw, board=board,
+                                 trials=trials, sampler=sampler, objective=objective,
+                                 study=study, workers=workers, seed=seed, timeout=timeout,
+                                 layer_trials=layer_trials, inner_sampler=inner_sampler,
+                                 latency=latency, passes=passes,
+                                 stock_vta=stock_vta)
     from vtatune.networks.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
     # progress output
-    check_study(sp, name, db)
-    result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed,
-                  timeout, warm_start, quiet=json_)
-    _report(result, sp, json_, db)
+    check_study(job.space, job.study, db)
+    run = _run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout, warm_start,
+               quiet=json_)
+    _report(run.result, job.space, json_, db)
+    if run.mirror_error:
+        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                      f"({run.mirror_error}); the results are stored")
 
 
-def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
-         seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
+def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
+         timeout: float, warm_start: bool, quiet: bool) -> Any:
     import typer
 
-    from vtatune import formats
+    from vtatune import formats, studies
     from vtatune.networks import runner
+
+    sp, sampler, name = job.space, job.sampler, job.study
 
     plural = "s" if workers != 1 else ""
     header = (f"search {name}: network {sp.network.name} "
@@ -86,17 +66,20 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             best = "-" if p.best_cycles is None else (
                 f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            screened = sum(p.screened.values())
             bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
-                               f"{p.cached}")
+                               f"{p.cached}" + (f", {screened} designs screened"
+                                                if screened else ""))
 
         try:
-            return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
-                              workers=workers, seed=seed, timeout=timeout,
-                              warm_start=warm_start, on_progress=on_progress)
+            run = studies.run_network(job, trials=trials, db=db, workers=workers, seed=seed,
+                                      timeout=timeout, warm_start=warm_start,
+                                      on_progress=on_progress)
         except KeyboardInterrupt:
             console.error(f"interrupted: finished designs and layer results are stored; rerun "
                           f"with --study {name} to continue")
             raise typer.Exit(130) from None
+    return run
 
 
 def _display_url(db: str | None) -> str:
@@ -127,7 +110,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
             "elapsed_s": round(result.elapsed_s, 2), "exhausted": result.exhausted,
             "statuses": data["statuses"], "objective": data["objective"],
-            "latency": data["latency"],
+            "latency": data["latency"], "screened": result.screened,
+            "space_size": result.space_size, "space_passing": result.space_passing,
             "pareto": data["pareto"], "top": data["top"]})
         return
     best = data["best_seconds"]
@@ -141,28 +125,45 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     if others:
         console.line(f"not feasible: {others}")
         console.not_feasible(data["not_feasible"])
+    from vtatune.search.screen import summary_line
+
+    if summary_line(result.screened):
+        console.line(summary_line(result.screened))
     if result.exhausted:
-        console.line("stopped early: no new hardware design left to propose (the hardware "
-                     "space is exhausted)")
+        console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
         console.line(console.nothing_new(result.study, data["trials"], "design"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     if rows:
         title = ("Pareto front (area vs network latency)"
                  if data["objective"] == "area-latency" else "fastest designs")
-        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "hardware"],
+        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "stock VTA",
+                              "hardware"],
                       [[formats.count(r["trial"]), _ms(r["seconds"]),
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
-                        formats.percent(r["efficiency"]), r["hw_name"]] for r in rows],
-                      right=[True] * 5 + [False])
+                        formats.percent(r["efficiency"]), console.stock_mark(r),
+                        r["hw_name"]] for r in rows],
+                      right=[True] * 5 + [False, False])
         console.line(console.BOUND_LEGEND)
+        if console.stock_note(rows):
+            console.line(console.stock_note(rows))
     else:
         console.line("no feasible design yet")
     console.line(f"results: {result.db}")
     for text in console.next_steps(result.study, result.db, db, data["objective"],
-                           shows="every front design, layer by layer",
-                           feasible=bool(data["feasible"])):
+                                   shows="every front design, layer by layer",
+                                   feasible=bool(data["feasible"])):
         console.line(text)
+
+
+def _exhausted(result: Any, trials: int) -> str:
+    """Why a network search stopped before the requested number of designs."""
+    if result.space_passing is not None:
+        return (f"stopped after {trials:,} of {result.requested:,} requested designs: every "
+                f"design of the hardware space that passes the screen "
+                f"({result.space_passing:,} of {result.space_size:,}) is in the study")
+    return (f"stopped after {trials:,} of {result.requested:,} requested designs: no new "
+            "hardware design that passes the screen left to propose")
 
 
 def show_network(store: Any, info: Any, json_: bool) -> None:
@@ -204,7 +205,9 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
         console.line(f"trial {r['trial']}: {r['hw_name']}, {_ms(r['seconds'])} ms per run "
                      f"({split}{formats.cycles(r['cycles'])} cycles, "
                      f"{formats.percent(r['efficiency'])} of the bound), "
-                     f"{formats.area(r['area_mm2'])} mm²")
+                     f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
+                     + ("yes" if r.get("stock_vta") else
+                        "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
         for text in aligned(
                 ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
                 [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
@@ -212,6 +215,9 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                   formats.knobs(la["knobs"])]
                  for la in r["layers"]]):
             console.line(text)
+    if console.stock_note(rows):
+        console.line("")
+        console.line(console.stock_note(rows))
 
 
 def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
@@ -219,6 +225,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     import time
 
     from vtatune.cli.files import default_out, write_files
+    from vtatune.cli.report import stock_text
     from vtatune.reports.network_data import network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
@@ -249,7 +256,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
                          f"{formats.ms(p.latency_ms)} ms ({formats.cycles(p.cycles)} cycles), "
-                         f"{formats.area(p.area_mm2)} mm²")
+                         f"{formats.area(p.area_mm2)} mm²{stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
@@ -257,7 +264,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
 def _point_json(p: Any) -> dict[str, Any] | None:
     if p is None:
         return None
-    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "area_mm2": p.area_mm2,
+    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "stock_vta": p.stock_vta,
+            "stock_vta_problems": list(p.stock_vta_problems), "area_mm2": p.area_mm2,
             "cycles": p.cycles, "latency_ms": p.latency_ms, "bound_ms": p.bound_ms,
             "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
                         "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}

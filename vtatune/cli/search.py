@@ -23,15 +23,11 @@ from vtatune.cli.options import (
     valid_text,
 )
 
-#: Chosen by measurement (README, Benchmarks): within 2% of the exhaustive optimum in 20-24
-#: trials on ResNet-18 C2/C8/C11 where TPE needs 16-120 and random 32->300.
-DEFAULT_SAMPLER = "xgb"
-
 
 def search(
     workload: Annotated[str | None, typer.Argument(
-        help="Operator (see `vtatune operators`) or network (resnet18; default: the --space "
-        "file's, else conv2d).",
+        help="Operator (see `vtatune operators`), network (resnet18, a network file) or ONNX "
+        "model (MODEL.onnx); default: the --space file's, else conv2d.",
         show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
@@ -75,14 +71,18 @@ def search(
     inner_sampler: Annotated[str | None, typer.Option(
         "--inner-sampler", help="Network search: how each design's layers are tuned: xgb (one "
         "cost model across layers and designs) or random.")] = None,
+    stock_vta: Annotated[bool, typer.Option(
+        "--stock-vta", help="Keep to hardware designs stock VTA (apache/tvm-vta as it is) "
+        "builds on the board, as stock_vta = true in the space file's constraints does; "
+        "the others are screened out before they become trials.")] = False,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
 
     Every candidate is compiled through the VTA passes, checked against its SRAMs and the board,
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
-    network (resnet18, or --space FILE with a [network] table): a trial is then one hardware
-    design with every layer's schedule tuned.
+    network (resnet18 and the zoo's others, --space FILE with a [network] table, or an ONNX
+    model MODEL.onnx): a trial is then one hardware design with every layer's schedule tuned.
 
     Examples:
 
@@ -92,60 +92,30 @@ def search(
       vtatune search resnet18 --trials 20             # one VTA, every layer
       vtatune search --space my.toml --study mine     # rerun: continues
     """
-    from vtatune.cli.options import refuse_memory_db
+    from vtatune import studies
     from vtatune.errors import UserError
-    from vtatune.escaping import shown
-    from vtatune.networks import space as nspace
-    from vtatune.search import space as spaces
-    from vtatune.search.samplers import names, require
-    from vtatune.workloads import registry
 
-    network = next((n for n in (space, workload) if n is not None and nspace.is_network_file(n)),
-                   None)
+    network = studies.network_file(workload, space)
     if network is not None:
         from vtatune.cli.network import search_network
 
-        if passes is not None:
-            raise UserError("--passes applies to single-operator searches; a network search "
-                            "compiles its layers with VTA's passes only")
-
-        search_network(workload, space=space, layer=layer, shape=shape, hw=hw, board=board,
+        search_network(space or network, layer=layer, shape=shape, hw=hw, board=board,
                        trials=trials, sampler=sampler, objective=objective, study=study, db=db,
                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
                        layer_trials=layer_trials, inner_sampler=inner_sampler, latency=latency,
-                       json_=json_)
+                       passes=passes, stock_vta=stock_vta, json_=json_)
         return
     if layer_trials is not None or inner_sampler is not None:
         raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
                         "vtatune search resnet18)")
-    sampler = sampler or DEFAULT_SAMPLER
-    if workload is not None and workload not in registry.kinds():
-        networks = ", ".join(nspace.builtin_names())
-        raise UserError(f"unknown workload {shown(workload)} (known: "
-                        f"{', '.join(registry.kinds())}; networks: {networks or 'none'})")
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    if sampler not in names():
-        raise UserError(f"unknown sampler {shown(sampler)} (known: {', '.join(names())})")
-    require(sampler)  # gp without torch: one line, before anything is printed or stored
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
-    if hw is not None and objective is None:
-        objective = "latency"
-    from vtatune.cli.compile import load_passes
-
-    user = load_passes(passes)
-    path = space if space is not None else _default_space(workload or "conv2d", hw)
-    if latency is not None and latency not in spaces.LATENCIES:
-        raise UserError(f"--latency must be one of {', '.join(spaces.LATENCIES)}, got "
-                        f"{shown(latency, 40)}")
-    sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
-                     objective=objective, passes=user, latency=latency)
+    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
+                                  board=board, trials=trials, sampler=sampler,
+                                  objective=objective, study=study, workers=workers,
+                                  timeout=timeout, latency=latency, passes=passes,
+                                  stock_vta=stock_vta)
+    sp, sampler, name = job.space, job.sampler, job.study
     _start_workers_server()
-    refuse_memory_db(db)
-    name = study or _study_name(sp, sampler, hw, default_space=space is None)
+    studies.refuse_memory_db(db)
     from vtatune.search.runner import check_study
 
     # an unreachable database or a study made for something else fails here, before any
@@ -165,43 +135,6 @@ def _start_workers_server() -> None:
     from vtatune.search.workers import boot
 
     boot()
-
-
-def _default_space(workload: str, hw: str | None) -> str:
-    """``spaces/<workload>[_schedule].toml``; an operator without its own space file is
-    searched in conv2d's (its hardware choices; the workload is replaced)."""
-    from vtatune.search.space import spaces_dir
-
-    for kind in (workload, "conv2d"):
-        if hw is not None and (spaces_dir() / f"{kind}_schedule.toml").exists():
-            return f"{kind}_schedule"
-        if (spaces_dir() / f"{kind}.toml").exists():
-            return kind
-    return workload
-
-
-#: Board of the shipped spaces; default study names mention any other.
-DEFAULT_BOARD = "pynq-z1"
-
-
-def _study_name(sp: Any, sampler: str, hw: str | None, default_space: bool = True) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator]-SAMPLER[-passes-FP]``:
-    searches that cannot share a study get different default names (a study refuses a
-    continuation that differs)."""
-    wl = sp.workload
-    parts = [wl.kind, wl.name or wl.signature]
-    if not default_space:
-        parts.append(sp.name)
-    if sp.board != DEFAULT_BOARD:
-        parts.append(sp.board)
-    if hw is not None:
-        parts += ["sched", sp.hardware({}).name]
-    if sp.latency != "end-to-end":
-        parts.append(sp.latency)
-    parts.append(sampler)
-    if sp.passes is not None:
-        parts += ["passes", sp.passes.fingerprint[:8]]
-    return "-".join(parts)
 
 
 def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
@@ -230,8 +163,10 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             else:  # the study's latency: end to end per call, as its tables
                 best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+            screened = sum(p.screened.values())
             bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
-                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}")
+                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
+                               + (f", {screened} designs screened" if screened else ""))
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
@@ -275,10 +210,11 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
             "latency": data["latency"],
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
                                           "accelerator_seconds", "host_seconds", "area_mm2",
-                                          "efficiency", "ties")}
+                                          "efficiency", "stock_vta", "stock_vta_problems",
+                                          "ties")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
-            "space_size": result.space_size})
+            "space_size": result.space_size, "screened": result.screened})
         return
     console.line(f"study {result.study}: {formats.counted(data['trials'], 'trial')} "
                  f"({result.new_trials} new: "
@@ -290,6 +226,10 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
     wl = console.workload_of(data["workload"])
     if wl is not None:
         console.line(f"workload: {wl.summary()}")
+    from vtatune.search.screen import summary_line
+
+    if summary_line(result.screened):
+        console.line(summary_line(result.screened))
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
@@ -304,7 +244,7 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
         console.line("no feasible trial yet")
     console.line(f"results: {result.db}")
     for text in console.next_steps(result.study, result.db, db, data["objective"], exportable,
-                           feasible=bool(data["feasible"])):
+                                   feasible=bool(data["feasible"])):
         console.line(text)
     console.line(f"  {shell_command(['optuna-dashboard', result.db])}  # every trial, "
                  "in a browser")
@@ -315,6 +255,11 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
 
 def _exhausted(result: Any, trials: int) -> str:
     """Why a search stopped before the requested number of trials."""
+    if result.space_size is not None and result.space_screened:
+        return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
+                f"every candidate of the space whose hardware passes the screen "
+                f"({result.space_size:,}) has been evaluated; {result.space_screened:,} more "
+                "are on hardware designs the screen refuses (see above)")
     if result.space_size is not None:
         return (f"space exhausted after {trials:,} of {result.requested:,} requested trials: "
                 f"every candidate of the space ({result.space_size:,}) has been evaluated")

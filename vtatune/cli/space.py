@@ -158,10 +158,10 @@ def _simulate(wl: Any, cfg: Any, hw_arg: str, board: str, jobs: int, csv: str | 
 
 def _constraints(kind: str, hw: str, board: str) -> dict[str, Any]:
     """The constraints of the space ``vtatune search KIND --hw HW --board BOARD`` searches."""
-    from vtatune.cli.search import _default_space
     from vtatune.search import space as spaces
+    from vtatune.studies import default_space
 
-    return spaces.load(_default_space(kind, hw), workload=kind, hw=hw, board=board,
+    return spaces.load(default_space(kind, hw), workload=kind, hw=hw, board=board,
                        objective="latency").constraints
 
 

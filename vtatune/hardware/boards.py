@@ -1,8 +1,13 @@
-"""FPGA boards: clock, AXI width and device resources, loaded from ``hwconfigs/boards/``."""
+"""FPGA boards: clock, AXI width and device resources, loaded from ``hwconfigs/boards/``.
+
+A board is named ``NAME`` or ``NAME@PROFILE``: the profile picks one build's timing constants
+(``vtatune.hardware.timing_profiles``); ``Board.name`` keeps what was asked for, so every
+string path (space files, stored studies, worker processes) carries the profile along.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +21,10 @@ FAMILIES = ("xilinx-7series", "xilinx-ultrascale+", "intel-cyclonev")
 
 @dataclass(frozen=True)
 class Board:
-    """A board VTA can be built for. Units: MHz, bits, resource counts."""
+    """A board VTA can be built for. Units: MHz, bits, resource counts.
+
+    ``name`` is the board as named (``pynq-z1`` or ``pynq-z1@2019-08``); ``base`` the board
+    file's name; ``profile`` the timing profile asked for (None: the board's default)."""
 
     name: str
     part: str
@@ -27,6 +35,12 @@ class Board:
     vta_target: str = ""
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
+    profile: str | None = None
+
+    @property
+    def base(self) -> str:
+        """The board without its profile (the name of its board and timing files)."""
+        return self.name.partition("@")[0]
 
     @property
     def clock_hz(self) -> float:
@@ -98,13 +112,22 @@ def from_dict(raw: Any, source: str) -> Board:
 
 
 def load(name_or_path: str | Path) -> Board:
-    """A board by name (``pynq-z1``) or by the path of a board JSON file."""
+    """A board by name (``pynq-z1``, or ``pynq-z1@2019-08`` with a timing profile, which must
+    exist) or by the path of a board JSON file."""
     from vtatune.escaping import shown
+    from vtatune.hardware import timing_profiles
     from vtatune.readers import read_json
 
     text = str(name_or_path)
     if text.strip() == "":
         raise ConfigError("board", [f"no board name given (known: {', '.join(names())})"])
+    base, profile = (timing_profiles.split(text)
+                     if "@" in text and "/" not in text and not _exists(Path(text))
+                     else (text, None))
+    if profile is not None:
+        board = load(base)
+        timing_profiles.resolve(board.name, profile)  # an unknown profile: one line, now
+        return replace(board, name=f"{board.name}@{profile}", profile=profile)
     p = Path(name_or_path)
     if not _exists(p):
         p = boards_dir() / f"{text}.json"
@@ -121,6 +144,21 @@ def _exists(p: Path) -> bool:
         return p.exists()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         return False
+
+
+def is_known(spec: str) -> bool:
+    """Whether ``spec`` names a known board, with a timing profile it has when it gives one
+    (``pynq-z1``, ``pynq-z1@2019-07``); a path never is (what a bundle's manifest may name)."""
+    from vtatune.errors import UserError
+
+    base = spec.partition("@")[0]
+    if base not in names():
+        return False
+    try:
+        load(spec)
+    except UserError:
+        return False
+    return True
 
 
 def all_boards() -> list[Board]:

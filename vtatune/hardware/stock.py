@@ -16,7 +16,7 @@ take a design to an FPGA with VTA's own flow needs to know (hwconfigs/timing/SOU
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
@@ -49,6 +49,22 @@ def stock_problems(hw: HwConfig, board: Board | None = None) -> list[str]:
                     f"{name} tile of {bits} bits is narrower than {board.name}'s "
                     f"{board.axi_bits}-bit AXI bus: VTA's {name.upper()}_MAT_AXI_RATIO is 0")
     return problems
+
+
+def stock_of(hw: dict[str, int], board: str | None) -> dict[str, Any]:
+    """``{"stock_vta": bool, "stock_vta_problems": (reasons...)}`` for stored LOG_* parameters
+    on the board named ``board`` (empty when they do not make a config or the board is
+    unknown: then it cannot be told)."""
+    from vtatune.errors import VtatuneError
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import HwConfig
+
+    try:
+        cfg = HwConfig(**{k.lower(): int(v) for k, v in hw.items()})
+        problems = tuple(stock_problems(cfg, boards.load(board) if board else None))
+    except (TypeError, ValueError, VtatuneError):
+        return {}
+    return {"stock_vta": not problems, "stock_vta_problems": problems}
 
 
 def default_board(hw: HwConfig) -> str | None:

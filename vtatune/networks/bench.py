@@ -366,10 +366,14 @@ def bench_network_speed(quick: bool = False) -> list[tuple[str, str]]:
     d = json.loads(out.stdout)
     best = d["best_seconds"]
     statuses = ", ".join(f"{k} {v}" for k, v in d["statuses"].items())
+    screened = d.get("screened", {})
+    screened_txt = ", ".join(f"{k} {v}" for k, v in screened.get("by_reason", {}).items())
     return [(f"`vtatune search resnet18 --trials {trials}` wall time ({os.cpu_count()} cores; "
              "default samplers and layer budget)",
              f"{wall:.0f} s ({d['evaluated']:,} layer candidates evaluated, {d['cached']:,} "
-             f"from the store; designs: {statuses}; best "
+             f"from the store; designs: {statuses}; screened before evaluation: "
+             f"{screened.get('designs', 0)}" + (f" ({screened_txt})" if screened_txt else "")
+             + "; best "
              + (f"{1e3 * best:.2f} ms" if best is not None else "-")
              + f", front of {len(d['pareto'])})")]
 

@@ -82,6 +82,8 @@ class Network:
     name: str
     layers: tuple[Layer, ...]
     description: str = ""
+    #: sha256 of the model the network was imported from (``vtatune.models``), or "".
+    fingerprint: str = ""
 
     @property
     def invocations(self) -> int:
@@ -110,7 +112,8 @@ class Network:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
                 "layers": [layer.describe() for layer in self.layers],
-                "invocations": self.invocations, "macs": self.macs}
+                "invocations": self.invocations, "macs": self.macs,
+                **({"fingerprint": self.fingerprint} if self.fingerprint else {})}
 
 
 def from_table(raw: Any, source: str, default_name: str = "network") -> Network:

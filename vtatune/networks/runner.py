@@ -2,8 +2,12 @@
 
 Per design (the outer sampler -- any ``--sampler`` -- proposes hardware parameters):
 
-1. **Hardware and area first** (no compile): impossible hardware is ``hw_invalid``; a design
-   that does not fit the board (or the area budget) is ``no_fit``.
+1. **The screen first** (``search.screen``, no compile; the same checks as a single-operator
+   study's): a design that cannot be built or encoded, that stock VTA cannot build (under the
+   ``stock_vta`` constraint), that does not fit the board or is over the area budget is no
+   trial: the outer sampler is told it as infeasible (its violation) and asked again, and the
+   run counts it with its reason. ``trials`` designs are tuned unless the hardware space holds
+   fewer that pass (then the search is exhausted and says how many were screened).
 2. **Early stop by the lower bound**: every layer's physical bound (compute and compulsory
    memory traffic, ``simulator.bounds``) times its count gives a bound on the network's
    latency; a design whose (area, bound) is dominated by the study's current front cannot
@@ -55,6 +59,9 @@ REFIT_EVERY = 32
 REPEATS_BEFORE_RANDOM = 10
 #: Random draws that must all be seen before the hardware space counts as exhausted.
 MAX_RANDOM_DRAWS = 500
+#: Hardware spaces of at most this many designs are enumerated for unseen designs (exactly
+#: exhausted); larger ones are drawn from at random.
+MAX_ENUMERATE = 100_000
 #: Stored results per layer shape a warm start learns from (the most recent).
 WARM_START_LIMIT = 5000
 
@@ -75,6 +82,8 @@ class NetworkProgress:
     active: int = 0
     started: float = field(default_factory=time.monotonic)
     resumed_from: int = 0
+    #: hardware designs screened before evaluation (not trials), by reason (``search.screen``)
+    screened: Counter = field(default_factory=Counter)
 
     @property
     def rate(self) -> float:
@@ -99,6 +108,14 @@ class NetworkSearchResult:
     best_seconds: float | None
     elapsed_s: float
     exhausted: bool
+    #: the number of designs the study was asked to hold
+    requested: int = 0
+    #: hardware designs screened before evaluation (``Screen.describe``: not trials)
+    screened: dict[str, Any] = field(default_factory=dict)
+    #: designs of the hardware space, and how many of them pass the screen (when the space
+    #: is small enough to enumerate: ``MAX_ENUMERATE``)
+    space_size: int | None = None
+    space_passing: int | None = None
 
 
 @dataclass
@@ -129,7 +146,8 @@ def study_identity(space: NetworkSpace, ctx: EvalContext) -> dict[str, Any]:
             "objective": space.objective,
             "hardware": {k: list(v) for k, v in space.hw_choices.items()},
             "knobs": {u.signature: list(space.knobs[u.signature]) for u in space.units},
-            "inner": space.inner.describe(), **ctx.describe()}
+            "inner": space.inner.describe(), **ctx.describe(),
+            **({"model": space.network.fingerprint} if space.network.fingerprint else {})}
 
 
 def check_study(space: NetworkSpace, study: str, db: str | None = None) -> None:
@@ -190,7 +208,9 @@ def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str |
         study=study, db=store.display_url, trials=p.done, new_trials=p.done - p.resumed_from,
         evaluated=p.evaluated, cached=p.cached, repeats=loop.repeats, feasible=p.feasible,
         best_cycles=p.best_cycles, best_seconds=p.best_seconds,
-        elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted)
+        elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted, requested=trials,
+        screened=loop.screen.describe(), space_size=loop.space_size,
+        space_passing=loop.space_passing)
 
 
 class _Loop:
@@ -215,6 +235,12 @@ class _Loop:
         self.features = NetworkFeatures(space)
         self.model = NetworkCostModel(self.features, seed)
         self.smp = make(sampler, space.hw_space, self.n_obj, seed)
+        from vtatune.search.screen import Screen
+
+        self.screen = Screen(space.hw_space)
+        self.space_size: int | None = None
+        self.space_passing: int | None = None
+        self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass
         self.rng = random.Random(seed)
         self.progress = NetworkProgress(total=0)
         self.front: list[tuple[float, float, int]] = []  # (area, seconds, trial) of ok designs
@@ -347,14 +373,22 @@ class _Loop:
 
     # ---- designs ----------------------------------------------------------------------------
     def _start_design(self) -> None:
-        """Ask the outer sampler for a new design and start it (or record it at once when it
-        is impossible, does not fit or is dominated)."""
-        params = self._ask()
-        if params is None:
-            self.exhausted = True
-            return
-        hw = self.space.hw_space.hardware(params)
-        self.seen.add(hw.key)
+        """Ask the outer sampler for a new design that passes the screen and start it (or
+        record it at once when it is dominated). A screened design is told to the sampler as
+        infeasible and counted, and the sampler is asked again."""
+        while True:
+            params = self._ask()
+            if params is None:
+                self.exhausted = True
+                return
+            hw = self.space.hw_space.hardware(params)
+            self.seen.add(hw.key)
+            verdict = self.screen.check(params)
+            if verdict.passed:
+                break
+            self.smp.tell(params, verdict.observation)  # not a trial: the sampler learns it
+            self.progress.screened = Counter(self.screen.counts)
+            self._report()
         number, self.number = self.number, self.number + 1
         self._begin(number, params, hw, replay=())
 
@@ -368,21 +402,19 @@ class _Loop:
 
     def _begin(self, number: int, params: Params, hw: HwConfig,
                replay: Sequence[NetworkEval]) -> None:
-        from vtatune.hardware import config
+        from vtatune.search.screen import screen
 
-        problems = config.problems_of(hw)
         base = dict(study=self.study, number=number, hw_key=hw.key, hw=hw.log_params(),
                     hw_name=hw.name, params=params, sampler=self.sampler)
-        if problems:
-            self._close(NetworkTrialRecord(status="hw_invalid", reason="hardware: " +
-                                           "; ".join(problems), **base), violation=1.0)
+        # a new design passed the screen; an interrupted one was started by an earlier run
+        verdict = screen(self.space.hw_space, hw)
+        if verdict.area_mm2 is not None:
+            base.update(area_mm2=verdict.area_mm2, resources=verdict.resources)
+        if not verdict.passed:
+            self._close(NetworkTrialRecord(status=verdict.status, reason=verdict.why, **base),
+                        violation=verdict.violation)
             return
-        area_mm2, resources, why, violation = self._area(hw)
-        base.update(area_mm2=area_mm2, resources=resources)
-        if why:
-            self._close(NetworkTrialRecord(status="no_fit", reason=why, **base),
-                        violation=violation)
-            return
+        area_mm2, resources = float(verdict.area_mm2 or 0.0), verdict.resources
         hw_values = {k: hw.log_params()[k] for k in self.space.hw_choices}
         inner = self.space.inner
         tuner = DesignTuner(self.space, self.features, self.model, hw, hw_values, self.board,
@@ -482,26 +514,6 @@ class _Loop:
                 return a, s, n
         return None
 
-    def _area(self, hw: HwConfig) -> tuple[float, dict[str, Any], str, float]:
-        """(area mm2, resources, why it is infeasible or "", violation) of a design."""
-        from vtatune.area import estimate, fit
-
-        report = estimate(hw, self.board)
-        fitted = fit(report, self.board)
-        resources = {**{k: float(v) for k, v in report.totals.items()},
-                     "logic_kind": report.logic_kind, "bram_kind": report.bram_kind,
-                     "fits": fitted.fits, "over": list(fitted.over),
-                     "utilization": {u.kind: u.utilization_pct for u in fitted.usage}}
-        why = ""
-        if self.space.fit_board and not fitted.fits:
-            why = fitted.summary()
-        elif self.space.max_area_mm2 is not None and report.area_mm2 > self.space.max_area_mm2:
-            why = (f"area {report.area_mm2:.1f} mm2 exceeds the {self.space.max_area_mm2:.1f} "
-                   "mm2 budget")
-        violation = _fit_violation(resources, report.area_mm2, self.space.max_area_mm2) \
-            if why else 0.0
-        return report.area_mm2, resources, why, violation
-
     # ---- the outer sampler ------------------------------------------------------------------
     def _ask(self) -> Params | None:
         """A design not in the study yet (None when the hardware space is exhausted)."""
@@ -524,10 +536,28 @@ class _Loop:
             return params
 
     def _random_unseen(self) -> Params | None:
-        kinds = self.space.hw_space.param_space()
+        """A random design not in the study that passes the screen: drawn from every design
+        of the hardware space when there are at most ``MAX_ENUMERATE`` (then None means none
+        is left), else by ``MAX_RANDOM_DRAWS`` random draws."""
+        import itertools
+        import math
+
+        hw_space = self.space.hw_space
+        kinds = hw_space.param_space()
+        if math.prod(len(v) for _, v in kinds.values()) <= MAX_ENUMERATE:
+            if self._passing is None:  # once per run: the screen does not change
+                names = list(kinds)
+                every = [dict(zip(names, combo, strict=True))
+                         for combo in itertools.product(*(kinds[k][1] for k in names))]
+                self._passing = [(hw_space.hardware(p).key, p) for p in every
+                                 if self.screen.passes(p)]
+                self.space_size, self.space_passing = len(every), len(self._passing)
+            left = [p for key, p in self._passing if key not in self.seen]
+            return self.rng.choice(left) if left else None
         for _ in range(MAX_RANDOM_DRAWS):
             params = {k: self.rng.choice(v) for k, (_, v) in kinds.items()}
-            if self.space.hw_space.hardware(params).key not in self.seen:
+            if (hw_space.hardware(params).key not in self.seen
+                    and self.screen.passes(params)):
                 return params
         return None
 

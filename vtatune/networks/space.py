@@ -77,6 +77,8 @@ class NetworkSpace:
     max_area_mm2: float | None = None
     inner: InnerSettings = field(default_factory=InnerSettings)
     source: str = ""
+    #: keep to designs stock VTA builds as they are (``[constraints] stock_vta``)
+    stock_vta: bool = False
 
     @cached_property
     def units(self) -> tuple[Unit, ...]:
@@ -95,7 +97,8 @@ class NetworkSpace:
         return SearchSpace(name=self.name, workload=lead.workload, board=self.board,
                            base_hw=self.base_hw, hw_choices=dict(self.hw_choices), knobs=(),
                            objective=self.objective, fit_board=self.fit_board,
-                           max_area_mm2=self.max_area_mm2, source=self.source)
+                           max_area_mm2=self.max_area_mm2, source=self.source,
+                           stock_vta=self.stock_vta)
 
     @cached_property
     def unit_spaces(self) -> dict[str, SearchSpace]:
@@ -106,7 +109,7 @@ class NetworkSpace:
                     base_hw=self.base_hw, hw_choices=dict(self.hw_choices),
                     knobs=self.knobs[u.signature], objective=self.objective,
                     fit_board=self.fit_board, max_area_mm2=self.max_area_mm2,
-                    source=self.source)
+                    source=self.source, stock_vta=self.stock_vta)
                 for u in self.units}
 
     def describe(self) -> dict[str, Any]:
@@ -116,7 +119,8 @@ class NetworkSpace:
                 "hardware": {k: list(v) for k, v in self.hw_choices.items()},
                 "knobs": {u.name: list(self.knobs[u.signature]) for u in self.units},
                 "fit_board": self.fit_board, "max_area_mm2": self.max_area_mm2,
-                "inner": self.inner.describe(), "source": self.source}
+                "stock_vta": self.stock_vta, "inner": self.inner.describe(),
+                "source": self.source}
 
 
 def read_toml(path: Path, what: str = "space file") -> dict[str, Any]:
@@ -174,21 +178,23 @@ def builtin_names() -> list[str]:
 
 def load(name_or_path: str | Path, *, hw: str | None = None, board: str | None = None,
          objective: str | None = None, inner_trials: int | None = None,
-         inner_sampler: str | None = None) -> NetworkSpace:
+         inner_sampler: str | None = None, stock_vta: bool | None = None) -> NetworkSpace:
     """Read and validate a network space file; options override the file's choices
-    (``hw`` fixes the hardware)."""
+    (``hw`` fixes the hardware; ``stock_vta`` True or False replaces ``[constraints]
+    stock_vta``)."""
     p = resolve(name_or_path)
     raw = read_toml(p)
     if "network" not in raw:
         raise ConfigError(str(p), ["no [network] table: not a network space file"])
     return from_dict(raw, str(p), hw=hw, board=board, objective=objective,
-                     inner_trials=inner_trials, inner_sampler=inner_sampler)
+                     inner_trials=inner_trials, inner_sampler=inner_sampler,
+                     stock_vta=stock_vta)
 
 
 def from_dict(raw: dict[str, Any], source: str, *, hw: str | None = None,
               board: str | None = None, objective: str | None = None,
-              inner_trials: int | None = None, inner_sampler: str | None = None
-              ) -> NetworkSpace:
+              inner_trials: int | None = None, inner_sampler: str | None = None,
+              stock_vta: bool | None = None) -> NetworkSpace:
     """Validate a network space given as a dict; ``ConfigError`` listing every problem."""
     from vtatune.search import space as spaces
 
@@ -217,7 +223,8 @@ def from_dict(raw: dict[str, Any], source: str, *, hw: str | None = None,
                 table["shape"] = shape_text(entry["shape"])
             try:
                 sp = spaces.from_dict({**shared, "workload": table}, source,
-                                      hw=hw, board=board, objective=objective)
+                                      hw=hw, board=board, objective=objective,
+                                      stock_vta=stock_vta)
             except ConfigError as exc:
                 problems += [p for p in exc.problems if p not in problems]
                 break
@@ -246,7 +253,7 @@ def from_dict(raw: dict[str, Any], source: str, *, hw: str | None = None,
     return NetworkSpace(name=name, network=network, board=first.board, base_hw=first.base_hw,
                         hw_choices=first.hw_choices, knobs=knobs, objective=first.objective,
                         fit_board=first.fit_board, max_area_mm2=first.max_area_mm2,
-                        inner=inner, source=source)
+                        inner=inner, source=source, stock_vta=first.stock_vta)
 
 
 def _all_knobs(sp: SearchSpace) -> list[str]:

@@ -50,16 +50,22 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
         "evaluated": sum(t.evaluated for t in trials),
         "cached": sum(t.cached for t in trials),
         "layers": [la.get("name") for la in network.get("layers", [])],
-        "pareto": [design_row(t) for t in front_trials(finished)],
-        "top": [design_row(t) for t in fastest(finished, top_n)],
+        "pareto": [design_row(t, info.board) for t in front_trials(finished)],
+        "top": [design_row(t, info.board) for t in fastest(finished, top_n)],
         "not_feasible": not_feasible((t.status, t.number, t.hw_name, t.reason)
                                      for t in finished),
     }
 
 
-def design_row(t: NetworkTrialRecord) -> dict[str, Any]:
-    """One design as ``--json`` shows it: network totals and every layer's pick."""
+def design_row(t: NetworkTrialRecord, board: str | None = None) -> dict[str, Any]:
+    """One design as ``--json`` shows it: network totals and every layer's pick;
+    ``stock_vta`` (with ``stock_vta_problems``): stock VTA builds it on ``board`` as it is."""
+    from vtatune.hardware.stock import stock_of
+
+    stock = stock_of(dict(t.hw), board)
     return {"trial": t.number, "hw": dict(t.hw), "hw_name": t.hw_name,
+            "stock_vta": stock.get("stock_vta"),
+            "stock_vta_problems": list(stock.get("stock_vta_problems", ())),
             "area_mm2": t.area_mm2, "cycles": t.cycles, "seconds": t.seconds,
             "accelerator_seconds": t.accelerator_seconds, "host_seconds": t.host_seconds,
             "bound_cycles": t.bound_cycles,

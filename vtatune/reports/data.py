@@ -277,17 +277,9 @@ def design_point(t: TrialRecord, board: str | None = None,
 def _stock(hw: dict[str, int], board: str | None) -> dict[str, Any]:
     """``stock_vta`` and its reasons for stored LOG_* parameters (unknown if they do not make
     a config)."""
-    from vtatune.errors import VtatuneError
-    from vtatune.hardware import boards
-    from vtatune.hardware.config import HwConfig
-    from vtatune.hardware.stock import stock_problems
+    from vtatune.hardware.stock import stock_of
 
-    try:
-        cfg = HwConfig(**{k.lower(): int(v) for k, v in hw.items()})
-        problems = tuple(stock_problems(cfg, boards.load(board) if board else None))
-    except (TypeError, ValueError, VtatuneError):
-        return {}
-    return {"stock_vta": not problems, "stock_vta_problems": problems}
+    return stock_of(hw, board)
 
 
 def unique_points(trials: Iterable[TrialRecord], board: str | None = None,

@@ -58,6 +58,9 @@ class NetworkPoint:
     layers: tuple[LayerShare, ...]
     accelerator_ms: float | None = None  # the split of latency_ms (None before it was stored)
     host_ms: float | None = None
+    #: stock VTA builds the design as it is on the study's board (None: unknown)
+    stock_vta: bool | None = None
+    stock_vta_problems: tuple[str, ...] = ()
 
     @property
     def feasible(self) -> bool:
@@ -107,7 +110,11 @@ class NetworkReportData:
     cached: int
 
 
-def network_point(t: NetworkTrialRecord, clock_mhz: float) -> NetworkPoint:
+def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = None
+                  ) -> NetworkPoint:
+    """The report's view of one design (``board``: the study's, for the stock-VTA check)."""
+    from vtatune.hardware.stock import stock_of
+
     res = t.resources or {}
     logic_kind = str(res.get("logic_kind", "lut"))
     bram_kind = str(res.get("bram_kind", "bram36"))
@@ -121,7 +128,8 @@ def network_point(t: NetworkTrialRecord, clock_mhz: float) -> NetworkPoint:
         evaluated=t.evaluated, cached=t.cached,
         layers=tuple(layer_share(la, t.seconds) for la in t.layers),
         accelerator_ms=_ms(t.accelerator_seconds) if t.status == "ok" else None,
-        host_ms=_ms(t.host_seconds) if t.status == "ok" else None)
+        host_ms=_ms(t.host_seconds) if t.status == "ok" else None,
+        **(stock_of(dict(t.hw), board) if board else {}))
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -209,7 +217,7 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]
 
     board = boards.load(info.board)
     done = [t for t in trials if t.status != "running"]
-    points = [network_point(t, board.clock_mhz) for t in done]
+    points = [network_point(t, board.clock_mhz, board.name) for t in done]
     front = front_of(points)
     feas = [p for p in points if p.feasible]
     ref = reference_point(points)

@@ -9,7 +9,7 @@ the search knew they could not reach the front.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vtatune.reports.network_data import NetworkCompareData, NetworkReportData
 from vtatune.reports.plots import (
@@ -24,6 +24,8 @@ from vtatune.reports.plots import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+#: What a network latency axis measures.
+LATENCY_LABEL = "network latency (ms per run, end to end)"
 #: Colours of the statuses that have no latency (counted in the side panel).
 _STATUS_COLORS = {"dominated": "tab:gray", "no_fit": "tab:red", "no_schedule": "tab:orange",
                   "hw_invalid": "silver"}
@@ -39,7 +41,7 @@ def front_figure(data: NetworkReportData) -> Figure:
                  "feasible", fontsize=12)
     feas = [p for p in data.points if p.feasible and p.area_mm2 is not None]
     ax.set_title("Area vs network latency", loc="left", fontsize=11)
-    ax.set_xlabel("network latency (ms per run, end to end)")
+    ax.set_xlabel(LATENCY_LABEL)
     ax.set_ylabel("area (mm²)")
     ax.grid(True, which="both", alpha=0.25)
     xs = [float(p.latency_ms or 0.0) for p in feas]
@@ -60,17 +62,17 @@ def front_figure(data: NetworkReportData) -> Figure:
     else:
         ax.text(0.5, 0.5, "no feasible design: the front is empty", transform=ax.transAxes,
                 ha="center", va="center", color="dimgray")
+    _log_if_spread(ax, "x", xs + [float(p.bound_ms or 0.0) for p in dom])
     if data.knee is not None:
         k = data.knee
         ax.scatter([k.latency_ms], [k.area_mm2], s=150, facecolor="none", edgecolor="black",
                    lw=1.5, zorder=5, label=f"knee: trial {k.trial}")
-        ax.annotate(f"knee: trial {k.trial}\n{k.hw_name}\n{k.latency_ms:.3g} ms, "
-                    f"{k.area_mm2:.3g} mm²", (k.latency_ms, k.area_mm2), xytext=(18, 22),
-                    textcoords="offset points", fontsize=8,
-                    arrowprops={"arrowstyle": "->", "lw": 0.8},
-                    bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85})
-    _log_if_spread(ax, "x", xs + [float(p.bound_ms or 0.0) for p in dom])
-    ax.legend(loc="best", fontsize=8, framealpha=0.9)
+        _label_inside(ax, float(k.latency_ms or 0.0), float(k.area_mm2 or 0.0),
+                      f"knee: trial {k.trial}\n{k.hw_name}\n{k.latency_ms:.3g} ms, "
+                      f"{k.area_mm2:.3g} mm²")
+    # the legend below the panel: inside, "best" may still cover the knee's label
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.11), ncol=2, fontsize=8,
+              framealpha=0.9)
     counts = [(s, n) for s, n in data.statuses.items() if s != "ok"]
     side.barh([s for s, _ in counts], [n for _, n in counts],
               color=[_STATUS_COLORS.get(s, "gray") for s, _ in counts])
@@ -81,14 +83,28 @@ def front_figure(data: NetworkReportData) -> Figure:
     side.set_xlim(0, max([n for _, n in counts], default=1) * 1.35)
     if not counts:
         side.text(0.5, 0.5, "none", ha="center", transform=side.transAxes, color="dimgray")
+        side.set_xticks([])
+        side.set_yticks([])
     return fig
+
+
+def _label_inside(ax: Any, x: float, y: float, text: str) -> None:
+    """Annotate data point (x, y) with ``text`` on the side facing the panel's middle, so
+    that the label stays inside the panel (clear of its title above) whatever the point."""
+    ax.autoscale_view()
+    fx, fy = ax.transAxes.inverted().transform(ax.transData.transform((x, y)))
+    right, up = fx < 0.55, fy < 0.5
+    ax.annotate(text, (x, y), xytext=(18 if right else -18, 22 if up else -22),
+                textcoords="offset points", fontsize=8, ha="left" if right else "right",
+                va="bottom" if up else "top", arrowprops={"arrowstyle": "->", "lw": 0.8},
+                bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85}, zorder=6)
 
 
 def breakdown_figure(data: NetworkReportData) -> Figure:
     """Where each front design's network time goes: one stacked bar per design, one segment
     per layer (count x its latency), in the network's layer order."""
     front = sorted(data.front, key=lambda p: float(p.area_mm2 or 0.0))
-    fig = _figure(12.5, 1.4 + 0.42 * max(len(front), 1))
+    fig = _figure(12.5, 1.8 + 0.42 * max(len(front), 1))
     ax = fig.subplots()
     ax.set_title(f"{data.study}: where the network's time goes (front designs, by area; each "
                  "segment is a layer's count × latency)", loc="left", fontsize=11)
@@ -112,10 +128,11 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
     ax.set_yticks(range(len(front)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("network latency (ms per run, end to end)")
+    ax.set_xlabel(LATENCY_LABEL)
     ax.grid(True, axis="x", alpha=0.25)
-    if front:
-        ax.legend(loc="lower right", fontsize=8, ncol=min(len(names), 7), framealpha=0.9)
+    if front:  # below the panel: inside it covers the longest bars
+        fig.legend(loc="outside lower center", fontsize=8, ncol=min(len(names), 13),
+                   framealpha=0.9)
     else:
         ax.text(0.5, 0.5, "no feasible design", transform=ax.transAxes, ha="center")
     return fig
@@ -140,7 +157,7 @@ def convergence_figure(data: NetworkReportData) -> Figure:
         _log_if_spread(lat, "y", [float(p.latency_ms or 0.0) for p in feas])
     lat.set_title("Best network latency", loc="left", fontsize=11)
     lat.set_xlabel("designs done")
-    lat.set_ylabel("ms")
+    lat.set_ylabel(LATENCY_LABEL)
     lat.grid(True, which="both", alpha=0.25)
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
@@ -185,12 +202,12 @@ def compare_figure(data: NetworkCompareData) -> Figure:
                 label=f"{s.study} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", every)
     fr.set_title("Pareto fronts (faint: feasible designs)", loc="left", fontsize=11)
-    fr.set_xlabel("network latency (ms per run, end to end)")
+    fr.set_xlabel(LATENCY_LABEL)
     fr.set_ylabel("area (mm²)")
     fr.legend(fontsize=8, loc="upper right")
     lat.set_title("Best network latency so far", loc="left", fontsize=11)
     lat.set_xlabel("designs done")
-    lat.set_ylabel("ms")
+    lat.set_ylabel(LATENCY_LABEL)
     if every:
         _log_axis(lat, "y")
     hv.set_title("Hypervolume (shared reference)", loc="left", fontsize=11)

@@ -108,21 +108,28 @@ def _write(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
 # ---- HTML ----------------------------------------------------------------------------------------
 
 def _front_table(data: NetworkReportData) -> str:
-    cols = ["trial", "hardware", "area (mm²)", "latency (ms)", "accel (ms)", "host (ms)",
-            "cycles", "bound (ms)", "of bound (%)"]
+    cols = ["trial", "hardware", "stock VTA", "area (mm²)", "latency (ms)", "accel (ms)",
+            "host (ms)", "cycles", "bound (ms)", "of bound (%)"]
     cols += [f"{n} (%)" for n in data.layer_names]
     rows = []
     for p in data.front:
         shares = {la.name: None if la.share is None else 100 * la.share for la in p.layers}
-        rows.append([p.trial, p.hw_name, p.area_mm2, p.latency_ms, p.accelerator_ms,
-                     p.host_ms, p.cycles, p.bound_ms,
+        rows.append([p.trial, p.hw_name, html.stock_cell(p), p.area_mm2, p.latency_ms,
+                     p.accelerator_ms, p.host_ms, p.cycles, p.bound_ms,
                      None if p.efficiency is None else 100 * p.efficiency,
                      *[shares.get(n) for n in data.layer_names]])
 
     rows = [_ms_cells(r, (3, 4, 5, 7)) for r in rows]  # latency, accel, host, bound
     knee = data.knee.trial if data.knee else None
+    titles = ["trial number", "hardware design",
+              "stock VTA (apache/tvm-vta as it is) builds the design; else why not",
+              "area in mm²",
+              "network latency in ms per run, end to end: the accelerator's time plus the "
+              "host's", "the accelerator's part", "the host's part", "accelerator cycles",
+              "the network's physical lower bound in ms", "lower bound / latency",
+              *[f"share of the network's latency spent in {n}" for n in data.layer_names]]
     return html.table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
-                      text_cols=(1,))
+                      text_cols=(1, 2), wrap_cols=(2,), titles=titles)
 
 
 def _layers_table(p: NetworkPoint) -> str:
@@ -154,7 +161,7 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
         if p is not None:
             picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
                          f"{formats.ms(p.latency_ms)} ms ({p.cycles:,} cycles), "
-                         f"{formats.area(p.area_mm2)} mm² "
+                         f"{formats.area(p.area_mm2)} mm²{escape(html.pick_stock(p))} "
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else

@@ -374,6 +374,24 @@ def _importance_panel(ax: Axes, data: ReportData, rels: Sequence[Any]) -> None:
         ax.text(0.5, 0.5, "too few feasible trials", ha="center", transform=ax.transAxes)
 
 
+#: Tick labels of the parameter panels (points), the width of a panel's plot area (points:
+#: a 3.6-inch column less its y labels) and a character's width at that size (points, the
+#: widest digits of DejaVu Sans are 0.64 em) with a gap between neighbours.
+TICK_FONT_PT = 7
+PANEL_WIDTH_PT = 205.0
+_CHAR_EM = 0.64
+_TICK_GAP_PT = 6.0
+
+
+def _crowded(labels: Sequence[str], width_pt: float) -> bool:
+    """Whether ``labels``, one per tick over ``width_pt``, would touch side by side (then
+    they are turned upright)."""
+    if not labels:
+        return False
+    widest = max(len(line) for lab in labels for line in lab.split("\n"))
+    return widest * _CHAR_EM * TICK_FONT_PT + _TICK_GAP_PT > width_pt / len(labels)
+
+
 def _value_panel(ax: Axes, rel: Any, groups: Sequence[Sequence[float]],
                  medians: Sequence[float | None], every: Sequence[float], ylabel: str,
                  importance: float | None, rng: Any, what: str = "latency") -> None:
@@ -387,8 +405,9 @@ def _value_panel(ax: Axes, rel: Any, groups: Sequence[Sequence[float]],
         if med is not None:
             ax.hlines(med, i - 0.3, i + 0.3, color="black", lw=1.6)
     ax.set_xticks(range(len(rel.values)))
-    ax.set_xticklabels([f"{_n(v.label)}\n{v.n_feasible}/{v.n_trials}" for v in rel.values],
-                       fontsize=7)
+    labels = [f"{_n(v.label)}\n{v.n_feasible}/{v.n_trials}" for v in rel.values]
+    ax.set_xticklabels(labels, fontsize=TICK_FONT_PT,
+                       rotation=90 if _crowded(labels, PANEL_WIDTH_PT) else 0)
     imp_txt = "" if importance is None else f"  η²={importance:.2f}"
     ax.set_title(f"{_n(rel.label)}{' — area' if what == 'area' else ''}{imp_txt}", loc="left",
                  fontsize=10)

@@ -5,11 +5,23 @@ same trials with the same numbers, parameters as the real hardware and knob valu
 (``LOG_BLOCK_OUT = 4``, ``tile_co = 8``: not the samplers' internal log-positions, which go in
 the ``vtatune_params`` user attribute), objective names set (``seconds`` or ``area_mm2``,
 ``seconds``; ``cycles`` for an accelerator-latency study). A feasible trial is ``COMPLETE`` with
-its objective values and the constraint ``violation`` = 0; an infeasible one has no measured
+its objective values and the constraint violation 0; an infeasible one has no measured
 objective, so it is ``FAIL`` (Optuna's state for a trial without values) and carries its
-constraint violation (> 0) in the system attribute Optuna's constrained samplers read
-(``constraints:violation``), with ``status`` and ``reason`` as user attributes: it is never
-``COMPLETE`` with made-up infinite values.
+constraint violation (> 0), with ``status`` and ``reason`` as user attributes: it is never
+``COMPLETE`` with made-up infinite values. The violation is the list in the system attribute
+``constraints`` (``CONSTRAINTS_ATTR``): the key optuna-dashboard shows (its ``_serializer.py``
+reads ``trial.system_attrs["constraints"]``) and one Optuna reads as ``FrozenTrial.constraints``
+(``{"0": violation}``); Optuna 5's own per-name keys (``constraints:violation``) are not shown
+by optuna-dashboard 0.21.
+
+Every trial has the times it ran (``trial_times``): it ends when the store got it and starts
+its evaluation's compile and simulation time earlier; a trial served from the store took none.
+
+A network study (``NetworkOptunaMirror``) is mirrored as one Optuna trial per hardware design:
+its parameters are the searched hardware values, its values the network's area and latency,
+and its layers are user attributes (``layer <name>``: count, cycles, ms per run, share of the
+network's latency, knobs; ``layer <name> ms`` alone, sortable); it runs from the start of its
+first layer evaluation to when it was stored.
 
 Written by a background thread (so the search loop never waits for it), a batch of trials in one
 transaction (``add_trials``) from what the store holds, in trial-number order. Of several processes
@@ -24,9 +36,14 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from vtatune.search.space import SearchSpace
+
+if TYPE_CHECKING:
+    from vtatune.networks.space import NetworkSpace
+    from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialRecord
 
 #: User attribute holding vtatune's trial number in the mirrored Optuna trial.
 TRIAL_ATTR = "vtatune_trial"
@@ -36,6 +53,55 @@ FLUSH_S = 2.0
 LEASE_S = 30.0
 #: Attempts at opening Optuna's storage (several processes creating its tables race).
 OPEN_ATTEMPTS = 8
+#: System attribute holding ``[violation]``: what optuna-dashboard shows as the trial's
+#: constraints (optuna_dashboard/_serializer.py: ``CONSTRAINTS_KEY = "constraints"``) and
+#: Optuna's ``_CONSTRAINTS_KEY`` (optuna/study/_constrained_optimization.py, read as a list).
+CONSTRAINTS_ATTR = "constraints"
+#: Characters of a layer name in a user attribute's key (Optuna's key column holds 512).
+LAYER_NAME_CHARS = 200
+
+
+def _local(dt: datetime) -> datetime:
+    """A stored (UTC) time as Optuna keeps its own: local time without a zone
+    (``datetime.now()``)."""
+    return dt.astimezone().replace(tzinfo=None) if dt.tzinfo is not None else dt
+
+
+def evaluation_seconds(c: CandidateRecord) -> float:
+    """Wall seconds the candidate's evaluation took (compile + simulation; 0 if unknown)."""
+    return ((c.compile_ms or 0.0) + (c.sim_ms or 0.0)) / 1e3
+
+
+def trial_times(trial: Any) -> tuple[datetime, datetime] | None:
+    """(start, end) of a ``TrialRecord``: stored at ``created_at`` after its evaluation's
+    compile and simulation time; served from the store, it took none. None if the record
+    has no time."""
+    end = trial.created_at
+    if end is None:
+        return None
+    took = 0.0 if trial.cached else evaluation_seconds(trial.candidate)
+    return end - timedelta(seconds=took), end
+
+
+def design_times(design: NetworkTrialRecord, evals: list[NetworkEval]
+                 ) -> tuple[datetime, datetime] | None:
+    """(start, end) of a network design: from the start of its first layer evaluation (when
+    the trial got it less its compile and simulation time) to when the design was stored; a
+    design refused before any layer ran (``hw_invalid``, ``no_fit``, ``dominated``) took no
+    measurable time."""
+    end = design.created_at
+    if end is None:
+        return None
+    starts = [e.created_at - timedelta(seconds=0.0 if e.cached
+                                       else evaluation_seconds(e.candidate))
+              for e in evals if e.created_at is not None]
+    return min([end, *starts]), end
+
+
+def _set_times(ft: Any, times: tuple[datetime, datetime] | None) -> Any:
+    if times is not None:
+        ft.datetime_start, ft.datetime_complete = (_local(t) for t in times)
+    return ft
 
 
 def metric_names(n_objectives: int, latency: str = "end-to-end") -> list[str]:
@@ -96,12 +162,83 @@ def optuna_trial(space: SearchSpace, trial: Any, bounds: dict[str, int],
         attrs["reason"] = c.reason[:1000]
     values = objective_values(space, c)
     if values is not None:
-        return optuna.trial.create_trial(params=params, distributions=dists,
-                                         values=list(values), user_attrs=attrs,
-                                         constraints={"violation": 0.0})
-    return optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL, params=params,
-                                     distributions=dists, user_attrs=attrs,
-                                     constraints={"violation": max(violation(c), 1e-9)})
+        ft = optuna.trial.create_trial(params=params, distributions=dists,
+                                       values=list(values), user_attrs=attrs,
+                                       system_attrs={CONSTRAINTS_ATTR: [0.0]})
+    else:
+        ft = optuna.trial.create_trial(
+            state=optuna.trial.TrialState.FAIL, params=params, distributions=dists,
+            user_attrs=attrs, system_attrs={CONSTRAINTS_ATTR: [max(violation(c), 1e-9)]})
+    return _set_times(ft, trial_times(trial))
+
+
+def network_optuna_trial(space: NetworkSpace, design: NetworkTrialRecord,
+                         evals: list[NetworkEval], n_objectives: int,
+                         others: list[NetworkTrialRecord]) -> Any:
+    """The Optuna ``FrozenTrial`` showing one design of a network study; ``others`` are the
+    study's finished designs (a ``dominated`` design's violation is how far its latency
+    bound is from the fastest of them at no more area)."""
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+
+    params = {k: int(design.hw[k]) for k in space.searched_hw if k in design.hw}
+    dists = {k: CategoricalDistribution(list(space.searched_hw[k])) for k in params}
+    attrs: dict[str, Any] = {
+        TRIAL_ATTR: design.number, "status": design.status, "hw_name": design.hw_name,
+        "cycles": design.cycles, "accelerator_seconds": design.accelerator_seconds,
+        "host_seconds": design.host_seconds, "bound_cycles": design.bound_cycles,
+        "layer_evaluations": design.evaluated, "layer_cached": design.cached,
+        "vtatune_params": design.params}
+    if design.reason:
+        attrs["reason"] = design.reason[:1000]
+    for la in design.layers:
+        name = la.name[:LAYER_NAME_CHARS]
+        ms = None if la.seconds is None else 1e3 * la.seconds
+        share = (la.count * la.seconds / design.seconds) \
+            if la.seconds is not None and design.seconds else None
+        attrs[f"layer {name}"] = {"count": la.count, "cycles": la.cycles, "ms": ms,
+                                  "share": share, "trials": la.trials, "status": la.status,
+                                  "knobs": dict(la.knobs)}
+        attrs[f"layer {name} ms"] = ms
+    if design.feasible and design.seconds is not None:
+        values = [float(design.area_mm2 or 0.0), float(design.seconds)] \
+            if n_objectives == 2 else [float(design.seconds)]
+        ft = optuna.trial.create_trial(params=params, distributions=dists, values=values,
+                                       user_attrs=attrs, system_attrs={CONSTRAINTS_ATTR: [0.0]})
+    else:
+        ft = optuna.trial.create_trial(
+            state=optuna.trial.TrialState.FAIL, params=params, distributions=dists,
+            user_attrs=attrs,
+            system_attrs={CONSTRAINTS_ATTR: [design_violation(space, design, others)]})
+    return _set_times(ft, design_times(design, evals))
+
+
+def design_violation(space: NetworkSpace, design: NetworkTrialRecord,
+                     others: list[NetworkTrialRecord]) -> float:
+    """How far an infeasible design is from feasible (> 0): a ``no_fit`` one by its largest
+    overflowing resource (``search.evaluate.violation``) or the area over the budget; a
+    ``dominated`` one by its latency bound over the fastest finished design with no more
+    area; anything else 1."""
+    from vtatune.hardware import boards
+    from vtatune.search.evaluate import violation
+    from vtatune.store.records import CandidateRecord
+
+    if design.status == "no_fit":
+        if design.resources.get("over"):
+            rec = CandidateRecord(key="", workload="", hw_key=design.hw_key, hw=design.hw,
+                                  hw_name=design.hw_name, knobs={}, status="no_fit",
+                                  resources=design.resources)
+            return max(violation(rec), 1e-9)
+        cap, area = space.max_area_mm2, design.area_mm2
+        if cap and area and area > cap:
+            return area / cap - 1.0
+    if design.status == "dominated" and design.bound_cycles:
+        best = min((t.seconds for t in others if t.feasible and t.seconds
+                    and (t.area_mm2 or 0.0) <= (design.area_mm2 or 0.0)), default=None)
+        if best:
+            bound_s = design.bound_cycles / boards.load(space.board).clock_hz
+            return max(bound_s / best - 1.0, 1e-3)
+    return 1.0
 
 
 def add_trials(store: Any, study_id: int, trials: list[Any]) -> None:
@@ -258,7 +395,7 @@ class OptunaMirror:
         first number not finished yet (so Optuna's numbers stay vtatune's)."""
         if state.study is None:
             state.study = self._open()
-            state.bounds = knob_bounds(self.space)
+            self._prepare(state)
         study_id = state.study._study_id
         n = trial_count(store, study_id)
         if n != len(state.mirrored):  # a first pass, or another process mirrored some
@@ -267,7 +404,7 @@ class OptunaMirror:
         # slot numbers (dense: a slot whose owner died is taken over, never dropped); so only
         # the run of finished numbers that continues the mirror is added. (Reading the running
         # slots beside the finished ones could not tell a slot claimed between the two reads.)
-        todo = sorted(store.trial_numbers(self.name) - state.mirrored)
+        todo = sorted(self._finished(store, state) - state.mirrored)
         ready = []
         for k in todo:
             if k != n + len(ready):
@@ -275,10 +412,29 @@ class OptunaMirror:
             ready.append(k)
         if not ready:
             return
-        trials = store.trials(self.name, numbers=ready)
-        add_trials(store, study_id, [optuna_trial(self.space, t, state.bounds,
-                                                  self.n_objectives) for t in trials])
-        state.mirrored.update(t.number for t in trials)
+        numbers, frozen = self._frozen(store, state, ready)
+        add_trials(store, study_id, frozen)
+        state.mirrored.update(numbers)
+
+    # ---- what a study kind mirrors (NetworkOptunaMirror overrides these) ----------------------
+    @property
+    def latency(self) -> str:
+        """What the study's latency objective is (``metric_names``)."""
+        return self.space.latency
+
+    def _prepare(self, state: _State) -> None:
+        state.bounds = knob_bounds(self.space)
+
+    def _finished(self, store: Any, state: _State) -> set[int]:
+        """Numbers of the study's finished trials."""
+        return set(store.trial_numbers(self.name))
+
+    def _frozen(self, store: Any, state: _State, numbers: list[int]
+                ) -> tuple[list[int], list[Any]]:
+        """The trials ``numbers`` as Optuna trials, in order (with their numbers)."""
+        trials = store.trials(self.name, numbers=numbers)
+        return ([t.number for t in trials],
+                [optuna_trial(self.space, t, state.bounds, self.n_objectives) for t in trials])
 
     def _open(self) -> Any:
         import optuna
@@ -290,10 +446,11 @@ class OptunaMirror:
                 study = optuna.create_study(storage=self.url, study_name=self.name,
                                             load_if_exists=True,
                                             directions=["minimize"] * self.n_objectives)
-                if study.metric_names != metric_names(self.n_objectives, self.space.latency):
+                names = metric_names(self.n_objectives, self.latency)
+                if study.metric_names != names:
                     with warnings.catch_warnings():  # "experimental" since Optuna 3.2
                         warnings.simplefilter("ignore")
-                        study.set_metric_names(metric_names(self.n_objectives, self.space.latency))
+                        study.set_metric_names(names)
                 return study
             except Exception as exc:  # noqa: BLE001 - tables or study created concurrently
                 last = exc
@@ -302,8 +459,38 @@ class OptunaMirror:
         raise last
 
 
+class NetworkOptunaMirror(OptunaMirror):
+    """Keeps the Optuna study ``name`` equal to network study ``name``: one Optuna trial per
+    finished hardware design (``network_optuna_trial``); a design being tuned waits."""
+
+    def __init__(self, url: str, name: str, space: NetworkSpace, n_objectives: int,
+                 owner: str = "", flush_s: float = FLUSH_S):
+        super().__init__(url, name, space, n_objectives, owner, flush_s)  # type: ignore[arg-type]
+
+    @property
+    def latency(self) -> str:
+        return "end-to-end"  # a network run, every layer call end to end
+
+    def _prepare(self, state: _State) -> None:
+        pass  # no knobs: the parameters are the searched hardware values
+
+    def _finished(self, store: Any, state: _State) -> set[int]:
+        state.designs = {t.number: t for t in store.network_trials(self.name)
+                         if t.status != "running"}
+        return set(state.designs)
+
+    def _frozen(self, store: Any, state: _State, numbers: list[int]
+                ) -> tuple[list[int], list[Any]]:
+        others = list(state.designs.values())
+        frozen = [network_optuna_trial(self.space, state.designs[k],  # type: ignore[arg-type]
+                                       store.network_evals(self.name, k), self.n_objectives,
+                                       others) for k in numbers]
+        return numbers, frozen
+
+
 class _State:
     def __init__(self) -> None:
         self.study: Any = None
         self.bounds: dict[str, int] = {}
         self.mirrored: set[Any] = set()
+        self.designs: dict[int, Any] = {}

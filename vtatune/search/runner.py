@@ -11,6 +11,15 @@ so after ``MAX_RANDOM_DRAWS`` fruitless draws the unseen candidates come from th
 enumeration (``search.enumeration``): every candidate is reachable, and the search says the
 space is exhausted only when each one has been evaluated.
 
+Screening: before a proposal becomes a trial its hardware design passes the cheap analytic
+checks (``search.screen``: ISA fields, stock VTA, board fit, area budget). A screened proposal
+is told to the sampler as infeasible (its violation, so model-based samplers learn the
+infeasible region) and counted with its reason, but it is no trial: ``trials`` counts
+candidates evaluated (or served from the store). Screened proposals in a row count as repeats
+towards ``REPEATS_BEFORE_RANDOM``, and the unseen candidates a slot falls back on skip
+screened designs, so a space with fewer candidates that pass than ``trials`` is exhausted, and
+the search says so.
+
 Resuming: a study is continued by name until it holds the requested number of trials, and
 only for what it was made for (``study_identity``: workload, board, hardware, knobs,
 constraints, models; anything else is refused). Every finished trial is committed before the
@@ -75,6 +84,8 @@ class Progress:
     statuses: Counter = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     resumed_from: int = 0
+    #: hardware designs screened before evaluation (not trials), by reason (``search.screen``)
+    screened: Counter = field(default_factory=Counter)
 
     @property
     def rate(self) -> float:
@@ -109,6 +120,10 @@ class SearchResult:
     space_size: int | None = None
     #: the number of trials the study was asked to hold
     requested: int = 0
+    #: hardware designs screened before evaluation (``Screen.describe``: not trials)
+    screened: dict[str, Any] = field(default_factory=dict)
+    #: candidates of an enumerated space whose design the screen refuses
+    space_screened: int | None = None
 
 
 def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
@@ -225,6 +240,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     this process says it is alive, and how long another host's silence means it died.
     """
     from vtatune.search.pareto import front_size
+    from vtatune.search.screen import Screen
     from vtatune.search.workers import WorkerPool, boot
     from vtatune.store import Store
     from vtatune.store.identity import context
@@ -285,7 +301,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     pending: list[Slot] = []  # slots taken over from dead processes, waiting for a worker
     exhausted = False
     repeats_in_a_row = 0
-    unseen = _Unseen(space, random.Random(seed))
+    screen = Screen(space)
+    unseen = _Unseen(space, random.Random(seed), screen)
     owner = store.register_owner()
     beat = Heartbeat(Store(store.url), owner, heartbeat_s)
     mirror = OptunaMirror(store.url, study, space, n_obj, owner)
@@ -353,6 +370,12 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                             proposals = smp.ask(want - len(wanted)) or unseen.take(taken)
                         exhausted = not proposals
                         for params in proposals:
+                            verdict = screen.check(params)
+                            if not verdict.passed:  # no trial: the sampler learns it
+                                smp.tell(params, verdict.observation)
+                                repeats_in_a_row += 1
+                                prog.screened = Counter(screen.counts)
+                                continue
                             cand, why = space.realize(params)
                             rec = None if cand is not None else hw_invalid_record(
                                 wl, space.hardware(params), why)
@@ -421,7 +444,8 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                         best_cycles=prog.best_cycles,
                         elapsed_s=time.monotonic() - prog.started, exhausted=exhausted,
                         space_size=unseen.size, requested=trials,
-                        retries=prog.retries, mirror_error=mirror.error)
+                        retries=prog.retries, mirror_error=mirror.error,
+                        screened=screen.describe(), space_screened=unseen.screened)
 
 
 class Heartbeat:
@@ -456,9 +480,10 @@ class _Unseen:
     random parameter draws first (cheap, and all a large space needs), then the space's
     enumeration, which reaches every candidate and makes exhaustion exact."""
 
-    def __init__(self, space: SearchSpace, rng: random.Random):
-        self.space, self.rng = space, rng
-        self.size: int | None = None  # candidates in the space, once enumerated
+    def __init__(self, space: SearchSpace, rng: random.Random, screen: Any):
+        self.space, self.rng, self.screen = space, rng, screen
+        self.size: int | None = None  # candidates in the space that pass the screen
+        self.screened: int | None = None  # candidates whose design the screen refuses
         self._order: list[tuple[str, Params]] | None = None
         self._next = 0
 
@@ -474,7 +499,9 @@ class _Unseen:
             everything = candidates(self.space)
             if everything is None:
                 return []
-            self.size = len(everything)
+            passing = [(k, p) for k, p in everything if self.screen.passes(p)]
+            self.size, self.screened = len(passing), len(everything) - len(passing)
+            everything = passing
             self.rng.shuffle(everything)
             self._order = everything
         while self._next < len(self._order):
@@ -489,6 +516,8 @@ class _Unseen:
         for _ in range(MAX_RANDOM_DRAWS):
             params = {k: self.rng.choice(v) if kind == "categorical" else self.rng.random()
                       for k, (kind, v) in kinds.items()}
+            if not self.screen.passes(params):
+                continue
             cand, _ = self.space.realize(params)
             key = cand.key if cand is not None else hw_invalid_record(
                 self.space.workload, self.space.hardware(params), "").key

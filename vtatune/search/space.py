@@ -305,11 +305,12 @@ def spaces_dir() -> Path:
 def load(path: str | Path, *, layer: str | None = None, shape: str | None = None,
          workload: str | None = None, hw: str | None = None, board: str | None = None,
          objective: str | None = None, passes: PassSet | None = None,
-         latency: str | None = None) -> SearchSpace:
+         latency: str | None = None, stock_vta: bool | None = None) -> SearchSpace:
     """Read and validate a space file; CLI options override its choices.
 
     ``hw`` fixes the hardware (a schedule-only space on that config); ``workload``, ``layer``
-    and ``shape`` replace the file's workload.
+    and ``shape`` replace the file's workload; ``stock_vta`` True or False replaces
+    ``[constraints] stock_vta`` (``--stock-vta``).
     """
     from vtatune.readers import read_toml
 
@@ -324,7 +325,8 @@ def load(path: str | Path, *, layer: str | None = None, shape: str | None = None
         p = spaces_dir() / f"{path}.toml"
     raw = read_toml(p, "space")
     return from_dict(raw, str(p), layer=layer, shape=shape, workload=workload, hw=hw,
-                     board=board, objective=objective, passes=passes, latency=latency)
+                     board=board, objective=objective, passes=passes, latency=latency,
+                     stock_vta=stock_vta)
 
 
 #: The keys each section of a space file may hold (the [hardware] section: ``base`` and the
@@ -394,7 +396,8 @@ def _log_range(key: str) -> tuple[int, int]:
 def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
               shape: str | None = None, workload: str | None = None, hw: str | None = None,
               board: str | None = None, objective: str | None = None,
-              passes: PassSet | None = None, latency: str | None = None) -> SearchSpace:
+              passes: PassSet | None = None, latency: str | None = None,
+              stock_vta: bool | None = None) -> SearchSpace:
     from vtatune.schedules import knob_space
     from vtatune.workloads import parse
 
@@ -529,9 +532,10 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
     if max_area is not None and (isinstance(max_area, bool) or not isinstance(
             max_area, int | float) or not math.isfinite(max_area) or max_area <= 0):
         problems.append("[constraints] max_area_mm2 must be a positive finite number (mm2)")
-    stock_vta = cons.get("stock_vta", False)
-    if not isinstance(stock_vta, bool):
+    file_stock = cons.get("stock_vta", False)
+    if not isinstance(file_stock, bool):
         problems.append("[constraints] stock_vta must be true or false")
+    stock_vta = file_stock if stock_vta is None else stock_vta
     name = _string(sec["study"], "study", "name", problems)
     if problems:
         raise ConfigError(source, problems)

@@ -46,14 +46,14 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         "best_cycles": min((t.candidate.cycles for t in feasible), default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
         "pareto": _distinct([with_area[i] for i in front], lambda t: (t.candidate.area_mm2,
-                                                                        lat(t))),
-        "top": [_row(t) for t in fastest],
+                                                                        lat(t)), info.board),
+        "top": [_row(t, info.board) for t in fastest],
         "not_feasible": not_feasible((t.candidate.status, t.number, t.candidate.hw_name,
                                       t.candidate.reason) for t in trials),
     }
 
 
-def _distinct(front: list[Any], point: Any) -> list[dict[str, Any]]:
+def _distinct(front: list[Any], point: Any, board: str | None = None) -> list[dict[str, Any]]:
     """Front rows, one per point of the objective space: a trial whose (area, latency) equals
     a listed one's (adjacent in ``pareto_front``'s order) is that row's ``ties`` entry, not a
     row of its own. Such twins are different programs — e.g. the same tiles with the virtual
@@ -66,7 +66,7 @@ def _distinct(front: list[Any], point: Any) -> list[dict[str, Any]]:
         if rows and here == last:
             rows[-1]["ties"].append({"trial": t.number, "knobs": dict(t.candidate.knobs)})
             continue
-        rows.append({**_row(t), "ties": []})
+        rows.append({**_row(t, board), "ties": []})
         last = here
     return rows
 
@@ -90,9 +90,19 @@ def not_feasible(trials: Iterable[tuple[str, int, str, str]]) -> list[dict[str, 
             for st, n in count.most_common()]
 
 
-def _row(t: Any) -> dict[str, Any]:
+def _row(t: Any, board: str | None = None) -> dict[str, Any]:
+    """One trial as ``--json`` shows it; ``stock_vta`` (with ``stock_vta_problems``): stock
+    VTA builds its design on ``board`` as it is (``hardware.stock``)."""
+    from vtatune.hardware.stock import stock_of
+
     c = t.candidate
     return {"trial": t.number, "hw_name": c.hw_name or c.hw_key, "hw": dict(c.hw),
             "knobs": dict(c.knobs), "cycles": c.cycles, "seconds": c.seconds,
             "accelerator_seconds": c.accelerator_seconds, "host_seconds": c.host_seconds,
-            "area_mm2": c.area_mm2, "efficiency": c.efficiency}
+            "area_mm2": c.area_mm2, "efficiency": c.efficiency,
+            **_stock_fields(stock_of(dict(c.hw), board))}
+
+
+def _stock_fields(stock: dict[str, Any]) -> dict[str, Any]:
+    return {"stock_vta": stock.get("stock_vta"),
+            "stock_vta_problems": list(stock.get("stock_vta_problems", ()))}

@@ -69,63 +69,110 @@ NARROW_W = (7, 8)
 
 
 def bench_timing(quick: bool = False) -> list[tuple[str, str]]:
-    """The shipped pynq-z1 constants refitted on the shipped measured records: per-record and
-    median/worst error, leave-one-out median (not in quick mode), rank agreement, and the
-    simulated slowdown of narrow output tiles on the layers measured with wide ones."""
-    from vtatune.hardware import boards
+    """pynq-z1's shipped timing profiles refitted on the shipped measured records (each on the
+    records of its build, read from the AutoTVM log, as ``vtatune calibrate --build`` fits
+    them): per profile the median and worst error over every record of its build (left-out
+    ones included), leave-one-out and leave-one-network-out medians (not in quick mode), the
+    records left out and why, the rank agreement, and the profile's constants as shipped on
+    its own and on every record; the default profile's error per network section of the
+    calibration file; the same fit from the JSON records; per record, its error with its
+    build's profile; and the simulated slowdown of narrow output tiles on the layers
+    measured with wide ones (July's profile: those are July's records)."""
+    from vtatune.hardware import boards, timing_profiles
     from vtatune.hardware.config import default
     from vtatune.simulator import calibrate as cal
     from vtatune.simulator.timing import load_params, timing_dir
 
     board = boards.load("pynq-z1")
-    measured = timing_dir() / "measured" / "vta_pynq_measured.json"
+    folder = timing_dir() / "measured"
     t0 = time.perf_counter()
-    records = cal.read_records(measured, default(), board.name)
+    log = cal.read_measured(folder / "vta_pynq_measured.log", default(), board)
+    profiles = timing_profiles.shipped("pynq-z1")
+    default_name = profiles[0].name
+    prior = cal.prior_params(load_params(board), profiles[0].content)
+    items = cal.prepare(log.records, board, prior)
+    rows: list[tuple[str, str]] = []
+    fits = {}
+    builds = {p.name: p.content.get("calibration", {}).get("build", p.name) for p in profiles}
+    for prof in profiles:
+        spec = f"pynq-z1@{prof.name}" + (" (default)" if prof.default else "")
+        shipped = load_params(f"pynq-z1@{prof.name}")
+        build = builds[prof.name]
+        mine = cal.only_session(items, build)
+        res = cal.calibrate_prepared(mine, board, prior, str(folder / "vta_pynq_measured.log"),
+                                     loo=not quick, lono=not quick, current=shipped)
+        fits[prof.name] = res
+        worst = max(res.records, key=lambda r: abs(r.error))
+        loo, lono = res.loo_median_error, res.lono_median_error
+        nets = sorted({r.network for r in res.records})
+        as_shipped = cal.errors_with(mine, board, shipped)
+        everywhere = cal.errors_with(items, board, shipped)
+        pa = res.pairs_all
+        left = [r for r in res.records if r.trimmed]
+        rows += [
+            (f"timing profile {spec}: refitted on the {len(mine)} records of build {build} "
+             f"({', '.join(nets)}), error over all of them, median / worst "
+             "(simulated / measured - 1)",
+             f"{res.median_error:.1%} / {worst.error:+.1%} (record {worst.index})"),
+            (f"timing profile {spec}: leave-one-out median / leave-one-network-out median",
+             ("n/a (quick)" if loo is None else f"{loo:.1%}") + " / "
+             + ("n/a (quick)" if quick else "n/a (one network)" if lono is None
+                else f"{lono:.1%}")),
+            (f"timing profile {spec}: records left out of the fit",
+             "; ".join(f"record {r.index} ({r.error:+.1%}): {r.reason}" for r in left)
+             or "none"),
+            (f"timing profile {spec}: rank agreement, record pairs ordered as on the board",
+             f"{pa.agree}/{pa.pairs}"),
+            (f"timing profile {spec} as shipped (what simulate gives): median / worst error "
+             f"on its build's records; median on all {len(items)} records",
+             f"{float(np.median(np.abs(as_shipped))):.1%} / "
+             f"{float(as_shipped[np.argmax(np.abs(as_shipped))]):+.1%}; "
+             f"{float(np.median(np.abs(everywhere))):.1%}"),
+        ]
     shipped = load_params(board)
-    raw = cal.read_timing_file(timing_dir() / "pynq-z1.json")
-    prior = cal.prior_params(shipped, raw)
-    # Refit as the shipped file was fitted (its calibration block says which constants were
-    # fitted per measurement session and whose values it carries).
-    block = raw.get("calibration", {})
-    per_session = tuple(next(iter(block.get("per_session", {}).values()), {}))
-    items = cal.prepare(records, board, prior)
-    res = cal.calibrate_prepared(items, board, prior, str(measured), loo=not quick,
-                                 per_session=per_session, session=block.get("session"))
+    errs = cal.errors_with(items, board, shipped)
+    by_net: dict[str, list[float]] = {}
+    for it, e in zip(items, errs, strict=True):
+        by_net.setdefault(it.record.network, []).append(abs(float(e)))
+    rows.append((f"default profile pynq-z1@{default_name} as shipped, median error per network "
+                 "section of the calibration file (build of the section)",
+                 ", ".join(f"{net} {float(np.median(v)):.1%} ("
+                           + "/".join(sorted({it.record.session for it in items
+                                              if it.record.network == net})) + ")"
+                           for net, v in by_net.items())))
+    # the same fit from the JSON records (the log's 21 records as a JSON list)
+    js = cal.read_measured(folder / "vta_pynq_measured.json", default(), board)
+    js_items = cal.only_session(cal.prepare(js.records, board, prior), builds[default_name])
+    js_fit = cal.calibrate_prepared(js_items, board, prior, "json", loo=False, lono=False,
+                                    current=shipped)
+    diff = max(abs(getattr(js_fit.params, k) / getattr(fits[default_name].params, k) - 1)
+               for k in js_fit.fit_keys)
+    rows.append((f"calibrate on the AutoTVM log vs on the JSON records ({len(log.records)} "
+                 f"records each, log skipped {sum(log.skipped.values())}): profile "
+                 f"{default_name}'s fit, largest relative difference of the constants",
+                 f"{diff:.1e}"))
     wall = time.perf_counter() - t0
-    as_shipped = cal.errors_with(items, board, shipped)
-    worst = max(res.records, key=lambda r: abs(r.error))
-    loo = res.loo_median_error
-    left = [r.index for r in res.records if r.trimmed]
-    pa = res.pairs_all
-    rows = [
-        ("timing vs measured: pynq-z1, 21 AutoTVM records (calibrate, fit + LOO)",
-         f"{wall:.1f} s" + (" (quick: no leave-one-out)" if quick else "")),
-        ("timing error, median / worst (simulated / measured - 1)",
-         f"{res.median_error:.1%} / {worst.error:+.1%} (record {worst.index})"),
-        ("timing error, leave-one-out median", "n/a (quick)" if loo is None else f"{loo:.1%}"),
-        ("timing error of the shipped constants as they are (what simulate gives), "
-         "median / worst", f"{float(np.median(np.abs(as_shipped))):.1%} / "
-         f"{float(as_shipped[np.argmax(np.abs(as_shipped))]):+.1%}"),
-        ("records left out of the fit (inconsistent with the rest)",
-         ", ".join(map(str, left)) or "none"),
-        ("rank agreement, record pairs ordered as on the board",
-         f"{pa.agree}/{pa.pairs} ({pa.fraction:.1%})"
-         + (f"; worst pair {pa.worst[0]}/{pa.worst[1]}: board {pa.worst[2]:.2f}x, simulated "
-            f"{pa.worst[3]:.2f}x" if pa.worst else "")),
-        ("rank agreement, schedule pairs of the same layer",
-         "no two records share a layer" if not res.pairs_same_layer.pairs else
-         f"{res.pairs_same_layer.agree}/{res.pairs_same_layer.pairs}"),
-    ]
-    for r in res.records:
-        rows.append((f"record {r.index}: {r.label}",
-                     f"measured {r.measured_ms:.3g} ms, simulated {r.simulated_ms:.3g} ms "
-                     f"({r.error:+.1%}" + (f", LOO {r.loo_error:+.1%}" if r.loo_error is not None
-                                           else "") + (", left out)" if r.trimmed else ")")))
-    rows += _narrow_rows(records, board, res.params)
+    rows.insert(0, (f"timing vs measured: pynq-z1, {len(items)} AutoTVM records, "
+                    f"{len(profiles)} profiles (calibrate, fit"
+                    + ("" if quick else " + LOO + LONO") + ")",
+                    f"{wall:.1f} s" + (" (quick: no leave-one-out)" if quick else "")))
+    by_index = {r.index: r for res in fits.values() for r in res.records}
+    for it in items:
+        r = by_index.get(it.record.index)
+        if r is None:
+            continue
+        rows.append((f"record {r.index} ({r.network}, {r.session}): {r.label}",
+                     f"measured {r.measured_ms:.3g} ms, refitted {r.simulated_ms:.3g} ms "
+                     f"({r.error:+.1%}"
+                     + (f", LOO {r.loo_error:+.1%}" if r.loo_error is not None else "")
+                     + (f", LONO {r.lono_error:+.1%}" if r.lono_error is not None else "")
+                     + (", left out)" if r.trimmed else ")")))
+    july = next((p.name for p in profiles if p.name == "2019-07"), default_name)
+    rows += _narrow_rows(list(log.records), board, load_params(f"pynq-z1@{july}"), july)
     return rows
 
 
-def _narrow_rows(records, board, params) -> list[tuple[str, str]]:
+def _narrow_rows(records, board, params, profile: str) -> list[tuple[str, str]]:
     """Simulated time of narrow output tiles / the measured wide schedule, same layer."""
     from vtatune import schedules
     from vtatune.compiler import compile_candidate
@@ -154,7 +201,8 @@ def _narrow_rows(records, board, params) -> list[tuple[str, str]]:
                 ratios.append(f"tile_w {tw}: {t / base:.2f}x")
         if ratios:
             out.append((f"narrow vs measured wide tiles, {layer} (record {index}, tile_w "
-                        f"{rec.knobs.get('tile_w')}), simulated (board: 1.5-2.65x)",
+                        f"{rec.knobs.get('tile_w')}), simulated with pynq-z1@{profile} "
+                        "(board: 1.5-2.65x)",
                         ", ".join(ratios)))
     return out
 

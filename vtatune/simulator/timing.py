@@ -94,12 +94,13 @@ class TimingParams:
     pad_tile_cycles: float
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     calibration: dict[str, Any] = field(default_factory=dict, compare=False)
+    profile: str = field(default="", compare=False)
 
     @staticmethod
     def keys() -> tuple[str, ...]:
         """The numeric parameters a timing file must give."""
         return tuple(f.name for f in fields(TimingParams)
-                     if f.name not in ("board", "sources", "calibration"))
+                     if f.name not in ("board", "sources", "calibration", "profile"))
 
     def values(self) -> dict[str, float]:
         return {k: getattr(self, k) for k in self.keys()}
@@ -163,24 +164,35 @@ def params_from_dict(raw: Any, source: str) -> TimingParams:
         **{k: float(params[k]) for k in TimingParams.keys()},
         sources={str(k): str(v) for k, v in sources.items()},
         calibration=dict(calibration),
+        profile=str(raw.get("profile", "")),
     )
 
 
 def load_params(board: str | Board) -> TimingParams:
-    """The timing constants of ``board`` (a Board or a board name) from hwconfigs/timing/."""
-    name = board.name if isinstance(board, Board) else board
-    path = timing_dir() / f"{name}.json"
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in timing_dir().glob("*.json")))
-        raise ConfigError(str(path), [f"no timing parameters for board {name!r} (known: {known})"])
-    return load_params_file(path)
+    """The timing constants of ``board`` (a Board or a board name, ``NAME@PROFILE`` for a
+    profile other than the default; see ``vtatune.hardware.timing_profiles``)."""
+    from vtatune.hardware import timing_profiles
+
+    spec = board.name if isinstance(board, Board) else board
+    base, profile = timing_profiles.split(spec)
+    prof = timing_profiles.resolve(base, profile)
+    return params_from_dict(prof.content, f"{prof.path} (profile {prof.name})")
 
 
-def load_params_file(path: str | Path) -> TimingParams:
-    """Timing constants from a timing file (the format of hwconfigs/timing/<board>.json)."""
+def load_params_file(path: str | Path, profile: str | None = None) -> TimingParams:
+    """Timing constants from a timing file (the format of hwconfigs/timing/<board>.json):
+    its profile ``profile``, or its default."""
+    from vtatune.hardware import timing_profiles
     from vtatune.readers import read_json
 
-    return params_from_dict(read_json(path, "timing parameters"), str(path))
+    raw = read_json(path, "timing parameters")
+    board = raw.get("board") if isinstance(raw, dict) else None
+    profs = timing_profiles.profiles_of(raw, str(board), Path(path))
+    chosen = next((p for p in profs if p.name == profile), None) if profile else profs[0]
+    if chosen is None:
+        raise ConfigError(str(path), [f"no profile {profile!r} (known: "
+                                      f"{', '.join(p.name for p in profs)})"])
+    return params_from_dict(chosen.content, str(path))
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ Three identities, kept apart on purpose:
   board (its file: clock, AXI width, resources), the study's constraints (``fit_board``,
   ``max_area_mm2``, ...) and the **model fingerprint**: the timing and area model versions
   (``vtatune.simulator.timing.MODEL_VERSION``, ``vtatune.area.MODEL_VERSION``, bumped on any
-  change of their equations), the contents of the board's file, its timing-constants file and
-  the area coefficients, and ``RESULT_FORMAT_VERSION`` (bumped when a record's fields change
+  change of their equations), the contents of the board's file, of its timing profile (the
+  board may be named ``NAME@PROFILE``; a timing file of one profile counts whole) and of the
+  area coefficients, and ``RESULT_FORMAT_VERSION`` (bumped when a record's fields change
   meaning). A stored record is ``(candidate key, context key)``; changing any of these gives
   another context key, so stale cycles are never served.
 
@@ -78,21 +79,33 @@ def file_digest(path: Path) -> str:
 
 
 def model_fingerprint(board: str) -> dict[str, Any]:
-    """Everything of the models a record of ``board`` depends on (versions and file hashes)."""
+    """Everything of the models a record of ``board`` depends on (versions and file hashes).
+
+    ``board`` may name a timing profile (``pynq-z1@2019-08``); ``timing_file`` hashes the
+    content of the profile used (for a board whose timing file holds one profile, the whole
+    file, as before profiles existed), so each profile's records have their own key, and
+    results of a board named without a profile are served only while its default profile's
+    constants are the same."""
     from vtatune.area import MODEL_VERSION as AREA_MODEL_VERSION
     from vtatune.area.coefficients import default_path
     from vtatune.compiler.version import COMPILER_VERSION
+    from vtatune.errors import UserError
+    from vtatune.hardware import timing_profiles
     from vtatune.hardware.boards import boards_dir
     from vtatune.simulator.timing import MODEL_VERSION as TIMING_MODEL_VERSION
-    from vtatune.simulator.timing import timing_dir
 
+    base, profile = board.partition("@")[0], board.partition("@")[2] or None
+    try:
+        timing = digest(timing_profiles.resolve(base, profile).content)
+    except UserError:
+        timing = "missing"
     return {
         "result_format": RESULT_FORMAT_VERSION,
         "compiler": int(COMPILER_VERSION),
         "timing_model": int(TIMING_MODEL_VERSION),
         "area_model": int(AREA_MODEL_VERSION),
-        "board_file": file_digest(boards_dir() / f"{board}.json"),
-        "timing_file": file_digest(timing_dir() / f"{board}.json"),
+        "board_file": file_digest(boards_dir() / f"{base}.json"),
+        "timing_file": timing,
         "area_coefficients": file_digest(default_path()),
     }
 

@@ -235,3 +235,5 @@ class NetworkEval:
     seq: int
     candidate: CandidateRecord
     cached: bool
+    #: when the trial got it (stored); None where a caller built the record itself
+    created_at: datetime | None = None

@@ -219,6 +219,10 @@ class Store:
         if self._columns is None:
             with self._engine.connect() as conn:  # a read-only database can still be read
                 columns = _existing_columns(conn)
+            foreign = _foreign(columns)
+            if foreign:
+                raise StoreError(f"database '{self.display_url}' is not a vtatune database of "
+                                 f"a version this vtatune can read ({foreign})")
             if not self.readonly and _missing(columns):
                 with self._writer.begin() as conn:  # one migrator at a time
                     migrate(conn)
@@ -413,8 +417,11 @@ class Store:
 
     def check_study(self, name: str, workload: str, objective: str,
                     identity: dict[str, Any] | None) -> bool:
-        """``StoreError`` if study ``name`` exists for something else (as
-        ``create_or_load_study`` would refuse it); True if it exists, False if not."""
+        """What a search is about to do, checked before it prints anything: ``StoreError`` if
+        the database cannot be written (``check_writable``) or study ``name`` exists for
+        something else (as ``create_or_load_study`` would refuse it); True if it exists,
+        False if not."""
+        self.check_writable()
         table = StudyRow.__table__
         with self._session() as s:
             if not self._has(table):
@@ -425,6 +432,19 @@ class Store:
                 return False
             self._check_continuation(name, row, workload, objective, identity)
             return True
+
+    def check_writable(self) -> None:
+        """``StoreError`` (one line) if this store cannot write: opened read-only, or a SQLite
+        file (or its folder) the process may not write. SQLite grants even ``BEGIN
+        IMMEDIATE`` on a read-only file and refuses only the first page write, so one is
+        made: ``user_version`` set to the value it has (vtatune and Optuna do not use it)."""
+        if self.readonly:
+            raise StoreError(f"database '{self.display_url}' is open read-only")
+        if self.dialect != "sqlite":
+            return  # a server grants or refuses writes per statement; the search reports it
+        with self._session(write=True) as conn:
+            version = int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
+            conn.exec_driver_sql(f"PRAGMA user_version = {version}")
 
     def _check_continuation(self, name: str, row: Any, workload: str, objective: str,
                             identity: dict[str, Any] | None) -> None:
@@ -840,7 +860,8 @@ class Store:
             for m in s.execute(q.order_by(e.c.number, e.c.seq)).mappings():
                 cand = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
                 out.append(NetworkEval(number=m["number"], seq=m["seq"],
-                                       candidate=_candidate(cand), cached=bool(m["cached"])))
+                                       candidate=_candidate(cand), cached=bool(m["cached"]),
+                                       created_at=_utc(m.get("created_at"))))
             return out
 
     def _lock_study(self, s: Connection, study: str) -> int:
@@ -874,6 +895,26 @@ def _existing_columns(conn: Any) -> dict[str, set[str]]:
     names = set(insp.get_table_names())
     return {t.name: {c["name"] for c in insp.get_columns(t.name)} for t in TABLES
             if t.name in names}
+
+
+def _foreign(columns: dict[str, set[str]]) -> str:
+    """What makes tables named like vtatune's not vtatune's, or "" when nothing does.
+
+    Every column a migration cannot add (not nullable, no server default: ``migrate``) has
+    been in its table since the table was made (tests/store/test_store_migration.py checks
+    it against the first schema), so a table of that name without one is another program's,
+    or a future vtatune's that renamed it: nothing this version can read or migrate.
+    """
+    for table in TABLES:
+        have = columns.get(table.name)
+        if have is None:
+            continue
+        lacking = [c.name for c in table.columns
+                   if c.name not in have and not c.nullable and c.server_default is None]
+        if lacking:
+            return (f"table {table.name} has no column{'s' if len(lacking) > 1 else ''} "
+                    + ", ".join(lacking[:4]) + (", ..." if len(lacking) > 4 else ""))
+    return ""
 
 
 def _missing(columns: dict[str, set[str]]) -> bool:

@@ -15,8 +15,29 @@ efficiency figures count only the useful MACs.
 The packed tensors carry the packed groups as an axis after the batch — data
 ``(N/B, PG, CI, H, W, B, BI)``, kernel ``(PG, CO, CI, KH, KW, BO, BI)``, result
 ``(N/B, PG, CO, OH, OW, B, BO)`` with ``CI``/``CO`` tiles per packed group — so an output tile
-never reads another group's input. Knobs: conv2d's, with ``tile_ci``/``tile_co`` counted within
-a packed group, plus ``tile_g``: groups per output tile (a multiple of m).
+never reads another group's input. With ``m = 1`` these are byte for byte VTA's tensors
+``(N/B, GROUPS*CI, H, W, B, BI)``, ``(GROUPS*CO, CI, KH, KW, BO, BI)`` and
+``(N/B, GROUPS*CO, OH, OW, B, BO)``.
+
+Knobs: conv2d's plus ``tile_g``; how ``tile_co`` / ``oc_nthread`` count depends on the packing:
+
+- **Groups fill whole tiles** (``whole_tiles``: ``CIN/GROUPS`` a multiple of BLOCK_IN and
+  ``COUT/GROUPS`` of BLOCK_OUT, VTA's case): as in VTA's ``group_conv2d_packed``, ``tile_co``
+  counts BLOCK_OUT tiles over *all* groups' output tiles (``GROUPS * CO`` of them, group-major)
+  and ``oc_nthread`` splits the outer tiles of that axis, so threads may take different groups;
+  ``tile_ci`` counts a group's input tiles (VTA's ``k_o``), ``tile_g`` is 1. A tile of at most
+  ``CO`` tiles cuts each group's tiles (a tail per group when it does not divide ``CO``); a
+  larger one holds whole groups (a multiple of ``CO``), so a tile never straddles a group
+  boundary — VTA's tile_co (a divisor of ``GROUPS * CO``) is always one of these when ``CO``
+  and ``GROUPS`` are powers of two. Loads, GEMMs, ALU ops and stores per tile are those of
+  VTA's loop nest, with one difference: a tile of k groups with ``tile_ci < CI`` loads each
+  group's ``tile_ci`` input tiles per step, where VTA's bound inference loads the whole
+  channel range from the first group's to the last's (``(k-1)*CI + tile_ci`` tiles); with
+  ``tile_ci = CI`` (MobileNet-G on 16-wide blocks: CI = 1) the loads are the same. The GEMM
+  loops inside a tile are conv2d's (``conv2d.schedule_conv``), not VTA's TOPI order.
+- **Groups packed together** (m > 1, depthwise): ``tile_g`` groups per output tile (a multiple
+  of m), ``tile_co`` / ``tile_ci`` tiles of a packed group, ``oc_nthread`` over a packed
+  group's output tiles.
 """
 
 from __future__ import annotations
@@ -37,7 +58,6 @@ from vtatune.workloads.base import (
     check_fields,
     epilogue,
 )
-from vtatune.workloads.conv2d import schedule_conv
 from vtatune.workloads.registry import register
 
 if TYPE_CHECKING:
@@ -51,15 +71,17 @@ GROUPS = kn.Unit("groups")
 KNOBS = (
     kn.spatial("tile_b", "b", kn.BATCH_TILES, "BATCH tiles per output tile"),
     kn.spatial("tile_g", "g", GROUPS, "groups per output tile (a multiple of the groups "
-               "packed together)"),
+               "packed together; 1 when groups fill whole tiles)"),
     kn.spatial("tile_h", "oh", kn.ROWS, "output rows per output tile"),
     kn.spatial("tile_w", "ow", kn.COLS, "output columns per output tile"),
     kn.reduction("tile_ci", "ci", kn.IN_CHANNEL_TILES,
-                 "BLOCK_IN channel tiles of a packed group loaded per reduction step"),
+                 "BLOCK_IN channel tiles of a (packed) group loaded per reduction step"),
     kn.spatial("tile_co", "co", kn.OUT_CHANNEL_TILES,
-               "BLOCK_OUT channel tiles of a packed group per output tile"),
+               "BLOCK_OUT channel tiles per output tile: over all groups' output tiles when "
+               "groups fill whole tiles (VTA's), else of a packed group"),
     kn.thread("h_nthread", "tile_h", "virtual threads over output-row tiles"),
-    kn.thread("oc_nthread", "tile_co", "virtual threads over output-channel tiles"),
+    kn.thread("oc_nthread", "tile_co", "virtual threads over output-channel tiles (of all "
+              "groups when groups fill whole tiles)"),
 )
 
 #: MobileNet's grouped variant (MobileNet-G) in VTA's benchmarks (batch 1):
@@ -149,10 +171,27 @@ class GroupConv2d(Workload):
         """(groups per packed group m, BLOCK_IN tiles, BLOCK_OUT tiles per packed group)."""
         return _packing(self.groups, self.cin_g, self.cout_g, hw.block_in, hw.block_out)
 
+    def whole_tiles(self, hw: HwConfig) -> bool:
+        """Every group fills whole BLOCK_IN and BLOCK_OUT tiles (VTA's group_conv2d layout):
+        ``tile_co`` and ``oc_nthread`` then run over all groups' output tiles."""
+        return self.cin_g % hw.block_in == 0 and self.cout_g % hw.block_out == 0
+
     def tiles(self, hw: HwConfig) -> dict[str, int]:
         _, ci, co = self.packing(hw)
+        if self.whole_tiles(hw):
+            co *= self.groups
         return {"b": ceil_div(self.n, hw.batch), "g": self.groups, "ci": ci, "co": co,
                 "oh": self.oh, "ow": self.ow}
+
+    def output_tile(self, hw: HwConfig, knobs: Knobs) -> tuple[int, int]:
+        """(packed groups, BLOCK_OUT tiles of each) one output tile holds: with whole tiles a
+        ``tile_co`` of at most a group's tiles stays in one group, a larger one holds
+        ``tile_co / CO`` whole groups."""
+        m, _, co = self.packing(hw)
+        if not self.whole_tiles(hw):
+            return knobs["tile_g"] // m, knobs["tile_co"]
+        tc = knobs["tile_co"]
+        return (1, tc) if tc <= co else (tc // co, co)
 
     def padded_macs(self, hw: HwConfig) -> int:
         m, ci, co = self.packing(hw)
@@ -249,38 +288,60 @@ class GroupConv2d(Workload):
 
     # ---- knobs and schedule template ---------------------------------------------------------
     def knob_values(self, hw: HwConfig, knob: kn.Knob, extent: int) -> tuple[int, ...]:
-        if knob.axis != "g":
-            return super().knob_values(hw, knob, extent)
-        # whole packed groups of m groups each
-        m, _, _ = self.packing(hw)
-        return tuple(m * v for v in kn.tile_sizes(extent // m))
+        m, _, co = self.packing(hw)
+        if knob.axis == "g":
+            if self.whole_tiles(hw):
+                return (1,)
+            # whole packed groups of m groups each
+            return tuple(m * v for v in kn.tile_sizes(extent // m))
+        if knob.axis == "co" and self.whole_tiles(hw):
+            # within a group, or whole groups
+            return tuple(sorted(set(kn.tile_sizes(co))
+                                | {co * v for v in kn.tile_sizes(self.groups)}))
+        return super().knob_values(hw, knob, extent)
 
     def knob_legal(self, hw: HwConfig, knob: kn.Knob, extent: int, value: int) -> str | None:
-        m, _, _ = self.packing(hw)
+        m, _, co = self.packing(hw)
+        if self.whole_tiles(hw):
+            if knob.axis == "g" and value != 1:
+                return (f"{knob.name}={value}: each group fills whole tiles on "
+                        f"{hw.shape_label}, so tile_co counts the output tiles of all groups "
+                        f"and tile_g is 1 (tile_co={value * co} holds {value} groups)")
+            if knob.axis == "co" and value > co and value % co:
+                return (f"{knob.name}={value}: a tile larger than a group's {co} output "
+                        f"tiles holds whole groups (a multiple of {co})")
+            return None
         if knob.axis == "g" and value % m:
             return (f"{knob.name}={value}: {m} groups share each GEMM tile on "
                     f"{hw.shape_label}, so a tile holds a multiple of {m} groups")
         return None
 
+    def knob_constraint(self, hw: HwConfig, knobs: Knobs) -> str | None:
+        _, _, co = self.packing(hw)
+        tc = knobs["tile_co"]
+        if self.whole_tiles(hw) and knobs["oc_nthread"] > 1 and tc < co and co % tc:
+            return (f"oc_nthread={knobs['oc_nthread']} needs whole tiles, but tile_co={tc} "
+                    f"leaves a tail of {co % tc} in each group's {co} output tiles")
+        return None
+
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
-        m, _, _ = self.packing(hw)
-        schedule_conv(sch, hw, {**knobs, "tile_g_packed": knobs["tile_g"] // m}, grouped=True)
+        gp, tco = self.output_tile(hw, knobs)
+        _, _, co = self.packing(hw)
+        schedule_grouped(sch, hw, {**knobs, "tile_g_packed": gp, "tile_co": tco}, co)
 
     def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
         k = knobs
-        m, _, _ = self.packing(hw)
-        gp = k["tile_g"] // m
+        gp, tco = self.output_tile(hw, knobs)
         s = self.stride
         rows = (k["tile_h"] - 1) * s + self.kh
         cols = (k["tile_w"] - 1) * s + self.kw
         threads = k["h_nthread"] * k["oc_nthread"]
         b = k["tile_b"] * hw.batch
         inp = b * gp * k["tile_ci"] * hw.block_in * rows * cols * hw.inp_bits // 8
-        wgt = (gp * k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * self.kh
+        wgt = (gp * tco * hw.block_out * k["tile_ci"] * hw.block_in * self.kh
                * self.kw * hw.wgt_bits // 8)
-        acc = b * gp * k["tile_co"] * hw.block_out * k["tile_h"] * k["tile_w"] \
-            * hw.acc_bits // 8
-        loops = [e for e in (k["tile_b"], gp, k["tile_co"], k["tile_h"], k["tile_ci"], self.kh,
+        acc = b * gp * tco * hw.block_out * k["tile_h"] * k["tile_w"] * hw.acc_bits // 8
+        loops = [e for e in (k["tile_b"], gp, tco, k["tile_h"], k["tile_ci"], self.kh,
                              self.kw, k["tile_w"]) if e > 1]
         uops = 1
         for e in loops[2:]:
@@ -294,7 +355,7 @@ class GroupConv2d(Workload):
         pg, nb = self.groups // m, ceil_div(self.n, hw.batch)
         s = self.stride
         n_b = len(kn.split_sizes(nb, k["tile_b"]))
-        n_co = len(kn.split_sizes(co, k["tile_co"]))
+        n_co = len(kn.split_sizes(co, self.output_tile(hw, knobs)[1]))
         hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
         rows = sum((h - 1) * s + self.kh for h in hs)
         cols = sum((w - 1) * s + self.kw for w in ws)
@@ -303,6 +364,60 @@ class GroupConv2d(Workload):
             * self.kh * self.kw
         out = nb * hw.batch * pg * co * hw.block_out * self.oh * self.ow
         return inp + wgt + out
+
+
+def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
+    """conv2d's template (``conv2d.schedule_conv``) over the packed tensors' group axis:
+    output tiles of ``tile_g_packed`` packed groups x ``tile_co`` of each one's ``co`` output
+    tiles, groups outermost; the reduction over a group's input tiles outermost in a tile.
+
+    ``oc_nthread`` splits the output-channel tiles of all groups, group-major as VTA's
+    template numbers them: within a group when it has an even number of tiles, across groups
+    when a tile holds a whole group or more (threads take neighbouring groups), else over both
+    loops fused.
+    """
+    from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
+
+    b, g, oc, y, x, b_t, oc_t = sch.get_loops(sch.get_sblock("res"))
+    g_o, g_i = sch.split(g, [None, k["tile_g_packed"]])
+    b_o, b_i = sch.split(b, [None, k["tile_b"]])
+    oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
+    y_o, y_i = sch.split(y, [None, k["tile_h"]])
+    x_o, x_i = sch.split(x, [None, k["tile_w"]])
+    sch.reorder(b_o, g_o, oc_o, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
+    channels = [g_o, oc_o]
+    threads = []
+    nt = k["oc_nthread"]
+    if nt > 1:
+        per_group = ceil_div(co, k["tile_co"])
+        if per_group % nt == 0:
+            oc_o, oc_v = sch.split(oc_o, [None, nt])
+            channels = [g_o, oc_o]
+        elif per_group == 1:
+            g_o, oc_v = sch.split(g_o, [None, nt])
+            channels = [g_o, oc_o]
+        else:
+            fused, oc_v = sch.split(sch.fuse(g_o, oc_o), [None, nt])
+            channels = [fused]
+        threads.append(oc_v)
+    if k["h_nthread"] > 1:
+        y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
+        threads.append(y_v)
+    sch.reorder(*threads, b_o, *channels, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
+    for v in threads:
+        sch.bind(v, "cthread")
+
+    # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
+    stage_epilogue(sch, x_o)
+    *_, cb_i, cg_i, coc_i, cy_i, cx_i, cb_t, coc_t, ci, dy, dx, ci_t = sch.get_loops(
+        sch.get_sblock(GEMM_STAGE))
+    ci_o, ci_i = sch.split(ci, [None, k["tile_ci"]])
+    # Reduction over channel tiles outermost; one of the output axes (x) right above the
+    # tensorized tile so consecutive GEMMs write different accumulator tiles.
+    sch.reorder(ci_o, cb_i, cg_i, coc_i, cy_i, ci_i, dy, dx, cx_i, cb_t, coc_t, ci_t)
+
+    # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
+    stage_and_tensorize(sch, hw, ci_o, b_i, 7)
 
 
 @lru_cache(maxsize=1024)

@@ -1,0 +1,103 @@
+"""Figures whose text and legends do not cover each other or the data, checked on the drawn
+figure by the window extents of the artists (the renderer's bounding boxes, in pixels)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+
+from vtatune.reports import network_plots, plots, report_data
+from vtatune.reports.data import ParamRelation, ValueStats
+from vtatune.reports.network_data import network_report_data
+from vtatune.store import Store
+
+
+def _drawn(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _overlap(a, b) -> bool:
+    """Boxes sharing more than a pixel each way."""
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > 1) and (min(a.y1, b.y1) - max(a.y0, b.y0) > 1)
+
+
+def _inside(inner, outer) -> bool:
+    return (inner.x0 >= outer.x0 - 1 and inner.x1 <= outer.x1 + 1
+            and inner.y0 >= outer.y0 - 1 and inner.y1 <= outer.y1 + 1)
+
+
+@pytest.fixture(scope="module")
+def net(network_studies):
+    store = Store(network_studies.db)
+    return network_report_data(store.study(network_studies.study),
+                               store.network_trials(network_studies.study))
+
+
+def test_the_knee_label_stays_inside_its_panel_whatever_the_knee(net) -> None:
+    assert net.front
+    for knee in net.front:  # the top-left design too: its label must not reach the title
+        fig = network_plots.front_figure(dataclasses.replace(net, knee=knee))
+        r = _drawn(fig)
+        ax = fig.axes[0]
+        label = next(t for t in ax.texts if t.get_text().startswith("knee"))
+        box = label.get_window_extent(r)
+        assert _inside(box, ax.get_window_extent(r)), knee.trial
+        titles = [t for t in (ax.title, ax._left_title, fig._suptitle)  # (no public getter)
+                  if t is not None and t.get_text()]
+        assert titles
+        for other in (*titles, ax.get_legend()):
+            assert not _overlap(box, other.get_window_extent(r)), (knee.trial, other)
+
+
+def test_the_breakdown_legend_covers_no_bar(net) -> None:
+    # the longest bar last (largest area), where an inside legend would sit on it
+    front = sorted(net.front, key=lambda p: p.latency_ms)
+    slow = [dataclasses.replace(p, area_mm2=float(i + 1)) for i, p in enumerate(front)]
+    fig = network_plots.breakdown_figure(dataclasses.replace(net, front=tuple(slow)))
+    r = _drawn(fig)
+    ax = fig.axes[0]
+    legends = [lg for lg in (ax.get_legend(), *fig.legends) if lg is not None]
+    assert legends and ax.patches
+    for lg, bar in itertools.product(legends, ax.patches):
+        assert not _overlap(lg.get_window_extent(r), bar.get_window_extent(r))
+
+
+def test_network_latency_axes_say_what_they_measure(net) -> None:
+    fig = network_plots.convergence_figure(net)
+    assert fig.axes[0].get_ylabel() == "network latency (ms per run, end to end)"
+
+
+@pytest.fixture(scope="module")
+def crowded(studies):
+    """The tpe study's report data with a knob of ten values, each with a long count."""
+    store = Store(studies.db)
+    data = report_data(store.study(studies.tpe), store.trials(studies.tpe))
+    values = tuple(ValueStats(value=v, label=str(v), n_trials=71, n_feasible=65,
+                              latencies_ms=(0.1 * (i + 1),))
+                   for i, v in enumerate((1, 2, 3, 4, 5, 7, 8, 11, 16, 32)))
+    knob = ParamRelation(name="tile_ci", label="tile_ci (tiles)", kind="knob",
+                         values=values, importance=0.2)
+    return dataclasses.replace(data, params=(*data.params, knob))
+
+
+#: Least space between two tick labels side by side (pixels at the figures' 100 dpi).
+LABEL_GAP_PX = 3
+
+
+def test_parameter_tick_labels_do_not_overlap(crowded) -> None:
+    fig = plots.params_figure(crowded)
+    r = _drawn(fig)
+    checked = 0
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(r) for t in ax.get_xticklabels() if t.get_text()]
+        for a, b in itertools.pairwise(boxes):  # neighbours apart by a few pixels at least
+            assert b.x0 - a.x1 >= LABEL_GAP_PX or not _overlap(a.padded(LABEL_GAP_PX), b), \
+                ax.get_title("left")
+        checked += len(boxes) > 8
+    assert checked >= 1  # the crowded panel was drawn

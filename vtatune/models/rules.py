@@ -1,0 +1,297 @@
+"""Which ONNX nodes VTA runs, and as which vtatune operator shape.
+
+A rule reads one node of a loaded model (``graph.ModelGraph``) and returns the ``Workload``
+VTA runs for it, or a ``Refusal`` naming why VTA cannot run this node although it runs nodes
+of its kind (a dilation, an asymmetric padding, a 3-D convolution ...): such a node stays on
+the host with its reason, never a wrong layer. Operators without a rule run on the host.
+Rules register themselves by ONNX operator name (``@rule("Conv", ...)``).
+
+The mapping, against what each vtatune operator takes (``vtatune/workloads/*.py``):
+
+- ``Conv`` / ``ConvInteger`` / ``QLinearConv``: group 1 -> ``conv2d``, other groups
+  (depthwise included) -> ``group_conv2d``. Both take one symmetric padding and one stride for
+  both axes, any ``KH x KW`` kernel, no dilation; the DMA engine pads at most 15 rows or
+  columns (4-bit pad fields).
+- ``ConvTranspose`` -> ``conv2d_transpose``: one group, one symmetric padding, one stride, no
+  dilation, no ``output_padding`` (the output is ``(H - 1) * S - 2 * PAD + K``).
+- ``Gemm`` (``transA`` 0, constant ``B``), ``MatMul`` / ``MatMulInteger`` / ``QLinearMatMul``
+  of a 2-D input by a constant 2-D weight -> ``dense`` ``M,K,N``.
+
+Every layer is checked against the output shape ONNX inferred for the node: a layer whose
+output would differ is refused, not imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vtatune.errors import WorkloadError
+from vtatune.models.graph import ModelGraph, dims_of
+from vtatune.workloads.base import Workload
+
+#: Largest padding VTA's load engine writes on the fly (4-bit pad fields, hw_spec.h).
+MAX_PAD = (1 << 4) - 1
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why VTA cannot run this node (it stays on the host)."""
+
+    reason: str
+
+
+Rule = Callable[[Any, ModelGraph], "Workload | Refusal"]
+_RULES: dict[str, Rule] = {}
+
+
+def rule(*op_types: str) -> Callable[[Rule], Rule]:
+    """Register ``fn`` as the rule of ONNX operators ``op_types`` (default domain)."""
+    def wrap(fn: Rule) -> Rule:
+        for op in op_types:
+            _RULES[op] = fn
+        return fn
+    return wrap
+
+
+def recognized() -> tuple[str, ...]:
+    """ONNX operators VTA may run."""
+    return tuple(_RULES)
+
+
+def read(node: Any, g: ModelGraph) -> Workload | Refusal | None:
+    """What VTA runs for ``node``: a workload, a refusal, or None (a host operator)."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    fn = _RULES.get(node.op_type)
+    if fn is None:
+        return None
+    try:
+        return fn(node, g)
+    except WorkloadError as exc:  # a shape vtatune's operator refuses (too large, ...)
+        return Refusal(str(exc))
+
+
+# ---- attributes ------------------------------------------------------------------------------
+
+def attrs(node: Any) -> dict[str, Any]:
+    import onnx
+
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _text(v: Any) -> Any:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+
+def _pads(a: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, ...],
+          strides: tuple[int, ...]) -> tuple[int, ...] | Refusal:
+    """``(top, left, bottom, right)`` of a convolution, ``auto_pad`` resolved as ONNX does."""
+    auto = _text(a.get("auto_pad", "NOTSET"))
+    if auto in ("NOTSET", ""):
+        pads = tuple(a.get("pads", (0,) * (2 * len(spatial))))
+        return pads
+    if auto == "VALID":
+        return (0,) * (2 * len(spatial))
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for x, k, s in zip(spatial, kernel, strides, strict=True):
+            total = max((-(-x // s) - 1) * s + k - x, 0)
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else big)
+            end.append(big if auto == "SAME_UPPER" else small)
+        return (*begin, *end)
+    return Refusal(f"auto_pad {auto!r} is not an ONNX padding mode")
+
+
+def _common(a: dict[str, Any], rank: int, kernel: tuple[int, ...],
+            spatial: tuple[int, ...], what: str) -> tuple[int, int] | Refusal:
+    """``(pad, stride)`` of a 2-D convolution VTA can run, or why it cannot."""
+    if rank != 4:
+        return Refusal(f"{rank - 2}-D {what}: VTA runs 2-D convolutions (NCHW)")
+    dil = tuple(a.get("dilations", (1, 1)))
+    if any(d != 1 for d in dil):
+        return Refusal(f"dilations {'x'.join(map(str, dil))}: vtatune's {what} has no dilation")
+    strides = tuple(a.get("strides", (1, 1)))
+    if len(set(strides)) != 1:
+        return Refusal(f"strides {'x'.join(map(str, strides))}: vtatune's {what} takes one "
+                       "stride for both axes")
+    pads = _pads(a, spatial, kernel, strides)
+    if isinstance(pads, Refusal):
+        return pads
+    if len(set(pads)) != 1:
+        return Refusal(f"asymmetric padding (pads {list(pads)}: top, left, bottom, right): "
+                       f"vtatune's {what} pads every side alike")
+    return pads[0], strides[0]
+
+
+def _shapes(node: Any, g: ModelGraph, x: int, w: int
+            ) -> tuple[tuple[int, ...], tuple[int, ...]] | Refusal:
+    xs = g.shape(node.input[x]) if len(node.input) > x else None
+    ws = g.shape(node.input[w]) if len(node.input) > w else None
+    if xs is None or ws is None:
+        return Refusal("its input shapes are unknown after ONNX shape inference")
+    xd, wd = dims_of(xs), dims_of(ws)
+    if xd is None or wd is None:
+        return Refusal(f"its input shapes are not fixed ({_show(xs)}, {_show(ws)})")
+    return xd, wd
+
+
+def _show(shape: Any) -> str:
+    return "x".join("?" if d is None else str(d) for d in shape)
+
+
+def _check_output(node: Any, g: ModelGraph, want: tuple[int, ...]) -> Refusal | None:
+    got = g.shape(node.output[0]) if node.output else None
+    if got is not None and dims_of(got) is not None and tuple(got) != want:
+        return Refusal(f"ONNX infers output {_show(got)} where the layer gives {_show(want)}")
+    return None
+
+
+# ---- convolutions ----------------------------------------------------------------------------
+
+def _conv(node: Any, g: ModelGraph, x: int, w: int) -> Workload | Refusal:
+    from vtatune.workloads.conv2d import Conv2d
+    from vtatune.workloads.group_conv2d import GroupConv2d
+
+    found = _shapes(node, g, x, w)
+    if isinstance(found, Refusal):
+        return found
+    xd, wd = found
+    a = attrs(node)
+    if len(wd) != len(xd):
+        return Refusal(f"weight rank {len(wd)} does not match input rank {len(xd)}")
+    common = _common(a, len(xd), wd[2:], xd[2:], "conv2d")
+    if isinstance(common, Refusal):
+        return common
+    pad, stride = common
+    n, c, h, wi = xd
+    m, cg, kh, kw = wd
+    group = int(a.get("group", 1))
+    if group < 1 or cg * group != c:
+        return Refusal(f"weight {_show(wd)} with group {group} does not match {c} input "
+                       "channels")
+    if pad > MAX_PAD:
+        return Refusal(f"padding {pad}: VTA's load engine pads at most {MAX_PAD}")
+    if group == 1:
+        wl: Workload = Conv2d(n, c, h, wi, m, kh, kw, pad, stride)
+    else:
+        wl = GroupConv2d(n, c, h, wi, m, kh, kw, pad, stride, group)
+    return _check_output(node, g, (n, m, wl.oh, wl.ow)) or wl  # type: ignore[attr-defined]
+
+
+@rule("Conv")
+def conv(node: Any, g: ModelGraph) -> Workload | Refusal:
+    return _conv(node, g, 0, 1)
+
+
+@rule("ConvInteger")
+def conv_integer(node: Any, g: ModelGraph) -> Workload | Refusal:
+    return _conv(node, g, 0, 1)
+
+
+@rule("QLinearConv")
+def qlinear_conv(node: Any, g: ModelGraph) -> Workload | Refusal:
+    return _conv(node, g, 0, 3)
+
+
+@rule("ConvTranspose")
+def conv_transpose(node: Any, g: ModelGraph) -> Workload | Refusal:
+    from vtatune.workloads.conv2d_transpose import Conv2dTranspose
+
+    found = _shapes(node, g, 0, 1)
+    if isinstance(found, Refusal):
+        return found
+    xd, wd = found
+    a = attrs(node)
+    what = "conv2d_transpose"
+    if len(xd) != 4 or len(wd) != 4:
+        return Refusal(f"{len(xd) - 2}-D transposed convolution: VTA runs 2-D ones (NCHW)")
+    group = int(a.get("group", 1))
+    if group != 1:
+        return Refusal(f"group {group}: vtatune's {what} has no groups")
+    if any(p != 0 for p in a.get("output_padding", ())):
+        return Refusal(f"output_padding {list(a['output_padding'])}: vtatune's {what} has "
+                       "none")
+    n, c, h, w = xd
+    cin, m, kh, kw = wd
+    if cin != c:
+        return Refusal(f"weight {_show(wd)} does not match {c} input channels")
+    strides = tuple(a.get("strides", (1, 1)))
+    if "output_shape" in a:
+        # pads follow from the requested output size (ONNX's rule); then as any padding
+        out = tuple(a["output_shape"])[-2:]
+        if len(out) != 2:
+            return Refusal(f"output_shape {list(a['output_shape'])} is not 2-D")
+        auto = _text(a.get("auto_pad", "NOTSET"))
+        begin, end = [], []
+        for x, k, s, o in zip((h, w), (kh, kw), strides, out, strict=False):
+            total = s * (x - 1) + k - o
+            if auto == "SAME_UPPER":
+                begin.append(total // 2)
+                end.append(total - total // 2)
+            else:
+                begin.append(total - total // 2)
+                end.append(total // 2)
+        b = {**a, "pads": (*begin, *end), "auto_pad": "NOTSET"}
+    elif _text(a.get("auto_pad", "NOTSET")) in ("SAME_UPPER", "SAME_LOWER"):
+        auto = _text(a["auto_pad"])
+        begin, end = [], []
+        for _x, k, s in zip((h, w), (kh, kw), strides, strict=False):
+            total = max(k - s, 0)  # output = input * stride
+            begin.append(total - total // 2 if auto == "SAME_LOWER" else total // 2)
+            end.append(total // 2 if auto == "SAME_LOWER" else total - total // 2)
+        b = {**a, "pads": (*begin, *end), "auto_pad": "NOTSET"}
+    else:
+        b = a
+    common = _common(b, 4, (kh, kw), (h, w), what)
+    if isinstance(common, Refusal):
+        return common
+    pad, stride = common
+    wl = Conv2dTranspose(n, c, h, w, m, kh, kw, pad, stride)
+    return _check_output(node, g, (n, m, wl.oh, wl.ow)) or wl
+
+
+# ---- dense -----------------------------------------------------------------------------------
+
+def _dense(node: Any, g: ModelGraph, a_i: int, b_i: int, trans_b: bool = False
+           ) -> Workload | Refusal:
+    from vtatune.workloads.dense import Dense
+
+    if len(node.input) <= b_i or node.input[b_i] not in g.constants:
+        return Refusal("its weights are not constant (a product of two computed tensors): "
+                       "VTA's dense multiplies by a weight matrix")
+    found = _shapes(node, g, a_i, b_i)
+    if isinstance(found, Refusal):
+        return found
+    ad, bd = found
+    if len(ad) != 2 or len(bd) != 2:
+        return Refusal(f"a {max(len(ad), len(bd))}-D product ({_show(ad)} by {_show(bd)}): "
+                       "vtatune's dense multiplies 2-D matrices")
+    m, k = ad
+    n = bd[0] if trans_b else bd[1]
+    kb = bd[1] if trans_b else bd[0]
+    if kb != k:
+        return Refusal(f"inner sizes differ ({_show(ad)} by {_show(bd)})")
+    wl = Dense(m, k, n)
+    return _check_output(node, g, (m, n)) or wl
+
+
+@rule("Gemm")
+def gemm(node: Any, g: ModelGraph) -> Workload | Refusal:
+    a = attrs(node)
+    if int(a.get("transA", 0)):
+        return Refusal("transA=1 (a transposed input): vtatune's dense reads its input as "
+                       "M x K")
+    return _dense(node, g, 0, 1, trans_b=bool(int(a.get("transB", 0))))
+
+
+@rule("MatMul", "MatMulInteger")
+def matmul(node: Any, g: ModelGraph) -> Workload | Refusal:
+    return _dense(node, g, 0, 1)
+
+
+@rule("QLinearMatMul")
+def qlinear_matmul(node: Any, g: ModelGraph) -> Workload | Refusal:
+    return _dense(node, g, 0, 3)

@@ -1,0 +1,346 @@
+"""What a search is before it runs: defaults, limits, the space file and the study's name.
+
+``vtatune search`` (``cli/search.py``, ``cli/network.py``) and ``vtatune.api.search`` are two
+faces over this module: the same defaults, the same ranges, the same default study names, and
+the same ``vtatune.errors.UserError`` messages for bad input (the CLI prints them as one line
+and exits with 2; Python callers catch them). Light to import: no TVM, no database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vtatune.errors import UserError
+
+if TYPE_CHECKING:
+    from vtatune.networks.space import NetworkSpace
+    from vtatune.search.space import SearchSpace
+
+#: Sampler of single-operator searches when none is given. Chosen by measurement (README,
+#: Benchmarks): within 2% of the exhaustive optimum in 20-24 trials on ResNet-18 C2/C8/C11
+#: where TPE needs 16-120 and random 32->300.
+DEFAULT_SAMPLER = "xgb"
+#: Outer sampler (over hardware designs) of network searches when none is given.
+DEFAULT_NETWORK_SAMPLER = "xgb"
+#: Board of the shipped spaces; default study names mention any other.
+DEFAULT_BOARD = "pynq-z1"
+
+#: Seeds numpy's and Optuna's generators accept: 0 .. 2^32 - 1.
+SEED_MAX = 2**32 - 1
+#: Most worker processes a command starts (more is a fork bomb, not a speed-up).
+WORKERS_MAX = 256
+#: Most trials one study may ask for (a million trials is days of evaluation).
+TRIALS_MAX = 10**6
+#: Longest evaluation timeout (seconds): one week.
+TIMEOUT_MAX_S = 7 * 24 * 3600.0
+
+
+# ---- numbers: finite, in range ----------------------------------------------------------------
+
+def int_in(lo: int, hi: int) -> Callable[[int | None], int | None]:
+    """A check refusing integers outside ``lo..hi`` (``UserError`` "must be in ..."; the
+    caller names the option or argument). None passes."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None and not lo <= value <= hi:
+            raise UserError(f"must be in {lo:,}..{hi:,}, got {_num(value)}")
+        return value
+
+    return check
+
+
+def finite_in(lo: float, hi: float, low_open: bool = True) -> Callable[[float | None],
+                                                                        float | None]:
+    """A check refusing NaN, infinities and numbers outside ``(lo, hi]`` (``[lo, hi]`` when
+    ``low_open`` is False). None passes."""
+
+    def check(value: float | None) -> float | None:
+        if value is None:
+            return value
+        if not math.isfinite(value):
+            raise UserError(f"must be a finite number, got {value}")
+        if value < lo or (low_open and value == lo) or value > hi:
+            side = "(" if low_open else "["
+            raise UserError(f"must be in {side}{lo:g}, {hi:g}], got {value:g}")
+        return value
+
+    return check
+
+
+#: The ranges of ``search``'s numeric arguments.
+SEARCH_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "trials": int_in(1, TRIALS_MAX), "workers": int_in(0, WORKERS_MAX),
+    "seed": int_in(0, SEED_MAX), "timeout": finite_in(0.0, TIMEOUT_MAX_S),
+    "layer_trials": int_in(1, TRIALS_MAX)}
+
+
+def check_numbers(**values: float | None) -> None:
+    """Each of ``search``'s numeric arguments in its range (``SEARCH_CHECKS``), else a
+    ``UserError`` naming the argument ("seed must be in 0..4,294,967,295, got -1")."""
+    for name, value in values.items():
+        try:
+            SEARCH_CHECKS[name](value)
+        except UserError as exc:
+            raise UserError(f"{name} {exc}") from None
+
+
+def _num(value: int) -> str:
+    return str(value) if abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
+
+
+def refuse_memory_db(db: str | None) -> None:
+    """``UserError`` for a database URL that names an in-memory database: a search would run
+    to the end and its results vanish with the process."""
+    if db is None:
+        return
+    text = db.strip()
+    try:
+        from sqlalchemy.engine import make_url
+
+        url = make_url(text) if "://" in text else None
+    except Exception:  # noqa: BLE001 - a malformed URL is reported by the store
+        url = None
+    memory = text == ":memory:" or (
+        url is not None and url.get_backend_name() == "sqlite"
+        and (url.database in (None, "", ":memory:") or "mode=memory" in text
+             or ":memory:" in (url.database or "")))
+    if memory:
+        raise UserError("--db names an in-memory database: the results would be lost when "
+                        "the search ends; give a file (e.g. --db db/vtatune.sqlite)")
+
+
+# ---- what is searched: operator or network, its space file, its study's name ------------------
+
+def network_file(workload: str | None, space: str | None) -> str | None:
+    """The network space file a search is about (``space`` or ``workload`` naming one:
+    ``resnet18``, ``tiny.toml``) or the ONNX model ``workload`` names, else None (a
+    single-operator search)."""
+    from vtatune.models.space import is_model_path
+    from vtatune.networks import space as nspace
+
+    if workload is not None and is_model_path(workload):
+        if space is not None:
+            raise UserError("give an ONNX model or --space, not both (to search a model in "
+                            "other settings: vtatune import MODEL.onnx --out FILE.toml, edit "
+                            "it, then vtatune search FILE.toml)")
+        return workload
+    return next((n for n in (space, workload) if n is not None and nspace.is_network_file(n)),
+                None)
+
+
+def check_workload(workload: str) -> None:
+    """``UserError`` naming the known operators and networks for an unknown ``workload``."""
+    from vtatune.escaping import shown
+    from vtatune.networks import space as nspace
+    from vtatune.workloads import registry
+
+    if workload not in registry.kinds():
+        networks = ", ".join(nspace.builtin_names())
+        raise UserError(f"unknown workload {shown(workload)} (known: "
+                        f"{', '.join(registry.kinds())}; networks: {networks or 'none'})")
+
+
+def check_sampler(sampler: str) -> None:
+    """``UserError`` for an unknown sampler, or one whose optional dependency is missing."""
+    from vtatune.escaping import shown
+    from vtatune.search.samplers import names, require
+
+    if sampler not in names():
+        raise UserError(f"unknown sampler {shown(sampler)} (known: {', '.join(names())})")
+    require(sampler)
+
+
+def check_latency(latency: str | None) -> None:
+    from vtatune.escaping import shown
+    from vtatune.search.space import LATENCIES
+
+    if latency is not None and latency not in LATENCIES:
+        raise UserError(f"--latency must be one of {', '.join(LATENCIES)}, got "
+                        f"{shown(latency, 40)}")
+
+
+def default_space(workload: str, hw: str | None) -> str:
+    """``spaces/<workload>[_schedule].toml``; an operator without its own space file is
+    searched in conv2d's (its hardware choices; the workload is replaced)."""
+    from vtatune.search.space import spaces_dir
+
+    for kind in (workload, "conv2d"):
+        if hw is not None and (spaces_dir() / f"{kind}_schedule.toml").exists():
+            return f"{kind}_schedule"
+        if (spaces_dir() / f"{kind}.toml").exists():
+            return kind
+    return workload
+
+
+def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: bool = True,
+               stock_flag: bool = False) -> str:
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator][-stock]-SAMPLER[-passes-FP]``
+    (``stock``: ``--stock-vta``): searches that cannot share a study get different default
+    names (a study refuses a continuation that differs)."""
+    wl = sp.workload
+    parts = [wl.kind, wl.name or wl.signature]
+    if not default_space:
+        parts.append(sp.name)
+    if sp.board != DEFAULT_BOARD:
+        parts.append(sp.board)
+    if hw is not None:
+        parts += ["sched", sp.hardware({}).name]
+    if sp.latency != "end-to-end":
+        parts.append(sp.latency)
+    if stock_flag:
+        parts.append("stock")
+    parts.append(sampler)
+    if sp.passes is not None:
+        parts += ["passes", sp.passes.fingerprint[:8]]
+    return "-".join(parts)
+
+
+def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
+                       stock_flag: bool = False) -> str:
+    """``network-NAME[-MODELFP][-sched][-stock]-SAMPLER``: the default name of a network study
+    (an ONNX model's adds the first 8 hex digits of its fingerprint; ``stock``:
+    ``--stock-vta``)."""
+    model = f"{sp.network.fingerprint[:8]}-" if sp.network.fingerprint else ""
+    return (f"network-{sp.network.name}-{model}{'sched-' if hw else ''}"
+            f"{'stock-' if stock_flag else ''}{sampler}")
+
+
+@dataclass(frozen=True)
+class OperatorSearch:
+    """A single-operator search checked and resolved: its space, sampler and study name."""
+
+    space: SearchSpace
+    sampler: str
+    study: str
+
+
+def operator_search(workload: str | None, *, layer: str | None = None,
+                    shape: str | None = None, space: str | None = None, hw: str | None = None,
+                    board: str | None = None, trials: int = 100, sampler: str | None = None,
+                    objective: str | None = None, study: str | None = None, workers: int = 0,
+                    timeout: float = 120.0, latency: str | None = None,
+                    passes: Any = None, stock_vta: bool = False) -> OperatorSearch:
+    """Check a single-operator search's options (every ``UserError`` before anything runs or
+    is stored) and load its space: ``space`` or the workload's default space file
+    (``default_space``); ``passes`` a user pass file's path (or a ``PassSet``); ``stock_vta``
+    adds the space file's ``[constraints] stock_vta = true`` (``--stock-vta``)."""
+    from vtatune.passes.user import resolve
+    from vtatune.search import space as spaces
+
+    sampler = sampler or DEFAULT_SAMPLER
+    if workload is not None:
+        check_workload(workload)
+    if trials < 1:
+        raise UserError(f"--trials must be at least 1, got {trials}")
+    check_sampler(sampler)  # gp without torch: one line, before anything is printed
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout:g}")
+    if workers < 0:
+        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    if hw is not None and objective is None:
+        objective = "latency"
+    user = resolve(passes)
+    path = space if space is not None else default_space(workload or "conv2d", hw)
+    check_latency(latency)
+    sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
+                     objective=objective, passes=user, latency=latency,
+                     stock_vta=True if stock_vta else None)
+    return OperatorSearch(space=sp, sampler=sampler,
+                          study=study or study_name(sp, sampler, hw,
+                                                    default_space=space is None,
+                                                    stock_flag=stock_vta))
+
+
+@dataclass(frozen=True)
+class NetworkSearch:
+    """A network search checked and resolved: its space, outer sampler and study name."""
+
+    space: NetworkSpace
+    sampler: str
+    study: str
+
+
+def network_search(path: str, *, layer: str | None = None, shape: str | None = None,
+                   hw: str | None = None, board: str | None = None, trials: int = 100,
+                   sampler: str | None = None, objective: str | None = None,
+                   study: str | None = None, workers: int = 0, seed: int | None = None,
+                   timeout: float = 120.0, layer_trials: int | None = None,
+                   inner_sampler: str | None = None, latency: str | None = None,
+                   passes: str | None = None, stock_vta: bool = False) -> NetworkSearch:
+    """Check a network search's options (every ``UserError`` before anything runs or is
+    stored) and load its space file ``path``."""
+    from vtatune.escaping import shown
+    from vtatune.networks import space as nspace
+
+    if passes is not None:
+        raise UserError("--passes applies to single-operator searches; a network search "
+                        "compiles its layers with VTA's passes only")
+    if layer is not None or shape is not None:
+        raise UserError("--layer and --shape select one layer; a network search tunes every "
+                        "layer of the network (edit its [network] table to change them)")
+    sampler = sampler or DEFAULT_NETWORK_SAMPLER
+    if trials < 1:
+        raise UserError(f"--trials must be at least 1, got {trials}")
+    check_sampler(sampler)
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout:g}")
+    if workers < 0:
+        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    if layer_trials is not None and layer_trials < 1:
+        raise UserError(f"--layer-trials must be at least 1, got {layer_trials}")
+    if inner_sampler is not None and inner_sampler not in nspace.INNER_SAMPLERS:
+        raise UserError(f"unknown --inner-sampler {shown(inner_sampler, 40)} (known: "
+                        f"{', '.join(nspace.INNER_SAMPLERS)})")
+    if latency is not None and latency != nspace.LATENCY:
+        raise UserError(f"--latency {shown(latency, 40)}: a network search minimizes the "
+                        f"{nspace.LATENCY} seconds of a network run (every layer run is one "
+                        "call, accelerator + host); --latency accelerator applies to "
+                        "single-operator searches")
+    if hw is not None and objective is None:
+        objective = "latency"
+    from vtatune.models.space import is_model_path, network_space
+
+    if is_model_path(path):
+        sp, _ = network_space(path, hw=hw, board=board, objective=objective,
+                              inner_trials=layer_trials, inner_sampler=inner_sampler,
+                              stock_vta=True if stock_vta else None)
+    else:
+        sp = nspace.load(path, hw=hw, board=board, objective=objective,
+                         inner_trials=layer_trials, inner_sampler=inner_sampler,
+                         stock_vta=True if stock_vta else None)
+    return NetworkSearch(space=sp, sampler=sampler,
+                         study=study or network_study_name(sp, sampler, hw, stock_vta))
+
+
+@dataclass(frozen=True)
+class NetworkRun:
+    """A finished network search run and its dashboard copy's fate (``mirror_error``: why
+    the Optuna study was not updated, None when it was)."""
+
+    result: Any  # networks.runner.NetworkSearchResult
+    mirror_error: str | None
+
+
+def run_network(job: NetworkSearch, *, trials: int, db: str | None, workers: int,
+                seed: int | None, timeout: float, warm_start: bool,
+                on_progress: Callable[[Any], None] | None = None) -> NetworkRun:
+    """Run the network search ``job`` (``networks.runner.run``; ``workers`` > 0) with its
+    designs mirrored into an Optuna study of the same name in the same database, for
+    optuna-dashboard (``search.dashboard.NetworkOptunaMirror``: a thread reading the store,
+    so the search never waits for it)."""
+    from vtatune.networks import runner
+    from vtatune.search.dashboard import NetworkOptunaMirror
+    from vtatune.store import normalize_url
+
+    n_obj = 2 if job.space.objective == "area-latency" else 1
+    mirror = NetworkOptunaMirror(normalize_url(db), job.study, job.space, n_obj)
+    try:
+        result = runner.run(job.space, sampler=job.sampler, trials=trials, study=job.study,
+                            db=db, workers=workers, seed=seed, timeout=timeout,
+                            warm_start=warm_start, on_progress=on_progress)
+    finally:
+        mirror.close()
+    return NetworkRun(result=result, mirror_error=mirror.error)
