@@ -259,6 +259,11 @@ def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) ->
         line(stock_note(rows))
 
 
+def stock_text(p: Any) -> str:
+    """``, stock VTA: yes`` (or no), for a design's line ("" when unknown)."""
+    return "" if p.stock_vta is None else f", stock VTA: {'yes' if p.stock_vta else 'no'}"
+
+
 def stock_mark(row: dict[str, Any]) -> str:
     """A design row's stock-VTA cell: yes, no, or - (unknown)."""
     v = row.get("stock_vta")

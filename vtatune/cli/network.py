@@ -225,7 +225,6 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     import time
 
     from vtatune.cli.files import default_out, write_files
-    from vtatune.cli.report import stock_text
     from vtatune.reports.network_data import network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
@@ -256,7 +255,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
                          f"{formats.ms(p.latency_ms)} ms ({formats.cycles(p.cycles)} cycles), "
-                         f"{formats.area(p.area_mm2)} mm²{stock_text(p)}")
+                         f"{formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 

@@ -67,7 +67,7 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
                          f"{formats.cycles(p.cycles)} cycles ({formats.ms(p.latency_ms)} ms), "
-                         f"{formats.area(p.area_mm2)} mm²{stock_text(p)}")
+                         f"{formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
@@ -91,11 +91,6 @@ def point_json(p: Any) -> dict[str, Any] | None:
             p.logic_kind: p.lut, "ff": p.ff, p.bram_kind: p.bram, "dsp": p.dsp,
             "efficiency": p.efficiency, "stock_vta": p.stock_vta,
             "stock_vta_problems": list(p.stock_vta_problems)}
-
-
-def stock_text(p: Any) -> str:
-    """``, stock VTA: yes`` (or no), for a design's line ("" when unknown)."""
-    return "" if p.stock_vta is None else f", stock VTA: {'yes' if p.stock_vta else 'no'}"
 
 
 def register(app: typer.Typer) -> None:
