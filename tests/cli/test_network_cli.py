@@ -218,30 +218,49 @@ def test_network_search_with_stock_vta_marks_and_screens(capsys, tmp_path, space
 
 
 def test_show_gives_the_reason_of_designs_that_are_not_feasible(capsys, tmp_path) -> None:
-    # A 1x8x16 GEMM with VTA's default buffers needs a 139-bit GEMM instruction: show once
-    # said "hw_invalid 1" and nothing about why
-    raw = {**TINY, "hardware": {"LOG_BLOCK_IN": [3]}, "inner": {"trials": 2}}
-    (tmp_path / "bad.toml").write_text(_toml(raw))
+    # A study made before the screen holds a 1x8x16 design with VTA's default buffers (a
+    # 139-bit GEMM instruction): show once said "hw_invalid 1" and nothing about why; the
+    # same holds for designs that are trials today (no_schedule, dominated)
+    from vtatune.store import Store
+    from vtatune.store.records import NetworkTrialRecord
+
     db = f"sqlite:///{tmp_path / 'n.sqlite'}"
-    rc, out, err = _run(capsys, "search", "--space", str(tmp_path / "bad.toml"), "--trials",
-                        "1", "--workers", "1", "--db", db, "--study", "bad")
+    store = Store(db)
+    store.create_or_load_study("old", "network:tiny", {"network": TINY["network"]}, "random",
+                               "area-latency", "pynq-z1", 0)
+    why = ("hardware: GEMM instruction needs 139 bits with 64-bit word alignment > 128")
+    for number, status, reason in ((0, "hw_invalid", why), (1, "no_schedule", "layer b: x"),
+                                   (2, "no_schedule", "layer b: y")):
+        store.save_network_trial(NetworkTrialRecord(
+            study="old", number=number, hw_key=f"k{number}", hw={}, hw_name="1x8x16-i32w256a128u32",
+            status=status, reason=reason))
+    rc, out, err = _run(capsys, "show", "old", "--db", db)
     assert rc == 0, err
-    want = ("  hw_invalid (1), e.g. trial 0 (1x8x16-i32w256a128u32): hardware: GEMM instruction "
-            "needs 139 bits")
+    lines = out.splitlines()
+    assert lines[1].startswith("3 designs, 0 feasible (not feasible: no_schedule 2, "
+                               "hw_invalid 1)")
+    assert lines[2] == ("  no_schedule (2; 2 different reasons), e.g. trial 1 "
+                        "(1x8x16-i32w256a128u32): layer b: x")
+    assert lines[3] == f"  hw_invalid (1), e.g. trial 0 (1x8x16-i32w256a128u32): {why}"
+    rc, out, _ = _run(capsys, "show", "old", "--db", db, "--json")
+    rows = json.loads(out)["not_feasible"]
+    assert [(r["status"], r["count"], r["reasons"], r["trial"]) for r in rows] == [
+        ("no_schedule", 2, 2, 1), ("hw_invalid", 1, 1, 0)]
+    assert rows[1]["reason"] == why
+
+
+def test_a_rerun_that_adds_nothing_says_how_to_search_on(capsys, tmp_path) -> None:
+    raw = {**TINY, "hardware": {"LOG_BLOCK_IN": [4], "LOG_BLOCK_OUT": [4]},
+           "inner": {"trials": 2, "min_per_layer": 1}}
+    (tmp_path / "one.toml").write_text(_toml(raw))
+    db = f"sqlite:///{tmp_path / 'n.sqlite'}"
+    argv = ["search", "--space", str(tmp_path / "one.toml"), "--trials", "1", "--workers", "1",
+            "--db", db, "--study", "one"]
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 0, err
     assert "1 design (1 new" in out  # one design, not "1 designs"
-    assert any(ln.startswith(want) for ln in out.splitlines()), out
-    assert f"  vtatune show bad --db {db}  # every front design, layer by layer" in out
-    assert "vtatune report" not in out  # nothing feasible to report
-    rc, out, err = _run(capsys, "search", "--space", str(tmp_path / "bad.toml"), "--trials",
-                        "1", "--workers", "1", "--db", db, "--study", "bad")
+    assert f"  vtatune show one --db {db}  # every front design, layer by layer" in out
+    rc, out, err = _run(capsys, *argv)
     assert rc == 0, err
     assert ("nothing new: the study already holds 1 design and --trials is the total it "
             "should hold; to search on, raise it (--trials 2)") in out
-    rc, out, err = _run(capsys, "show", "bad", "--db", db)
-    assert rc == 0, err
-    assert "1 design, 0 feasible (not feasible: hw_invalid 1)" in out
-    assert any(ln.startswith(want) for ln in out.splitlines()), out
-    rc, out, _ = _run(capsys, "show", "bad", "--db", db, "--json")
-    (row,) = json.loads(out)["not_feasible"]
-    assert (row["status"], row["count"], row["trial"]) == ("hw_invalid", 1, 0)
-    assert row["reason"].startswith("hardware: GEMM instruction needs 139 bits")
