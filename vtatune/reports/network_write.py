@@ -119,14 +119,16 @@ def _front_table(data: NetworkReportData) -> str:
                      None if p.efficiency is None else 100 * p.efficiency,
                      *[shares.get(n) for n in data.layer_names]])
 
-    rows = [_ms_cells(r, (3, 4, 5, 7)) for r in rows]  # latency, accel, host, bound
+    in_ms = [cols.index(c) for c in ("latency (ms)", "accel (ms)", "host (ms)", "bound (ms)")]
+    rows = [_ms_cells(r, in_ms) for r in rows]
     knee = data.knee.trial if data.knee else None
     titles = ["trial number", "hardware design",
               "stock VTA (apache/tvm-vta as it is) builds the design; else why not",
               "area in mm²",
               "network latency in ms per run, end to end: the accelerator's time plus the "
               "host's", "the accelerator's part", "the host's part", "accelerator cycles",
-              "the network's physical lower bound in ms", "lower bound / latency",
+              "the network's physical lower bound in ms",
+              "lower bound / the accelerator's time (bound cycles / cycles)",
               *[f"share of the network's latency spent in {n}" for n in data.layer_names]]
     return html.table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
                       text_cols=(1, 2), wrap_cols=(2,), titles=titles)
@@ -139,7 +141,8 @@ def _layers_table(p: NetworkPoint) -> str:
              None if la.share is None else 100 * la.share,
              None if la.efficiency is None else 100 * la.efficiency, la.trials,
              ", ".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))] for la in p.layers]
-    return html.table(cols, [_ms_cells(r, (2, 3)) for r in rows], text_cols=(0, 7))
+    in_ms = [cols.index(c) for c in ("ms per run", "ms in all")]
+    return html.table(cols, [_ms_cells(r, in_ms) for r in rows], text_cols=(0, 7))
 
 
 def _ms_cells(row: list[Any], columns: Sequence[int]) -> list[Any]:
@@ -203,7 +206,8 @@ def compare_page(data: NetworkCompareData, png: bytes) -> str:
     cols = ["study", "sampler", "designs", "feasible", "best (ms)", "front size",
             "hypervolume", "layer evaluations"]
     rows = [_ms_cells([s.study, s.sampler, s.n_trials, s.n_feasible, s.best_ms, len(s.front),
-                       s.hypervolume, s.evaluated], (4,)) for s in data.series]
+                       s.hypervolume, s.evaluated], [cols.index("best (ms)")])
+            for s in data.series]
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
             f"{data.clock_mhz:g} MHz · hypervolume in (area, network latency) against one "
