@@ -21,3 +21,10 @@ def test_each_quantity_has_one_format() -> None:
 def test_hw_name_legend_explains_the_generated_names() -> None:
     text = formats.HW_NAME_LEGEND
     assert "BATCHxBLOCK_INxBLOCK_OUT" in text and "KiB" in text and "1x16x8-i8w32a64u8" in text
+
+
+def test_counted_says_one_thing_in_the_singular() -> None:
+    assert formats.counted(1, "design") == "1 design"
+    assert formats.counted(0, "design") == "0 designs"
+    assert formats.counted(1024, "trial") == "1,024 trials"
+    assert formats.counted(2, "study", "studies") == "2 studies"

@@ -42,6 +42,12 @@ def count(v: float | None) -> str:
     return f"{v:,.1f}"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` things in words: ``1 design``, ``2 designs``, ``1,024 trials`` (``plural`` for
+    nouns that do not take an ``s``)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def ms(v: float | None) -> str:
     """Milliseconds, fixed decimals: ``5.443``."""
     return MISSING if _missing(v) else f"{v:,.{MS_DECIMALS}f}"

@@ -79,6 +79,50 @@ def test_designs_at_a_narrow_terminal_cut_nothing(monkeypatch, width: int) -> No
     assert "…" not in text
 
 
+#: Rows as ``show`` prints a dense study's front: short knobs, long hardware names.
+DENSE_ROWS = [
+    {"trial": t, "cycles": c, "seconds": c / 1e8 + 4e-4, "accelerator_seconds": c / 1e8,
+     "host_seconds": 4e-4, "area_mm2": a, "efficiency": e, "hw_name": hw,
+     "knobs": {"tile_b": 1, "tile_ci": ci, "tile_co": co, "oc_nthread": th}}
+    for t, c, a, e, hw, ci, co, th in [
+        (12, 1_557_512, 36.12, 0.8414, "1x16x8-i8w32a64u8", 64, 8, 2),
+        (140, 998_004, 52.7, 0.913, "1x16x16-i32w256a128u32", 32, 16, 1),
+        (7, 12_345_678, 9.05, 0.052, "1x8x8-i2w16a8u4", 128, 64, 2)]]
+
+
+@pytest.mark.parametrize("width", range(60, 201, 10))
+def test_designs_never_split_a_token_at_any_width(monkeypatch, width: int) -> None:
+    # The width check once allowed 2 characters between columns where the table's style
+    # takes 3 plus its edges: at about 100 columns rich squeezed every column and printed
+    # "tile_ci=6" / "4," for tile_ci=64.
+    out, _ = _capture(monkeypatch, terminal=True, width=width)
+    console.designs("Pareto front", DENSE_ROWS)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= width
+    words = {w.rstrip(",") for w in text.split()}
+    for r in DENSE_ROWS:
+        tokens = [f"{r['trial']:,}", f"{r['cycles']:,}", f"{1e3 * r['seconds']:.3f}",
+                  f"{1e3 * r['accelerator_seconds']:.3f}", f"{r['area_mm2']:.2f}",
+                  f"{100 * r['efficiency']:.1f}%", r["hw_name"],
+                  *(f"{k}={v}" for k, v in r["knobs"].items())]
+        for token in tokens:
+            assert token in words, (width, token)
+
+
+@pytest.mark.parametrize("width", range(60, 201, 10))
+def test_table_fits_exactly_or_stacks(monkeypatch, width: int) -> None:
+    # The width the check computes is the width rich draws: a table that is drawn as a
+    # table is never squeezed (every cell keeps its full width), whatever the window.
+    out, _ = _capture(monkeypatch, terminal=True, width=width)
+    console.table("front", COLS, ROWS)
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= width
+    words = {w.rstrip(",") for w in text.split()}
+    for token in ("2,190,767", "1,041,834", "21.908", "10.418", "1x8x8-i8w32a16u8",
+                  "1x16x8-i16w32a64u8", *(f"knob_{i}={i * 7}" for i in range(12))):
+        assert token in words, (width, token)
+
+
 def test_designs_use_the_shared_formats(monkeypatch) -> None:
     out, _ = _capture(monkeypatch, terminal=False)
     console.designs("Pareto front", [{"trial": 3, "cycles": 544328, "seconds": 0.00544328,
@@ -92,7 +136,24 @@ def test_designs_use_the_shared_formats(monkeypatch) -> None:
                                 "eff.", "hardware", "knobs"]
     assert lines[2].split() == ["3", "544,328", "5.443", "5.043", "0.400", "37.42", "84.1%",
                                 "1x16x8-i8w32a64u8", "tile_h=7,", "tile_w=14"]
-    assert lines[3].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT")
+    assert lines[3] == console.DESIGNS_LEGEND
+    assert lines[4].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT")
+
+
+def test_designs_explain_the_columns_and_the_knobs(monkeypatch) -> None:
+    # nothing told a newcomer what eff. and the knobs mean
+    from vtatune.workloads import registry
+
+    out, _ = _capture(monkeypatch, terminal=False)
+    wl = registry.parse("conv2d", "C8")
+    console.designs("front", [DESIGN], wl)
+    text = out.getvalue()
+    assert "eff.: the physical lower bound" in text and "ms: time per call end to end" in text
+    knobs = next(ln for ln in text.splitlines() if ln.startswith("knobs: "))
+    for name in ("tile_b", "tile_h", "tile_w", "tile_ci", "tile_co", "h_nthread",
+                 "oc_nthread"):
+        assert f"{name} = " in knobs
+    assert "h_nthread = virtual threads over output-row tiles" in knobs
 
 
 def test_progress_in_a_log_prints_plain_lines_at_a_steady_pace(monkeypatch) -> None:

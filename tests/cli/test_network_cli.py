@@ -171,6 +171,24 @@ def test_report_compare_export_verify_of_network_studies(capsys, tmp_path,
     assert rc == 1 and "FAIL  checksums" in out
 
 
+def test_network_compare_prints_milliseconds_with_three_decimals(capsys, tmp_path,
+                                                                 network_studies) -> None:
+    # README: latency in ms with three decimals everywhere; the network compare table once
+    # printed the raw float with four significant digits (and the hypervolume likewise).
+    db, a, b = network_studies.db, network_studies.study, network_studies.other
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "j"),
+                        "--json")
+    assert rc == 0, err
+    d = {s["study"]: s for s in json.loads(out)["studies"]}
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "t"))
+    assert rc == 0, err
+    for name in (a, b):
+        row = next(ln.split() for ln in out.splitlines() if ln.split()[:1] == [name])
+        assert row[4] == f"{d[name]['best_ms']:,.3f}"
+        assert row[6] == f"{d[name]['hypervolume']:.3f}"
+    assert any(ln.startswith("best ms: ") for ln in out.splitlines())
+
+
 def test_compare_refuses_mixing_network_and_layer_studies(capsys, network_studies) -> None:
     from vtatune.store import Store
 
@@ -213,3 +231,52 @@ def test_network_search_with_stock_vta_marks_and_screens(capsys, tmp_path, space
     assert marks <= {True, False} and free["trials"] == 8
     for r in free["pareto"] + free["top"]:
         assert r["stock_vta"] == (r["hw"]["LOG_BLOCK_IN"] == r["hw"]["LOG_BLOCK_OUT"])
+
+
+def test_show_gives_the_reason_of_designs_that_are_not_feasible(capsys, tmp_path) -> None:
+    # A study made before the screen holds a 1x8x16 design with VTA's default buffers (a
+    # 139-bit GEMM instruction): show once said "hw_invalid 1" and nothing about why; the
+    # same holds for designs that are trials today (no_schedule, dominated)
+    from vtatune.store import Store
+    from vtatune.store.records import NetworkTrialRecord
+
+    db = f"sqlite:///{tmp_path / 'n.sqlite'}"
+    store = Store(db)
+    store.create_or_load_study("old", "network:tiny", {"network": TINY["network"]}, "random",
+                               "area-latency", "pynq-z1", 0)
+    why = ("hardware: GEMM instruction needs 139 bits with 64-bit word alignment > 128")
+    for number, status, reason in ((0, "hw_invalid", why), (1, "no_schedule", "layer b: x"),
+                                   (2, "no_schedule", "layer b: y")):
+        store.save_network_trial(NetworkTrialRecord(
+            study="old", number=number, hw_key=f"k{number}", hw={}, hw_name="1x8x16-i32w256a128u32",
+            status=status, reason=reason))
+    rc, out, err = _run(capsys, "show", "old", "--db", db)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[1].startswith("3 designs, 0 feasible (not feasible: no_schedule 2, "
+                               "hw_invalid 1)")
+    assert lines[2] == ("  no_schedule (2; 2 different reasons), e.g. trial 1 "
+                        "(1x8x16-i32w256a128u32): layer b: x")
+    assert lines[3] == f"  hw_invalid (1), e.g. trial 0 (1x8x16-i32w256a128u32): {why}"
+    rc, out, _ = _run(capsys, "show", "old", "--db", db, "--json")
+    rows = json.loads(out)["not_feasible"]
+    assert [(r["status"], r["count"], r["reasons"], r["trial"]) for r in rows] == [
+        ("no_schedule", 2, 2, 1), ("hw_invalid", 1, 1, 0)]
+    assert rows[1]["reason"] == why
+
+
+def test_a_rerun_that_adds_nothing_says_how_to_search_on(capsys, tmp_path) -> None:
+    raw = {**TINY, "hardware": {"LOG_BLOCK_IN": [4], "LOG_BLOCK_OUT": [4]},
+           "inner": {"trials": 2, "min_per_layer": 1}}
+    (tmp_path / "one.toml").write_text(_toml(raw))
+    db = f"sqlite:///{tmp_path / 'n.sqlite'}"
+    argv = ["search", "--space", str(tmp_path / "one.toml"), "--trials", "1", "--workers", "1",
+            "--db", db, "--study", "one"]
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 0, err
+    assert "1 design (1 new" in out  # one design, not "1 designs"
+    assert f"  vtatune show one --db {db}  # every front design, layer by layer" in out
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 0, err
+    assert ("nothing new: the study already holds 1 design and --trials is the total it "
+            "should hold; to search on, raise it (--trials 2)") in out

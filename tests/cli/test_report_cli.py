@@ -63,6 +63,41 @@ def test_compare_hypervolumes_match_a_direct_computation(capsys, studies, tmp_pa
     assert rc == 0 and "hypervolume" in out and studies.tpe in out
 
 
+def test_compare_gives_the_end_to_end_latency_everywhere(capsys, studies, tmp_path) -> None:
+    # The terminal once printed the accelerator's time of the fewest cycles as "best ms"
+    # where compare.csv, index.html, show and report give the end-to-end time per call, and
+    # --json had no latency at all.
+    names = (studies.random, studies.tpe)
+    store = Store(studies.db)
+    best = {n: min(1e3 * t.candidate.seconds for t in store.trials(n) if t.candidate.feasible)
+            for n in names}
+    accel = {n: min(1e3 * t.candidate.accelerator_seconds for t in store.trials(n)
+                    if t.candidate.feasible) for n in names}
+    assert all(best[n] > accel[n] for n in names)  # the two differ: the test can tell them
+    rc, out, err = _run(capsys, "compare", *names, "--db", studies.db, "--out",
+                        str(tmp_path / "j"), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["latency"] == "end-to-end"
+    for s in d["studies"]:
+        assert s["best_ms"] == pytest.approx(best[s["study"]])
+    csv = (tmp_path / "j" / "compare.csv").read_text().splitlines()
+    col = csv[0].split(",").index("best_latency_ms")
+    for row in csv[1:]:
+        cells = row.split(",")
+        assert float(cells[col]) == pytest.approx(best[cells[0]])
+    rc, out, _ = _run(capsys, "compare", *names, "--db", studies.db, "--out",
+                      str(tmp_path / "t"))
+    assert rc == 0
+    lines = out.splitlines()
+    head = next(ln for ln in lines if ln.split()[:2] == ["study", "sampler"])
+    assert "best ms" in head and "accel" not in head
+    for n in names:
+        row = next(ln.split() for ln in lines if ln.split() and ln.split()[0] == n)
+        assert row[5] == f"{best[n]:.3f}"
+    assert any(ln.startswith("best ms: ") and "end to end" in ln for ln in lines)
+
+
 def test_export_and_verify_round_trip(capsys, studies, tmp_path) -> None:
     folder = tmp_path / "bundle"
     rc, out, err = _run(capsys, "export", studies.tpe, "--pick", "fastest", "--db", studies.db,
@@ -77,6 +112,8 @@ def test_export_and_verify_round_trip(capsys, studies, tmp_path) -> None:
                  "functional", "resources"):
         assert any(ln.startswith("pass") and f" {name} " in ln for ln in lines), name
     assert lines[-1].startswith("ok:")
+    (res,) = [ln for ln in lines if " resources " in ln]
+    assert f"{d['area_mm2']:.2f} mm², " in res and "mm2" not in out  # formats.area's unit
     # tampering: exit 1 and the failing check named
     cfg = folder / "resources.json"
     cfg.write_text(cfg.read_text().replace('"fits": true', '"fits": false'))

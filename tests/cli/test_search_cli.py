@@ -123,6 +123,38 @@ def test_search_with_passes_reimports_them_in_the_workers(capsys, tmp_path) -> N
     assert rc == 2 and "compiled with user passes" in err and err.count("\n") == 1, err
 
 
+def test_the_end_of_a_search_says_what_to_do_next(capsys, tmp_path) -> None:
+    # The end of a search once suggested show and optuna-dashboard only; a rerun of a
+    # complete study said "0 new" and nothing about --trials being the study's total.
+    import shlex
+
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    space = tmp_path / "small.toml"  # every design buildable and on the board
+    space.write_text('[workload]\nkind = "dense"\nshape = "16,64,64"\n[hardware]\n'
+                     'LOG_WGT_BUFF_SIZE = [17, 18]\n')
+    argv = ["search", "--space", str(space), "--trials", "8", "--sampler", "random",
+            "--seed", "0", "--workers", "1", "--db", db]
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert "nothing new" not in out
+    assert lines[1] == "workload: dense M=16, K=64, N=64"
+    steps = lines[lines.index("next:") + 1:]
+    commands = [shlex.split(ln.split("  #")[0]) for ln in steps if "vtatune " in ln]
+    assert [c[1] for c in commands] == ["show", "report", "export"]
+    assert any(ln.strip().startswith("optuna-dashboard ") for ln in steps)
+    for words in commands:  # every suggestion runs as printed
+        if words[1] in ("report", "export"):
+            words += ["--out", str(tmp_path / words[1])]
+        rc, _, err = _run(capsys, *words[1:])
+        assert rc == 0, (words, err)
+    rc, out, err = _run(capsys, *argv)  # the same command again: the study is complete
+    assert rc == 0, err
+    assert "(0 new" in out
+    assert ("nothing new: the study already holds 8 trials and --trials is the total it "
+            "should hold; to search on, raise it (--trials 16) or start another study") in out
+
+
 def test_stock_vta_option_screens_designs_and_the_front_is_marked(capsys, tmp_path) -> None:
     from vtatune.hardware import boards
     from vtatune.hardware.config import HwConfig

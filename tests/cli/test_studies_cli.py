@@ -116,6 +116,9 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
     assert lines[0].startswith(f"study joint: {WL} on pynq-z1, objective area-latency "
                                "(end-to-end latency), sampler tpe (sqlite:///")
     assert lines[1] == "7 trials, 6 feasible (infeasible: invalid 1), best 400 cycles"
+    # why the infeasible ones are: per status, its first trial and reason
+    assert lines[2] == "  invalid (1), e.g. trial 5 (1x16x16-i32w256a128u32): sram: inp overflows"
+    lines = lines[:2] + lines[3:]
     assert lines[2] == "Pareto front, area vs ms per call (3 points):"
     assert lines[3].split() == ["trial", "cycles", "ms", "accel", "ms", "host", "ms", "mm²",
                                 "eff.", "stock", "hardware", "knobs"]
@@ -132,8 +135,9 @@ def test_show_pareto(capsys: pytest.CaptureFixture[str], db: str) -> None:
     stock = [stock_of(rec(f"j{n}", block=3 + n % 2).hw, "pynq-z1")["stock_vta"]
              for n in (0, 2, 4)]
     assert [r[7] for r in rows] == ["yes" if s else "no" for s in stock]
-    assert lines[7].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>")
-    assert lines[8].startswith("stock: stock VTA (apache/tvm-vta) builds ")
+    assert lines[7].startswith("ms: time per call end to end") and "eff.: " in lines[7]
+    assert lines[8].startswith("hardware names: BATCHxBLOCK_INxBLOCK_OUT-i<inp>w<wgt>")
+    assert lines[9].startswith("stock: stock VTA (apache/tvm-vta) builds ")
 
 
 def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
@@ -147,7 +151,7 @@ def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
     p = d["pareto"][0]
     assert set(p) == {"trial", "hw", "hw_name", "knobs", "cycles", "seconds", "area_mm2",
                       "efficiency", "accelerator_seconds", "host_seconds", "stock_vta",
-                      "stock_vta_problems"}
+                      "stock_vta_problems", "ties"}
     assert d["latency"] == "end-to-end"
     assert p["hw"]["LOG_BLOCK_IN"] == 3 and p["knobs"] == {"tile_h": 2}
     assert p["seconds"] == pytest.approx(9e-6) and p["efficiency"] == 0.5
@@ -168,14 +172,15 @@ def test_show_latency_study_top_10(capsys: pytest.CaptureFixture[str], db: str) 
     assert [t["cycles"] for t in d["top"]] == cycles and d["best_cycles"] == 3900
 
 
-@pytest.mark.parametrize(("study", "line"), [("empty", "0 trials, 0 feasible"),
-                                             ("nofit", "1 trials, 0 feasible (infeasible: "
-                                              "no_fit 1)")])
+@pytest.mark.parametrize(("study", "lines"), [
+    ("empty", ["0 trials, 0 feasible"]),
+    ("nofit", ["1 trial, 0 feasible (infeasible: no_fit 1)",  # one trial, not "1 trials"
+               "  no_fit (1), e.g. trial 0 (1x16x16-i32w256a128u32): sram: inp overflows"])])
 def test_show_no_feasible_trial(capsys: pytest.CaptureFixture[str], db: str, study: str,
-                                line: str) -> None:
+                                lines: list[str]) -> None:
     rc, out, _ = run(capsys, "show", study, "--db", db)
     assert rc == 0
-    assert out.splitlines()[1:] == [line, "no feasible trial yet"]
+    assert out.splitlines()[1:] == [*lines, "no feasible trial yet"]
     rc, out, _ = run(capsys, "show", study, "--db", db, "--json")
     d = json.loads(out)
     assert rc == 0 and d["feasible"] == 0 and d["best_cycles"] is None
@@ -209,3 +214,29 @@ def test_bad_database_is_one_line(capsys: pytest.CaptureFixture[str], argv: list
     rc, out, err = run(capsys, *argv, "--db", url)
     assert rc == 2 and out == ""
     assert err.startswith(f"vtatune: error: {message}") and err.count("\n") == 1
+
+
+def test_front_lists_designs_that_tie_once(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    # Two programs that differ only in which axis the virtual threads split can take the
+    # same cycles on the same hardware: the front once listed both, as two rows of one point
+    url = f"sqlite:///{tmp_path / 'ties.sqlite'}"
+    store = Store(url)
+    store.create_or_load_study("ties", WL, {}, "xgb", "area-latency", "pynq-z1", 1)
+    a = rec("a", area=2.0, cycles=500)
+    twin = CandidateRecord(**{**a.__dict__, "key": a.key + "|twin",
+                              "knobs": {"tile_h": 1, "h_nthread": 2}})
+    add(store, "ties", 0, rec("smaller", area=1.0, cycles=900))
+    add(store, "ties", 1, a)
+    add(store, "ties", 2, twin)
+    add(store, "ties", 3, rec("slower", area=2.0, cycles=700))  # dominated
+    rc, out, err = run(capsys, "show", "ties", "--db", url, "--json")
+    assert rc == 0, err
+    front = json.loads(out)["pareto"]
+    assert [r["trial"] for r in front] == [0, 1]
+    assert front[1]["ties"] == [{"trial": 2, "knobs": {"tile_h": 1, "h_nthread": 2}}]
+    assert front[0]["ties"] == []
+    rc, out, _ = run(capsys, "show", "ties", "--db", url)
+    assert "Pareto front, area vs ms per call (2 points):" in out
+    assert ("equal to a listed design (same hardware area and latency, other knobs): trial 2 "
+            "= trial 1 (h_nthread=2)") in out

@@ -309,6 +309,8 @@ def _space_files() -> dict[str, bytes]:
         ("hardware", "LOG_WGT_BUFF_SIZE"): ["-5", "20000", "[30, 40]", "[0]"],
         ("hardware", "LOG_INP_WIDTH"): ["[3, 4]", "0"],
         ("hardware", "NOT_A_KEY"): ["4"],
+        ("hardware", "LOG_BLOCK"): ["-5", "20000", "[4, 4]", '"4"', "[]", "nan", "[[4]]",
+                                    "[3, 5]"],  # with the file's LOG_BLOCK_IN: refused
         ("schedule", "knobs"): ["5", '"some"', '["tile_h", 5]', '["nope"]', "[]",
                                 json.dumps([ESC])],
         ("schedule", "extra"): ["1"],

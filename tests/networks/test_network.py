@@ -108,7 +108,9 @@ def test_a_user_network_file(tmp_path) -> None:
     ({**_layers(GOOD), "workload": {"kind": "conv2d"}}, "unknown section [workload]"),
     ({**_layers(GOOD), "inner": {"trials": 0}}, "[inner] trials must be an integer"),
     ({**_layers(GOOD), "inner": {"sampler": "tpe"}}, "[inner] sampler 'tpe'"),
-    ({**_layers(GOOD), "hardware": {"LOG_BLOCK": [4]}}, "unknown parameter 'LOG_BLOCK'"),
+    ({**_layers(GOOD), "hardware": {"LOG_BLOCKS": [4]}}, "unknown parameter 'LOG_BLOCKS'"),
+    ({**_layers(GOOD), "hardware": {"LOG_BLOCK": [4], "LOG_BLOCK_OUT": [3]}},
+     "either LOG_BLOCK or LOG_BLOCK_IN/LOG_BLOCK_OUT"),
     ({**_layers(GOOD), "schedule": {"knobs": ["tile_q"]}}, "unknown knobs ['tile_q']"),
 ])
 def test_bad_network_spaces_name_the_problem(raw, needle) -> None:
@@ -152,3 +154,42 @@ def test_too_many_layers_is_refused_without_parsing_them() -> None:
     many = [{**GOOD, "name": f"l{i}"} for i in range(net.MAX_LAYERS + 1)]
     with pytest.raises(ConfigError, match="at most 1000"):
         nspace.from_dict(_layers(*many), "many.toml")
+
+
+def test_log_block_makes_every_design_square() -> None:
+    # VTA's own key in a network file: one choice for BLOCK_IN = BLOCK_OUT, in the outer
+    # (hardware) space and every layer's space alike
+    from tests.networks.tiny_space import TINY
+
+    hardware = {k: v for k, v in TINY["hardware"].items() if not k.startswith("LOG_BLOCK")}
+    sp = nspace.from_dict({**TINY, "hardware": {**hardware, "LOG_BLOCK": [3, 4]}}, "sq.toml")
+    assert sp.searched_hw == {"LOG_BLOCK_IN": (3, 4), "LOG_WGT_BUFF_SIZE": (15, 16)}
+    for space in (sp.hw_space, *sp.unit_spaces.values()):
+        for b in (3, 4):
+            hw = space.hardware({"LOG_BLOCK_IN": b, "LOG_WGT_BUFF_SIZE": 15})
+            assert hw.log_block_in == hw.log_block_out == b
+
+
+def test_readme_network_example_yields_only_buildable_designs(tmp_path) -> None:
+    # README's network-file example once searched LOG_BLOCK_IN = [3, 4]: half its designs
+    # (1x8x16 with the default buffers) need a 139-bit GEMM instruction, hw_invalid
+    import itertools
+    import re
+    from pathlib import Path
+
+    from vtatune.area import estimate, fit
+    from vtatune.hardware import boards, config
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S)
+                   if "[network]" in b)
+    (tmp_path / "mynet.toml").write_text(example)
+    sp = nspace.load(str(tmp_path / "mynet.toml"))
+    keys = list(sp.searched_hw)
+    designs = [sp.hw_space.hardware(dict(zip(keys, c, strict=True)))
+               for c in itertools.product(*sp.searched_hw.values())]
+    assert len(designs) >= 2
+    board = boards.load(sp.board)
+    for hw in designs:
+        assert config.problems_of(hw) == [], hw.name
+        assert fit(estimate(hw, board), board).fits, hw.name

@@ -62,6 +62,24 @@ def test_breakdown_adds_up_to_the_network(data) -> None:
         assert 0 < p.efficiency <= 1
 
 
+def test_efficiency_has_one_definition(data, network_studies) -> None:
+    # show once said "31.9% of the bound" (bound cycles / cycles) where the report said
+    # 30.15% (bound / end-to-end time, host included): both are bound cycles / cycles now
+    from vtatune.networks.summary import summarize
+
+    store = Store(network_studies.db)
+    trials = store.network_trials(network_studies.study)
+    shown = {r["trial"]: r["efficiency"] for r in summarize(
+        store.study(network_studies.study), trials)["pareto"]}
+    by_number = {t.number: t for t in trials}
+    assert shown and set(shown) == {p.trial for p in data.front}
+    for p in data.front:
+        t = by_number[p.trial]
+        assert p.host_ms > 0  # end to end and accelerator differ: the test can tell them
+        assert p.efficiency == pytest.approx(t.bound_cycles / t.cycles)
+        assert p.efficiency == pytest.approx(shown[p.trial])
+
+
 def test_report_files(data, tmp_path) -> None:
     files = write_network_report(data, tmp_path)
     for name in ("front.png", "front.svg", "breakdown.png", "breakdown.svg", "convergence.png",
@@ -76,6 +94,21 @@ def test_report_files(data, tmp_path) -> None:
     assert len(list(csv.DictReader(io.StringIO((tmp_path / "designs.csv").read_text())))) == 4
     page = (tmp_path / "index.html").read_text()
     assert "Where the time goes" in page and "data:image/png;base64" in page
+
+
+def test_report_page_gives_milliseconds_with_three_decimals(data, tmp_path) -> None:
+    # README: latency in ms with three decimals; the network page printed four significant
+    # digits (0.3406 ms) in its picks and tables
+    import re
+
+    write_network_report(data, tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    for p in data.front:
+        for v in (p.latency_ms, p.accelerator_ms, p.host_ms, p.bound_ms):
+            assert re.search(rf'data-v="{re.escape(str(v))}">{v:,.3f}</td>', page), v
+    assert f"{data.fastest.latency_ms:,.3f} ms (" in page
+    for la in data.knee.layers:
+        assert f">{la.latency_ms:,.3f}</td>" in page
 
 
 def test_compare_shares_one_reference(network_studies, tmp_path) -> None:

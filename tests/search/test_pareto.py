@@ -67,3 +67,14 @@ def test_small_cases() -> None:
 def test_nan_is_rejected() -> None:
     with pytest.raises(ValueError, match="not a point"):
         pareto_front([(1.0, math.nan)])
+
+
+def test_front_size_counts_points_not_designs() -> None:
+    # the live "front N" says how many rows show will list: designs that tie exactly (same
+    # area, same latency) are one point of the front
+    from vtatune.search.pareto import front_size
+
+    pts = [(1.0, 9.0), (2.0, 5.0), (2.0, 5.0), (3.0, 6.0), (3.0, 4.0), (1.0, 9.0)]
+    assert len(pareto_front(pts)) == 5
+    assert front_size(pts) == 3
+    assert front_size([]) == 0

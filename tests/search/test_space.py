@@ -214,3 +214,66 @@ def test_board_with_a_timing_profile() -> None:
                          ("pynq-z1@", "is not a profile name")):
         with pytest.raises(ConfigError, match=message):
             spaces.load("conv2d", board=bad)
+
+
+def _dense_space(tmp_path, hardware: str) -> spaces.SearchSpace:
+    p = tmp_path / "block.toml"
+    p.write_text(f'[workload]\nkind = "dense"\nshape = "16,64,64"\n[hardware]\n{hardware}\n')
+    return spaces.load(p)
+
+
+def test_log_block_fixed_is_both_blocks(tmp_path) -> None:
+    # VTA's own vta_config.json key: LOG_BLOCK = 3 is BLOCK_IN = BLOCK_OUT = 8
+    sp = _dense_space(tmp_path, "LOG_BLOCK = 3\nLOG_INP_BUFF_SIZE = [14, 15]")
+    same = _dense_space(tmp_path, "LOG_BLOCK_IN = 3\nLOG_BLOCK_OUT = 3\n"
+                                  "LOG_INP_BUFF_SIZE = [14, 15]")
+    assert sp.hw_choices == same.hw_choices and list(sp.hw_choices) == list(config.LOG_KEYS)
+    assert sp.describe()["hardware"] == same.describe()["hardware"]
+    hw = sp.hardware({"LOG_INP_BUFF_SIZE": 14})
+    assert (hw.block_in, hw.block_out) == (8, 8)
+
+
+def test_log_block_searched_gives_square_designs_only(tmp_path) -> None:
+    from vtatune.search.enumeration import candidates
+
+    sp = _dense_space(tmp_path, "LOG_BLOCK = [3, 4, 5]")
+    # one sampler parameter for the pair, BLOCK_OUT follows it
+    assert sp.searched_hw == {"LOG_BLOCK_IN": (3, 4, 5)}
+    assert "LOG_BLOCK_OUT" not in sp.param_space()
+    found = candidates(sp)
+    shapes = {(h.block_in, h.block_out) for h in (sp.hardware(p) for _, p in found)}
+    assert shapes == {(8, 8), (16, 16), (32, 32)}  # 8x8 with these buffers: hw_invalid
+    cands = [sp.realize(params)[0] for _, params in found]
+    for c in [c for c in cands if c is not None][::7]:
+        again, why = sp.realize(sp.params_of(c))
+        assert why == "" and again is not None and again.key == c.key
+    from dataclasses import replace
+
+    odd = next(c for c in cands if c is not None)
+    odd = spaces.Candidate(odd.workload, replace(odd.hw, log_block_out=odd.hw.log_block_in + 1),
+                           odd.knobs)
+    with pytest.raises(KeyError):  # not a design of this space (warm starts skip it)
+        sp.params_of(odd)
+
+
+@pytest.mark.parametrize(("hardware", "needle"), [
+    ("LOG_BLOCK = [4]\nLOG_BLOCK_IN = [4]", "either LOG_BLOCK or LOG_BLOCK_IN/LOG_BLOCK_OUT"),
+    ("LOG_BLOCK = [0, 4]", "LOG_BLOCK values 0 are outside [1, 7]"),
+    ('LOG_BLOCK = "4"', "LOG_BLOCK must be an integer"),
+])
+def test_log_block_mistakes_are_named(tmp_path, hardware: str, needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+        _dense_space(tmp_path, hardware)
+
+
+def test_a_search_of_a_log_block_space_stores_square_designs(tmp_path) -> None:
+    from vtatune.search import runner
+    from vtatune.store import Store
+
+    sp = _dense_space(tmp_path, "LOG_BLOCK = [4, 5]\nLOG_WGT_BUFF_SIZE = [16, 18]")
+    db = f"sqlite:///{tmp_path / 'b.sqlite'}"
+    runner.run(sp, sampler="xgb", trials=6, study="block", db=db, workers=1, seed=0)
+    trials = Store(db).trials("block")
+    assert len(trials) == 6
+    blocks = {(t.candidate.hw["LOG_BLOCK_IN"], t.candidate.hw["LOG_BLOCK_OUT"]) for t in trials}
+    assert blocks <= {(4, 4), (5, 5)}

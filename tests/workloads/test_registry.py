@@ -206,3 +206,20 @@ def test_plugins_outside_the_package_load_from_entry_points(
     monkeypatch.delitem(sys.modules, "vt_plugin_op", raising=False)
     assert "outside_op" in registry.kinds()
     assert registry.parse("outside_op", shape="1,16,16").kind == "outside_op"
+
+
+def test_summary_names_the_layer_and_its_network() -> None:
+    # a newcomer reads "C8" in every study name: the summary says what it is
+    from vtatune.workloads import registry as reg
+
+    assert reg.parse("conv2d", "C8").summary() == (
+        "C8, a ResNet-18 layer: conv2d N=1, CIN=256, H=14, W=14, COUT=256, KH=3, KW=3, "
+        "PAD=1, STRIDE=1")
+    assert reg.parse("dense", None, "16,64,64").summary() == "dense M=16, K=64, N=64"
+    # a stored signature of a named layer's shape comes back as that layer
+    assert reg.from_signature("conv2d_n1_c64_h56_w56_o64_k3x3_p1_s1").summary().startswith(
+        "C2, a ResNet-18 layer: ")
+    for kind in reg.kinds():  # every named layer says where it comes from
+        cls = reg.get(kind)
+        if cls.layers():
+            assert cls.LAYERS_FROM, kind

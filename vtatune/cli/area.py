@@ -32,7 +32,7 @@ def area(hw: HwOption = "default", board: BoardOption = "pynq-z1", json_: JsonOp
     for c in report.components:
         rows.append([c.name, *[_num(c.resources[k]) for k in kinds], round(c.area_mm2, 3)])
     rows.append(["total", *[_num(report.totals[k]) for k in kinds], round(report.area_mm2, 3)])
-    console.table(None, ["component", *kinds, "mm2"], rows)
+    console.table(None, ["component", *kinds, "mm²"], rows)
     for c in report.components:
         if c.group != "fixed":
             console.line(f"  {c.name}: {c.detail}")
@@ -41,7 +41,7 @@ def area(hw: HwOption = "default", board: BoardOption = "pynq-z1", json_: JsonOp
         for u in fitted.usage
     )
     console.line(f"utilization: {use}")
-    console.line(f"area: {report.area_mm2:.2f} mm2 ({report.node}: logic and DSP tiles + SRAM "
+    console.line(f"area: {report.area_mm2:.2f} mm² ({report.node}: logic and DSP tiles + SRAM "
                  "bits)")
     for note in report.notes:
         console.line(f"note: {note}")

@@ -17,12 +17,25 @@ StudiesArg = Annotated[list[str], typer.Argument(
     help="Study names (same workload and board), e.g. one per sampler.", callback=valid_text)]
 
 
+#: What the table's best-latency column holds, per study latency.
+BEST_MS = {"end-to-end": "the least time per call, end to end (accelerator + host), as in "
+                         "show, report and compare.csv",
+           "accelerator": "the least accelerator time (cycles at the board clock), as in "
+                          "show, report and compare.csv"}
+
+
 def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
             json_: JsonOption = False) -> None:
     """Compare studies: overlaid fronts and convergence, hypervolumes, a table.
 
     Hypervolumes share one reference point. Writes compare.png/.svg, compare.csv and
     index.html.
+
+    Examples:
+
+    \b
+      vtatune compare conv2d-C8-xgb conv2d-C8-tpe conv2d-C8-random
+      vtatune compare conv2d-C8-xgb conv2d-C8-tpe --json | jq '.studies[]'
     """
     from vtatune.errors import UserError
     from vtatune.reports import compare_data, safe_name, write_comparison
@@ -60,6 +73,7 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
     if not any(t.candidate.feasible for _, trials in loaded for t in trials):
         raise UserError("none of the studies has a feasible trial: every front is empty")
     data = compare_data(loaded)
+    latency = kinds.pop()
     folder = out if out is not None else default_out(
         "compare-" + "-vs-".join(safe_name(n, 40) for n in names))
     files = write_files(lambda: write_comparison(data, folder), folder)
@@ -68,8 +82,10 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
         console.print_json({
             "db": where, "out": str(folder), "files": {k: str(v) for k, v in files.items()},
             "workload": data.workload, "board": data.board, "ref_point": data.ref_point,
+            "latency": latency,
             "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
                          "feasible": s.n_feasible, "best_cycles": s.best_cycles,
+                         "best_ms": s.best_ms,
                          "hypervolume": s.hypervolume, "front_size": len(s.front),
                          "front": [point_json(p) for p in s.front]} for s in data.series],
             "elapsed_s": elapsed})
@@ -80,11 +96,14 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
                  f"(reference point {formats.area(ref[0])} mm², {formats.ms(ref[1])} "
                  f"ms)" if ref else data.workload)
     rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
-             formats.cycles(s.best_cycles), formats.ms_of_cycles(s.best_cycles, data.clock_mhz),
+             formats.cycles(s.best_cycles), formats.ms(s.best_ms),
              str(len(s.front)) if s.front else "empty", f"{s.hypervolume:.3f}"]
             for s in data.series]
-    console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", "best ms",
+    # "ms" is what the studies minimize, as show, report, compare.csv and index.html give it
+    best_ms = "best ms" if latency == "end-to-end" else "best accel ms"
+    console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", best_ms,
                          "front", "hypervolume"], rows, right=[False, False] + [True] * 6)
+    console.line(f"{best_ms}: {BEST_MS[latency]}")
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
 

@@ -45,6 +45,12 @@ def compile_cmd(
     """Compile WORKLOAD on a VTA config through the schedule template and VTA passes.
 
     Exit code 0 when the candidate is valid, 1 when it is invalid or failed, 2 on bad input.
+
+    Examples:
+
+    \b
+      vtatune compile conv2d --layer C8 --hw default --knobs tile_h=7,tile_co=8
+      vtatune compile dense --shape 16,512,512 --print scheduled
     """
     from vtatune.errors import UserError
 

@@ -106,10 +106,10 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
     if wrap is None:
         text_cols = [k for k, r in enumerate(right) if not r]
         wrap = [bool(text_cols) and k == text_cols[-1] for k in range(len(columns))]
-    if _min_width(columns, cells, wrap) > out.width:
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    if _min_width(columns, cells, wrap) + _chrome(t, len(columns)) > out.width:
         _stacked(title, columns, cells, right)
         return
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col, r, w in zip(columns, right, wrap, strict=True):
         if w:
             t.add_column(col, justify="right" if r else "left", overflow="fold")
@@ -122,14 +122,26 @@ def table(title: str | None, columns: list[str], rows: Sequence[Sequence[Any]],
 
 def _min_width(columns: Sequence[str], cells: Sequence[Sequence[str]],
                wrap: Sequence[bool]) -> int:
-    """The narrowest a rich table of these cells can be without cutting a number or a word:
-    whole cells, folding columns at their longest word, one space either side of a rule."""
+    """The narrowest the cells of a table can be without cutting a number or a word: whole
+    cells, folding columns at their longest word (the table's rules and padding not
+    counted: ``_chrome``)."""
     widths = []
     for k, col in enumerate(columns):
         texts = [col] + [r[k] for r in cells]
         widths.append(max(len(w) for t in texts for w in (t.split() or [""])) if wrap[k]
                       else max(len(t) for t in texts))
-    return sum(widths) + 2 * (len(columns) - 1)
+    return sum(widths)
+
+
+def _chrome(t: Any, n: int) -> int:
+    """Characters a rich table ``t`` of ``n`` columns adds to its cells: each cell's padding
+    (none on the outer sides when ``pad_edge`` is off), one rule between columns and, with
+    ``show_edge``, one at either end (``box.SIMPLE_HEAD`` draws them as spaces, but they take
+    room all the same)."""
+    _, right, _, left = t.padding
+    pad = (left + right) * n - (0 if t.pad_edge else left + right)
+    rules = ((n - 1) + (2 if t.show_edge else 0)) if t.box is not None else 0
+    return pad + rules
 
 
 def _stacked(title: str | None, columns: Sequence[str], cells: Sequence[Sequence[str]],
@@ -206,10 +218,20 @@ def _terminal(v: Any) -> str:
     return terminal(v)
 
 
-def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
+#: What the designs table's columns mean (printed under it).
+DESIGNS_LEGEND = ("ms: time per call end to end = accel ms (the accelerator) + host ms (the "
+                  "host CPU's runtime work); eff.: the physical lower bound (compute and "
+                  "compulsory memory traffic) / the accelerator's cycles")
+#: What a network table's ``of bound`` means.
+BOUND_LEGEND = ("of bound: the network's physical lower bound (compute and compulsory memory "
+                "traffic of every layer run) / the accelerator's cycles")
+
+
+def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) -> None:
     """Designs of a study (``search.summary`` rows) as ``search`` and ``show`` print them:
     trial, cycles, ms per call (end to end) = accelerator ms + host ms, mm², efficiency,
-    hardware, knobs — in ``formats``' units."""
+    hardware, knobs — in ``formats``' units — then what the columns, the knobs of
+    ``workload`` (a ``Workload``, if given) and generated hardware names mean."""
     def ms(seconds: float | None) -> str:
         return formats.ms(None if seconds is None else 1e3 * seconds)
 
@@ -222,6 +244,15 @@ def designs(title: str, rows: Sequence[dict[str, Any]]) -> None:
               *([stock_mark(r)] if stock else []), str(r["hw_name"]),
               formats.knobs(r["knobs"])] for r in rows]
     table(title, columns, cells, right=[True] * 7 + [False] * (len(columns) - 7))
+    ties = [(r, tie) for r in rows for tie in r.get("ties", ())]
+    if ties:
+        line("equal to a listed design (same hardware area and latency, other knobs): "
+             + "; ".join(f"trial {tie['trial']} = trial {r['trial']} "
+                         f"({formats.knobs(_differ(tie['knobs'], r['knobs']))})"
+                         for r, tie in ties))
+    line(DESIGNS_LEGEND)
+    if workload is not None and workload.KNOBS:
+        line("knobs: " + "; ".join(f"{k.name} = {k.doc}" for k in workload.KNOBS))
     if any(_generated_name(r["hw_name"]) for r in rows):
         line(formats.HW_NAME_LEGEND)
     if stock_note(rows):
@@ -253,6 +284,66 @@ def stock_note(rows: Sequence[dict[str, Any]]) -> str:
     return (f"stock: stock VTA (apache/tvm-vta) builds {what} as "
             f"{'they are' if len(known) > 1 else 'it is'} (export says why not; search "
             "--stock-vta keeps to designs it builds)")
+
+
+def _differ(knobs: dict[str, int], other: dict[str, int]) -> dict[str, int]:
+    """The knobs of ``knobs`` whose values ``other`` does not share."""
+    return {k: v for k, v in knobs.items() if other.get(k) != v}
+
+
+def not_feasible(rows: Sequence[dict[str, Any]]) -> None:
+    """Why trials were not feasible (``search.summary.not_feasible`` rows): one indented line
+    per status with its first trial's reason."""
+    for r in rows:
+        more = f"; {r['reasons']:,} different reasons" if r["reasons"] > 1 else ""
+        line(f"  {r['status']} ({r['count']:,}{more}), e.g. trial {r['trial']} "
+             f"({r['hw_name']}): {r['reason'] or 'no reason stored'}")
+
+
+def next_steps(study: str, url: str, db: str | None, objective: str = "area-latency",
+               exportable: bool = True, shows: str = "these results again",
+               feasible: bool = True) -> list[str]:
+    """What to do with a finished search: the commands that show, report and export it
+    (``--db`` only when the search was given one; report and export only when there is a
+    feasible trial, export not of a study compiled with user passes, which export cannot
+    rebuild)."""
+    from vtatune.escaping import shell_command
+
+    def cmd(*words: str) -> str:
+        return shell_command(["vtatune", words[0], study, *words[1:]]
+                             + ([] if db is None else ["--db", url]))
+
+    out = ["next:", f"  {cmd('show')}  # {shows}"]
+    if not feasible:
+        return out
+    out.append(f"  {cmd('report')}  # plots, tables and one HTML page")
+    if exportable and objective == "area-latency":
+        out.append(f"  {cmd('export')}  # a bundle of the knee design (--pick fastest, "
+                   "smallest or a trial)")
+    elif exportable:
+        out.append(f"  {cmd('export', '--pick', 'fastest')}  # a bundle of the fastest design")
+    return out
+
+
+def nothing_new(study: str, held: int, noun: str) -> str:
+    """Why a rerun added nothing: ``--trials`` is the total the study should hold."""
+    from vtatune.escaping import shell_word
+
+    return (f"nothing new: the study already holds {formats.counted(held, noun)} and --trials "
+            f"is the total it should hold; to search on, raise it (--trials {2 * held}) or "
+            f"start another study (--study {shell_word(study + '-2')})")
+
+
+def workload_of(signature: str) -> Any:
+    """The workload a stored signature names (a named layer as that layer), or None when this
+    vtatune does not know it."""
+    from vtatune.errors import VtatuneError
+    from vtatune.workloads import registry
+
+    try:
+        return registry.from_signature(signature)
+    except VtatuneError:
+        return None
 
 
 def _generated_name(name: Any) -> bool:

@@ -24,7 +24,14 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     Files: vta_config.json, schedule.json, program.bin, resources.json, autotvm.log (the
     schedule as an AutoTVM record for VTA's own flow) and manifest.json (versions, sha256
-    checksums, source study and trial, the design's VTA name as ``bitstream``).
+    checksums, source study and trial, the design's VTA name as bitstream).
+
+    Examples:
+
+    \b
+      vtatune export conv2d-C8-xgb               # the knee of the front
+      vtatune export conv2d-C8-xgb --pick fastest --out bundle/
+      vtatune verify-export bundle/
     """
     import time
 

@@ -18,6 +18,7 @@ app = typer.Typer(
     help="Joint hardware x schedule autotuning and design-space exploration for VTA.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

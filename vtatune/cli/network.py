@@ -52,8 +52,10 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
     sp, sampler, name = job.space, job.sampler, job.study
 
     plural = "s" if workers != 1 else ""
-    header = (f"search {name}: network {sp.network.name} ({len(sp.network.layers)} layers), up "
-              f"to {trials} designs of {sp.inner.trials} layer evaluations, sampler {sampler} "
+    header = (f"search {name}: network {sp.network.name} "
+              f"({formats.counted(len(sp.network.layers), 'layer')}), up to "
+              f"{formats.counted(trials, 'design')} of "
+              f"{formats.counted(sp.inner.trials, 'layer evaluation')}, sampler {sampler} "
               f"(inner {sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
               f"worker{plural}; db {_display_url(db)}")
     with console.Progress(name, trials, header=header, quiet=quiet,
@@ -113,7 +115,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "pareto": data["pareto"], "top": data["top"]})
         return
     best = data["best_seconds"]
-    console.line(f"study {result.study}: {data['trials']} designs ({result.new_trials} new; "
+    console.line(f"study {result.study}: {formats.counted(data['trials'], 'design')} "
+                 f"({result.new_trials} new; "
                  f"{result.evaluated} layer candidates evaluated, {result.cached} from the "
                  f"store) in {result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {1e3 * best:.3f} ms ({data['best_cycles']:,} cycles)"
@@ -121,12 +124,15 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     if others:
         console.line(f"not feasible: {others}")
+        console.not_feasible(data["not_feasible"])
     from vtatune.search.screen import summary_line
 
     if summary_line(result.screened):
         console.line(summary_line(result.screened))
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
+    elif result.new_trials == 0:
+        console.line(console.nothing_new(result.study, data["trials"], "design"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     if rows:
         title = ("Pareto front (area vs network latency)"
@@ -138,11 +144,16 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                         formats.percent(r["efficiency"]), console.stock_mark(r),
                         r["hw_name"]] for r in rows],
                       right=[True] * 5 + [False, False])
+        console.line(console.BOUND_LEGEND)
         if console.stock_note(rows):
             console.line(console.stock_note(rows))
     else:
         console.line("no feasible design yet")
-    console.line(f"results: {result.db} (per-layer breakdown: vtatune show {result.study})")
+    console.line(f"results: {result.db}")
+    for text in console.next_steps(result.study, result.db, db, data["objective"],
+                                   shows="every front design, layer by layer",
+                                   feasible=bool(data["feasible"])):
+        console.line(text)
 
 
 def _exhausted(result: Any, trials: int) -> str:
@@ -168,22 +179,24 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                  f"{info.objective}, sampler {info.sampler} ({store.display_url})")
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     best = data["best_seconds"]
-    console.line(f"{data['trials']} designs, {data['feasible']} feasible"
+    console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
                  + (f" (not feasible: {others})" if others else "")
                  + (f", best {_ms(best)} ms ({formats.cycles(data['best_cycles'])} cycles)"
                     if best is not None else "")
                  + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))
+    console.not_feasible(data["not_feasible"])
     if not data["feasible"]:
         console.line("no feasible design yet")
         return
     if info.objective == "area-latency":
         rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs network latency ({len(rows)} designs):")
+        console.line(f"Pareto front, area_mm2 vs network latency "
+                     f"({formats.counted(len(rows), 'design')}):")
     else:
         rows = data["top"]
-        console.line(f"top {len(rows)} designs by network latency:")
+        console.line(f"top {formats.counted(len(rows), 'design')} by network latency:")
     for r in rows:
         console.line("")
         split = "" if r["host_seconds"] is None else (
@@ -235,7 +248,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
             **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return
     console.line(f"study {data.study}: network {data.network} on {data.board}, "
-                 f"{data.n_trials} designs, {data.n_feasible} feasible; front "
+                 f"{formats.counted(data.n_trials, 'design')}, {data.n_feasible} feasible; front "
                  f"{len(data.front)} design{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.4f}")
     for label, p in picks.items():
@@ -312,11 +325,13 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
                  "latency) against one shared reference")
     for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
                          "hypervolume", "layer evals"],
-                        [[s.study, s.sampler, s.n_trials, s.n_feasible,
-                          "-" if s.best_ms is None else s.best_ms,
-                          len(s.front) if s.front else "empty", s.hypervolume, s.evaluated]
+                        [[s.study, s.sampler, s.n_trials, s.n_feasible, formats.ms(s.best_ms),
+                          len(s.front) if s.front else "empty", f"{s.hypervolume:.3f}",
+                          s.evaluated]
                          for s in data.series]):
         console.line(text)
+    console.line("best ms: the least network latency, end to end (accelerator + host per "
+                 "layer run), as in show, report and compare.csv")
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
 
@@ -329,7 +344,7 @@ def json_key(v: Any) -> str:
 
 def _short(v: Any) -> str:
     if isinstance(v, dict):
-        return f"{v.get('name', '?')} ({len(v.get('layers', []))} layers)"
+        return f"{v.get('name', '?')} ({formats.counted(len(v.get('layers', [])), 'layer')})"
     return str(v)
 
 
@@ -363,7 +378,7 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
                  f"{res.hw_name}; {_ms(res.seconds)} ms per run (accelerator "
                  f"{_ms(res.accelerator_seconds)} ms, {formats.cycles(res.cycles)} cycles + "
                  f"host {_ms(res.host_seconds)} ms), {formats.area(res.area_mm2)} mm², "
-                 f"{len(res.layers)} layers")
+                 f"{formats.counted(len(res.layers), 'layer')}")
     if res.stock_vta:
         console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
                      "this design as it is)")
@@ -376,7 +391,8 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
     from vtatune.export.autotvm import summary
 
     console.line(summary(res.vta_flow))
-    console.line(f"wrote {res.folder}/ ({len(res.files)} files) in {elapsed:.1f} s; check it "
+    console.line(f"wrote {res.folder}/ ({formats.counted(len(res.files), 'file')}) in "
+                 f"{elapsed:.1f} s; check it "
                  f"with: vtatune verify-export {res.folder}")
 
 

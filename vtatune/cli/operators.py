@@ -9,7 +9,7 @@ from vtatune.cli.options import JsonOption
 
 
 def operators_cmd(json_: JsonOption = False) -> None:
-    """List the operators (``--shape`` fields, named layers, default, knobs with their roles)."""
+    """List the operators (--shape fields, named layers, default, knobs with their roles)."""
     from vtatune.workloads import registry
 
     ops = registry.operators()

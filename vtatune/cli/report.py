@@ -26,6 +26,12 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     Files: pareto.png/.svg, convergence.png, params.png, front.csv, trials.csv and a
     self-contained index.html, in reports/<study>/ unless --out says otherwise.
+
+    Examples:
+
+    \b
+      vtatune report conv2d-C8-xgb
+      vtatune report network-resnet18-xgb --out /tmp/resnet18-report
     """
     from vtatune.reports import report_data, require_feasible, write_report
 
@@ -51,7 +57,8 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "knee": point_json(data.knee), "fastest": point_json(data.fastest),
             "smallest": point_json(data.smallest), "elapsed_s": elapsed})
         return
-    console.line(f"study {data.study}: {data.workload} on {data.board}, {data.n_trials} trials, "
+    console.line(f"study {data.study}: {data.workload} on {data.board}, "
+                 f"{formats.counted(data.n_trials, 'trial')}, "
                  f"{data.n_feasible} feasible; front {len(data.front)} point"
                  f"{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.3f}")

@@ -83,6 +83,14 @@ def search(
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
     network (resnet18 and the zoo's others, --space FILE with a [network] table, or an ONNX
     model MODEL.onnx): a trial is then one hardware design with every layer's schedule tuned.
+
+    Examples:
+
+    \b
+      vtatune search conv2d --layer C8 --trials 200   # hardware x schedule
+      vtatune search dense --shape 16,512,512 --hw default --trials 50
+      vtatune search resnet18 --trials 20             # one VTA, every layer
+      vtatune search --space my.toml --study mine     # rerun: continues
     """
     from vtatune import studies
     from vtatune.errors import UserError
@@ -115,7 +123,7 @@ def search(
     check_study(sp, name, db)
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
-    _report(result, json_, db)
+    _report(result, json_, db, exportable=sp.passes is None)
 
 
 def _start_workers_server() -> None:
@@ -138,7 +146,8 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
     from vtatune.store import normalize_url
 
     clock = boards.load(sp.board).clock_mhz
-    header = (f"search {name}: up to {trials} trials, sampler {sampler}, {sp.objective}, "
+    header = (f"search {name}: up to {formats.counted(trials, 'trial')}, sampler {sampler}, "
+              f"{sp.objective}, "
               f"{sp.board}, {workers} worker{'s' if workers != 1 else ''}; "
               f"db {_hide_password(normalize_url(db))}")
     with console.Progress(name, trials, header=header, quiet=quiet,
@@ -179,7 +188,7 @@ def _hide_password(url: str) -> str:
         return "(database)"
 
 
-def _report(result: Any, json_: bool, db: str | None) -> None:
+def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -> None:
     from vtatune import formats
     from vtatune.escaping import shell_command
     from vtatune.search.summary import summarize
@@ -201,35 +210,44 @@ def _report(result: Any, json_: bool, db: str | None) -> None:
             "latency": data["latency"],
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
                                           "accelerator_seconds", "host_seconds", "area_mm2",
-                                          "efficiency", "stock_vta", "stock_vta_problems")}
+                                          "efficiency", "stock_vta", "stock_vta_problems",
+                                          "ties")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
             "space_size": result.space_size, "screened": result.screened})
         return
-    console.line(f"study {result.study}: {data['trials']} trials ({result.new_trials} new: "
+    console.line(f"study {result.study}: {formats.counted(data['trials'], 'trial')} "
+                 f"({result.new_trials} new: "
                  f"{result.evaluated} evaluated, {result.cached} from the store; "
                  f"{result.repeats} repeated proposals skipped) in "
                  f"{result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
+    wl = console.workload_of(data["workload"])
+    if wl is not None:
+        console.line(f"workload: {wl.summary()}")
     from vtatune.search.screen import summary_line
 
     if summary_line(result.screened):
         console.line(summary_line(result.screened))
     if result.exhausted:
         console.line(_exhausted(result, data["trials"]))
+    elif result.new_trials == 0:
+        console.line(console.nothing_new(result.study, data["trials"], "trial"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
     lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
     title = f"Pareto front (area vs {lat})" if data["objective"] == "area-latency" \
         else f"fastest trials (by {lat})"
     if rows:
-        console.designs(title, rows)
+        console.designs(title, rows, wl)
     else:
         console.line("no feasible trial yet")
-    show = shell_command(["vtatune", "show", result.study]
-                         + ([] if db is None else ["--db", result.db]))
-    console.line(f"results: {result.db} ({show}; "
-                 f"{shell_command(['optuna-dashboard', result.db])})")
+    console.line(f"results: {result.db}")
+    for text in console.next_steps(result.study, result.db, db, data["objective"], exportable,
+                                   feasible=bool(data["feasible"])):
+        console.line(text)
+    console.line(f"  {shell_command(['optuna-dashboard', result.db])}  # every trial, "
+                 "in a browser")
     if result.mirror_error:
         console.error(f"warning: the Optuna dashboard copy of the study was not updated "
                       f"({result.mirror_error}); the results are stored")

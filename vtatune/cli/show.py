@@ -13,7 +13,14 @@ from vtatune.search.summary import summarize
 def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
                                 callback=valid_text),
          db: DbOption = None, json_: JsonOption = False) -> None:
-    """Show a study: the Pareto front of feasible trials (area-latency) or the 10 fastest."""
+    """Show a study: the Pareto front of feasible trials (area-latency) or the 10 fastest.
+
+    Examples:
+
+    \b
+      vtatune show conv2d-C8-xgb
+      vtatune show conv2d-C8-xgb --json | jq '.pareto[0]'
+    """
     from vtatune.store import Store, StoreError, database_exists, normalize_url
 
     if not database_exists(db):  # a read-only command does not create the file
@@ -33,19 +40,24 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
     console.line(f"study {info.name}: {info.workload} on {info.board}, objective "
                  f"{info.objective} ({data['latency']} latency), sampler {info.sampler} "
                  f"({store.display_url})")
+    wl = console.workload_of(info.workload)
+    if wl is not None:
+        console.line(f"workload: {wl.summary()}")
     infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
-    console.line(f"{data['trials']} trials, {data['feasible']} feasible"
+    console.line(f"{formats.counted(data['trials'], 'trial')}, {data['feasible']} feasible"
                  + (f" (infeasible: {infeasible})" if infeasible else "")
                  + (f", best {formats.cycles(data['best_cycles'])} cycles"
                     if data["best_cycles"] else ""))
+    console.not_feasible(data["not_feasible"])
     if not data["feasible"]:
         console.line("no feasible trial yet")
         return
     if info.objective == "area-latency":
-        console.designs(f"Pareto front, area vs {lat} ({len(data['pareto'])} points):",
-                        data["pareto"])
+        console.designs(f"Pareto front, area vs {lat} "
+                        f"({formats.counted(len(data['pareto']), 'point')}):",
+                        data["pareto"], wl)
     else:
-        console.designs(f"top {len(data['top'])} by {lat}:", data["top"])
+        console.designs(f"top {len(data['top'])} by {lat}:", data["top"], wl)
 
 
 def register(app: typer.Typer) -> None:

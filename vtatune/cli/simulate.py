@@ -58,6 +58,12 @@ def simulate_cmd(
     With --check, --inputs or --output the program also runs bit-exactly. Exit code 0 when the
     candidate is valid (and the check passes), 1 when it is invalid or the check fails, 2 on
     bad input (without --json an invalid candidate is bad input).
+
+    Examples:
+
+    \b
+      vtatune simulate conv2d --layer C8 --hw default --check
+      vtatune simulate conv2d --layer C2 --board ultra96 --json
     """
     from vtatune.errors import UserError
 

@@ -26,6 +26,12 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     design's VTA name), resources; a network bundle gets the program, rebuild, cycles and
     functional checks for every layer shape and a check of its network total.
     Exit 0 when every check passes, 1 when one fails, 2 when DIR is not a bundle.
+
+    Examples:
+
+    \b
+      vtatune verify-export reports/conv2d-C8-xgb/export-trial42/
+      vtatune verify-export bundle/ --board ultra96   # time it on another board
     """
     import time
 

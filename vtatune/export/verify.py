@@ -395,7 +395,9 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
     if got != want:
         diff = [k for k in got if got[k] != want[k]]
         raise _Failed(f"the area model now gives other {', '.join(diff)} than {RESOURCES}")
-    return (f"{area.area_mm2:.4g} mm2, " + ", ".join(
+    from vtatune import formats
+
+    return (f"{formats.area(area.area_mm2)} mm², " + ", ".join(
         f"{k} {v:,.0f}" if v == int(v) else f"{k} {v:,.1f}" for k, v in area.totals.items())
         + f"; {fitted.summary()}")
 

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from vtatune.search.pareto import pareto_front
+from vtatune.search.summary import not_feasible
 from vtatune.store.records import NetworkTrialRecord, StudyInfo
 
 #: Designs listed for a latency study.
@@ -51,6 +52,8 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
         "layers": [la.get("name") for la in network.get("layers", [])],
         "pareto": [design_row(t, info.board) for t in front_trials(finished)],
         "top": [design_row(t, info.board) for t in fastest(finished, top_n)],
+        "not_feasible": not_feasible((t.status, t.number, t.hw_name, t.reason)
+                                     for t in finished),
     }
 
 

@@ -74,10 +74,14 @@ class NetworkPoint:
 
     @property
     def efficiency(self) -> float | None:
-        """Network lower bound / network latency."""
-        if self.bound_ms is None or not self.latency_ms:
+        """Network lower bound / the accelerator's time (= bound cycles / cycles): the one
+        definition of efficiency, as ``show``, ``simulate`` and single-operator reports give
+        it; the host's time is no part of what the bound bounds. (A design stored before the
+        split has only its accelerator's time, as ``latency_ms``.)"""
+        accel = self.accelerator_ms if self.accelerator_ms is not None else self.latency_ms
+        if self.bound_ms is None or not accel:
             return None
-        return self.bound_ms / self.latency_ms
+        return self.bound_ms / accel
 
 
 @dataclass(frozen=True)

@@ -118,13 +118,17 @@ def _front_table(data: NetworkReportData) -> str:
                      p.accelerator_ms, p.host_ms, p.cycles, p.bound_ms,
                      None if p.efficiency is None else 100 * p.efficiency,
                      *[shares.get(n) for n in data.layer_names]])
+
+    in_ms = [cols.index(c) for c in ("latency (ms)", "accel (ms)", "host (ms)", "bound (ms)")]
+    rows = [_ms_cells(r, in_ms) for r in rows]
     knee = data.knee.trial if data.knee else None
     titles = ["trial number", "hardware design",
               "stock VTA (apache/tvm-vta as it is) builds the design; else why not",
               "area in mm²",
               "network latency in ms per run, end to end: the accelerator's time plus the "
               "host's", "the accelerator's part", "the host's part", "accelerator cycles",
-              "the network's physical lower bound in ms", "lower bound / latency",
+              "the network's physical lower bound in ms",
+              "lower bound / the accelerator's time (bound cycles / cycles)",
               *[f"share of the network's latency spent in {n}" for n in data.layer_names]]
     return html.table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
                       text_cols=(1, 2), wrap_cols=(2,), titles=titles)
@@ -137,37 +141,52 @@ def _layers_table(p: NetworkPoint) -> str:
              None if la.share is None else 100 * la.share,
              None if la.efficiency is None else 100 * la.efficiency, la.trials,
              ", ".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))] for la in p.layers]
-    return html.table(cols, rows, text_cols=(0, 7))
+    in_ms = [cols.index(c) for c in ("ms per run", "ms in all")]
+    return html.table(cols, [_ms_cells(r, in_ms) for r in rows], text_cols=(0, 7))
+
+
+def _ms_cells(row: list[Any], columns: Sequence[int]) -> list[Any]:
+    """``row`` with its millisecond values at ``columns`` as ``formats.ms`` shows them (three
+    decimals, as everywhere), still sorted by the raw value."""
+    from vtatune import formats
+
+    return [html.Cell(formats.ms(v), v) if k in columns and isinstance(v, float) else v
+            for k, v in enumerate(row)]
 
 
 def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
+    from vtatune import formats
+
     statuses = ", ".join(f"{k} {v}" for k, v in data.statuses.items())
     picks = []
     for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
                      ("knee", data.knee)):
         if p is not None:
             picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
-                         f"{p.latency_ms:.4g} ms ({p.cycles:,} cycles), {p.area_mm2:.3g} mm²"
-                         f"{escape(html.pick_stock(p))} "
+                         f"{formats.ms(p.latency_ms)} ms ({p.cycles:,} cycles), "
+                         f"{formats.area(p.area_mm2)} mm²{escape(html.pick_stock(p))} "
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.4f} of the box ({data.ref_point[0]:.4g} mm² × "
-          f"{data.ref_point[1]:.4g} ms)")
+          f"{data.hypervolume:.4f} of the box ({formats.area(data.ref_point[0])} mm² × "
+          f"{formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",
         f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
         f"{data.clock_mhz:g} MHz · objective {escape(data.objective)} · sampler "
         f"{escape(data.sampler)} · {data.evaluated:,} layer candidates evaluated, "
         f"{data.cached:,} served from the store</p>",
-        f'<p class="meta">{data.n_trials} designs, {data.n_feasible} feasible '
-        f"({escape(statuses)}) · front {len(data.front)} designs · hypervolume {hv}</p>",
+        f'<p class="meta">{formats.counted(data.n_trials, "design")}, {data.n_feasible} '
+        'feasible '
+        f"({escape(statuses)}) · front {formats.counted(len(data.front), 'design')} · "
+        f"hypervolume {hv}</p>",
         "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty.</p>",
         "<h2>Pareto front (area vs network latency)</h2>",
         html.image(images["front"], "front"),
         "<h2>Where the time goes (front designs)</h2>",
         html.image(images["breakdown"], "breakdown"),
-        f"<h2>Front table ({len(data.front)} designs; knee highlighted; per-layer shares of "
+        f"<h2>Front table ({formats.counted(len(data.front), 'design')}; knee highlighted; "
+        "per-layer shares of "
         "the network's latency)</h2>",
         _front_table(data) if data.front else "<p>empty front</p>",
     ]
@@ -178,16 +197,17 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
              '<p class="meta">latency = end to end per network run: every layer run is one '
              "call, the accelerator's time plus the host's (accel + host). of bound = the "
              "network's physical lower bound (each layer's compute or memory roofline × its "
-             "count) / its latency. Files: front.png/.svg, "
-             "breakdown.png/.svg, convergence.png, front.csv, designs.csv.</p>"]
+             "count) / the accelerator's time (bound cycles / cycles, as everywhere). Files: "
+             "front.png/.svg, breakdown.png/.svg, convergence.png, front.csv, designs.csv.</p>"]
     return html.page(f"vtatune report: {data.study}", "\n".join(body))
 
 
 def compare_page(data: NetworkCompareData, png: bytes) -> str:
     cols = ["study", "sampler", "designs", "feasible", "best (ms)", "front size",
             "hypervolume", "layer evaluations"]
-    rows = [[s.study, s.sampler, s.n_trials, s.n_feasible, s.best_ms, len(s.front),
-             s.hypervolume, s.evaluated] for s in data.series]
+    rows = [_ms_cells([s.study, s.sampler, s.n_trials, s.n_feasible, s.best_ms, len(s.front),
+                       s.hypervolume, s.evaluated], [cols.index("best (ms)")])
+            for s in data.series]
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
             f"{data.clock_mhz:g} MHz · hypervolume in (area, network latency) against one "

@@ -38,6 +38,12 @@ def pareto_front(points: Sequence[Point]) -> list[int]:
     return front
 
 
+def front_size(points: Sequence[Point]) -> int:
+    """Distinct points on the front: what ``show`` lists, one row per point (designs that tie
+    exactly are one row; ``search.summary``)."""
+    return len({points[i] for i in pareto_front(points)}) if points else 0
+
+
 def hypervolume_2d(points: Sequence[Point], ref: Point) -> float:
     """Area dominated by ``points`` and bounded by ``ref`` (exact; minimization).
 

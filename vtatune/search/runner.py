@@ -239,7 +239,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     (judged by this study's constraints: ``judged``). ``heartbeat_s``/``grace_s``: how often
     this process says it is alive, and how long another host's silence means it died.
     """
-    from vtatune.search.pareto import pareto_front
+    from vtatune.search.pareto import front_size
     from vtatune.search.screen import Screen
     from vtatune.search.workers import WorkerPool, boot
     from vtatune.store import Store
@@ -286,7 +286,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                      latency=space.latency)
 
     absorb(own, replayed=True)
-    prog.pareto_size = len(pareto_front(points)) if points else 0
+    prog.pareto_size = front_size(points)
     prog.started = time.monotonic()
 
     def refresh() -> None:
@@ -294,7 +294,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         missing = numbers - told
         if missing:
             absorb(store.trials(study, numbers=missing), replayed=False)
-            prog.pareto_size = len(pareto_front(points)) if points else 0
+            prog.pareto_size = front_size(points)
 
     # slot number -> (slot, candidate, attempts so far)
     inflight: dict[int, tuple[Slot, Candidate, int]] = {}
@@ -318,7 +318,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         smp.tell(slot.params, observation(space, rec))
         _account(prog, rec, points, cached, own=True, latency=space.latency)
         if rec.feasible and rec.area_mm2 is not None:
-            prog.pareto_size = len(pareto_front(points))
+            prog.pareto_size = front_size(points)
         if on_progress:
             on_progress(prog)
 

@@ -3,7 +3,10 @@
 A space fixes a workload and a board and lists
 
 - ``[hardware]``: the choices of each VTA log2 parameter (``LOG_BLOCK_IN = [3, 4, 5]``); keys
-  not listed keep the base config's value (``base = "default"``);
+  not listed keep the base config's value (``base = "default"``). VTA's own ``LOG_BLOCK``
+  (BLOCK_IN = BLOCK_OUT) may stand for the pair: fixed, it sets both; searched, the space
+  holds square GEMMs only — ``hw_choices`` then lists ``LOG_BLOCK_IN`` and no
+  ``LOG_BLOCK_OUT``, which follows it (``TIED``);
 - ``[schedule]``: which knobs are searched; knobs not searched take the template's suggestion;
 - ``[objective]``: ``kind``: ``area-latency`` (a Pareto front) or ``latency``; ``latency``:
   ``end-to-end`` (seconds per call, accelerator + host; the default) or ``accelerator``
@@ -46,6 +49,13 @@ OBJECTIVES = ("area-latency", "latency")
 #: What the latency objective measures: end to end per call (accelerator + host) or the
 #: accelerator only.
 LATENCIES = ("end-to-end", "accelerator")
+
+#: VTA's own key for a square GEMM (``vta_config.json``): BLOCK_IN = BLOCK_OUT = 2**LOG_BLOCK.
+LOG_BLOCK = "LOG_BLOCK"
+#: A LOG_* parameter absent from a space's ``hw_choices`` that takes another's value: a
+#: space file's searched ``LOG_BLOCK`` becomes ``LOG_BLOCK_IN`` choices (the sampler's one
+#: parameter) with ``LOG_BLOCK_OUT`` following it.
+TIED = {"LOG_BLOCK_OUT": "LOG_BLOCK_IN"}
 
 #: Param name prefix of a tile knob's log-position.
 U_PREFIX = "u_"
@@ -148,6 +158,9 @@ class SearchSpace:
         logs = self.base_hw.log_params()
         for key, values in self.hw_choices.items():
             logs[key] = int(params.get(key, values[0]))
+        for key, leader in TIED.items():
+            if key not in self.hw_choices:
+                logs[key] = logs[leader]
         return HwConfig(**{k.lower(): v for k, v in logs.items()}, target=self.base_hw.target,
                         hw_ver=self.base_hw.hw_ver, name=_hw_name(logs))
 
@@ -206,6 +219,9 @@ class SearchSpace:
         space = schedules.knob_space(self.workload, cand.hw)
         out: dict[str, Any] = {}
         logs = cand.hw.log_params()
+        for key, leader in TIED.items():
+            if key not in self.hw_choices and logs[key] != logs[leader]:
+                raise KeyError(f"{key} != {leader}: not a design of this space")
         for key in self.searched_hw:
             out[key] = logs[key]
         for knob in self.knobs:
@@ -318,7 +334,7 @@ def load(path: str | Path, *, layer: str | None = None, shape: str | None = None
 SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "study": ("board", "name"),
     "workload": ("kind", "layer", "shape"),
-    "hardware": ("base", *LOG_KEYS),
+    "hardware": ("base", LOG_BLOCK, *LOG_KEYS),
     "schedule": ("knobs",),
     "objective": ("kind", "latency"),
     "constraints": ("fit_board", "max_area_mm2", "stock_vta"),
@@ -364,7 +380,11 @@ def _string(table: dict[str, Any], section: str, key: str, problems: list[str]) 
 
 def _log_range(key: str) -> tuple[int, int]:
     """The values a LOG_* parameter may take in a space (``config.LOG_RANGES``; the data
-    widths: the supported ones)."""
+    widths: the supported ones; LOG_BLOCK: what both BLOCK_IN and BLOCK_OUT allow)."""
+    if key == LOG_BLOCK:
+        (lo_in, hi_in), (lo_out, hi_out) = (config.LOG_RANGES["LOG_BLOCK_IN"],
+                                            config.LOG_RANGES["LOG_BLOCK_OUT"])
+        return max(lo_in, lo_out), min(hi_in, hi_out)
     if key in config.LOG_RANGES:
         return config.LOG_RANGES[key]
     allowed = {"LOG_INP_WIDTH": config.SUPPORTED_LOG_INP_WIDTH,
@@ -433,6 +453,7 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
         except ConfigError as exc:
             problems.append("[hardware] base: " + "; ".join(exc.problems))
     choices: dict[str, tuple[int, ...]] = {}
+    tied = False  # a searched LOG_BLOCK: LOG_BLOCK_OUT follows LOG_BLOCK_IN
     if hw is None:
         for key, values in hw_raw.items():
             vals = values if isinstance(values, list) else [values]
@@ -452,9 +473,22 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
                 problems.append(f"[hardware] {key} values {listed} are outside [{lo}, {hi}]")
                 continue
             choices[key] = tuple(sorted(set(vals)))
+        if LOG_BLOCK in hw_raw and {"LOG_BLOCK_IN", "LOG_BLOCK_OUT"} & set(hw_raw):
+            problems.append("[hardware] give either LOG_BLOCK or LOG_BLOCK_IN/LOG_BLOCK_OUT, "
+                            "not both")
+        block = choices.pop(LOG_BLOCK, None)
+        if block is not None:  # VTA's square GEMM: one choice sets BLOCK_IN and BLOCK_OUT
+            choices["LOG_BLOCK_IN"] = block
+            if len(block) == 1:
+                choices["LOG_BLOCK_OUT"] = block
+            else:  # searched: BLOCK_OUT follows BLOCK_IN (TIED), not a parameter of its own
+                choices.pop("LOG_BLOCK_OUT", None)
+                tied = True
     if base is not None:
         for key in LOG_KEYS:
-            choices.setdefault(key, (base.log_params()[key],))
+            if not (tied and key in TIED):
+                choices.setdefault(key, (base.log_params()[key],))
+    choices = {k: choices[k] for k in LOG_KEYS if k in choices}  # VTA's order, whatever the file's
 
     sched = sec["schedule"]
     knob_names: tuple[str, ...] = ()

@@ -6,6 +6,7 @@ Used by ``vtatune show``, ``vtatune search`` (its closing table and JSON) and th
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 #: Trials listed for a latency study.
@@ -44,9 +45,49 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         "feasible": sum(t.candidate.feasible for t in trials),
         "best_cycles": min((t.candidate.cycles for t in feasible), default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
-        "pareto": [_row(with_area[i], info.board) for i in front],
+        "pareto": _distinct([with_area[i] for i in front], lambda t: (t.candidate.area_mm2,
+                                                                        lat(t)), info.board),
         "top": [_row(t, info.board) for t in fastest],
+        "not_feasible": not_feasible((t.candidate.status, t.number, t.candidate.hw_name,
+                                      t.candidate.reason) for t in trials),
     }
+
+
+def _distinct(front: list[Any], point: Any, board: str | None = None) -> list[dict[str, Any]]:
+    """Front rows, one per point of the objective space: a trial whose (area, latency) equals
+    a listed one's (adjacent in ``pareto_front``'s order) is that row's ``ties`` entry, not a
+    row of its own. Such twins are different programs — e.g. the same tiles with the virtual
+    threads over output rows instead of output channels — that the simulator times alike;
+    the first found is listed."""
+    rows: list[dict[str, Any]] = []
+    last = None
+    for t in front:
+        here = point(t)
+        if rows and here == last:
+            rows[-1]["ties"].append({"trial": t.number, "knobs": dict(t.candidate.knobs)})
+            continue
+        rows.append({**_row(t, board), "ties": []})
+        last = here
+    return rows
+
+
+def not_feasible(trials: Iterable[tuple[str, int, str, str]]) -> list[dict[str, Any]]:
+    """Why trials were not feasible: per status other than ``ok`` (most frequent first), the
+    count, how many distinct reasons, and its first trial as an example (``trial``,
+    ``hw_name``, ``reason``), from ``(status, trial, hw_name, reason)`` tuples."""
+    first: dict[str, tuple[int, str, str]] = {}
+    count: Counter[str] = Counter()
+    reasons: dict[str, set[str]] = {}
+    for status, number, hw_name, reason in trials:
+        if status in ("ok", "running"):
+            continue
+        count[status] += 1
+        reasons.setdefault(status, set()).add(reason)
+        if status not in first or number < first[status][0]:
+            first[status] = (number, hw_name, reason)
+    return [{"status": st, "count": n, "reasons": len(reasons[st]), "trial": first[st][0],
+             "hw_name": first[st][1], "reason": first[st][2]}
+            for st, n in count.most_common()]
 
 
 def _row(t: Any, board: str | None = None) -> dict[str, Any]:

@@ -44,7 +44,8 @@ class Workload(ABC):
     Class attributes an operator sets: ``kind`` (its name on the command line and in
     signatures), ``KNOBS`` (its schedule knobs), ``SHAPE`` (the ``--shape`` fields, e.g.
     ``"M,K,N"``), ``SIGNATURE`` (a regex whose groups are the constructor's fields in order)
-    and ``DEFAULT`` (the layer name or shape text used when none is given). Subclasses are
+    ``DEFAULT`` (the layer name or shape text used when none is given) and ``LAYERS_FROM``
+    (the network its named layers come from, for people reading a layer name). Subclasses are
     frozen dataclasses whose last field is ``name: str = ""`` (a named layer's name).
     """
 
@@ -53,6 +54,7 @@ class Workload(ABC):
     SHAPE: ClassVar[str] = ""
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(r"(?!)")
     DEFAULT: ClassVar[str] = ""
+    LAYERS_FROM: ClassVar[str] = ""
 
     # ---- the computation -------------------------------------------------------------------
     @property
@@ -106,6 +108,21 @@ class Workload(ABC):
         n_kernel = _prod(s["kernel"]) * hw.wgt_bits // 8
         n_res = _prod(s["res"]) * hw.out_bits // 8
         return n_data + n_kernel + n_res
+
+    def summary(self) -> str:
+        """One line for a person: ``C8, a ResNet-18 layer: conv2d N=1, CIN=256, ...`` (the
+        shape's ``--shape`` fields; a named layer says which network it belongs to)."""
+        from dataclasses import fields
+
+        names = self.SHAPE.split(",")
+        values = [getattr(self, f.name) for f in fields(self)][:len(names)]
+        shape = f"{self.kind} " + ", ".join(f"{n}={v}" for n, v in zip(names, values,
+                                                                         strict=True))
+        name = getattr(self, "name", "")
+        if not name:
+            return shape
+        return f"{name}, a {self.LAYERS_FROM} layer: {shape}" if self.LAYERS_FROM \
+            else f"{name}: {shape}"
 
     def describe(self) -> dict[str, Any]:
         from dataclasses import asdict

@@ -82,6 +82,7 @@ class Conv2d(Workload):
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
         r"conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
     DEFAULT: ClassVar[str] = "C8"  # the conv2d tutorial's layer
+    LAYERS_FROM: ClassVar[str] = "ResNet-18"
 
     def __post_init__(self) -> None:
         problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",

@@ -77,6 +77,7 @@ class Conv2dTranspose(Workload):
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
         r"conv2d_transpose_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
     DEFAULT: ClassVar[str] = "CT2"
+    LAYERS_FROM: ClassVar[str] = "DCGAN"
 
     def __post_init__(self) -> None:
         problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",

@@ -122,6 +122,7 @@ class GroupConv2d(Workload):
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
         r"group_conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)_g(\d+)")
     DEFAULT: ClassVar[str] = "D5"
+    LAYERS_FROM: ClassVar[str] = "MobileNet-G"
 
     def __post_init__(self) -> None:
         problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",
