@@ -566,39 +566,6 @@ class Store:
                 owner=owner, expires=now + ttl_s))
             return bool(res.rowcount)
 
-    def claim_study_run(self, study: str, owner: str, grace_s: float) -> dict[str, Any] | None:
-        """Make ``owner`` the one process running ``study`` (a network study's designs are
-        numbered by the process that runs it). None when ``owner`` holds it now; else the live
-        holder's ``vt_owners`` row (host, pid). A holder that died (``liveness``, as for trial
-        slots) is replaced."""
-        from vtatune.store import liveness
-        from vtatune.store.identity import digest
-
-        table, ow = MirrorLeaseRow.__table__, OwnerRow.__table__
-        name = f"run:{digest(study)}"
-        with self._session(write=True) as s:
-            now = _db_now(s)
-            _insert_if_absent(s, table, {"study": name, "owner": owner, "expires": 0.0},
-                              ("study",))
-            holder = s.scalar(select(table.c.owner).where(table.c.study == name))
-            if holder == owner:
-                return None
-            row = s.execute(select(ow).where(ow.c.owner == holder)).mappings().first()
-            if liveness.alive(row, now, grace_s):
-                return dict(row)
-            s.execute(table.update().where(table.c.study == name, table.c.owner == holder)
-                      .values(owner=owner))
-            return None
-
-    def release_study_run(self, study: str, owner: str) -> None:
-        """``owner`` no longer runs ``study`` (see ``claim_study_run``)."""
-        from vtatune.store.identity import digest
-
-        table = MirrorLeaseRow.__table__
-        with self._session(write=True) as s:
-            s.execute(table.delete().where(table.c.study == f"run:{digest(study)}",
-                                           table.c.owner == owner))
-
     def release_mirror_lease(self, study: str, owner: str) -> None:
         table = MirrorLeaseRow.__table__
         with self._session(write=True) as s:
@@ -808,12 +775,63 @@ class Store:
     def save_network_trial(self, rec: NetworkTrialRecord) -> None:
         """Insert network trial ``rec.number`` of ``rec.study``, or replace it."""
         with self._session(write=True) as s:
-            values = network_trial_values(rec, self._study_row(s, rec.study)["id"])
-            for k in ("layers", "resources", "params"):
-                values[k] = _jsonable(values[k])
-            values["created_at"] = rec.created_at or utcnow()
-            _upsert(s, NetworkTrialRow, [values], ("study_id", "number"),
-                    keep=("id", "study_id", "number"))
+            self._put_network_trial(s, rec, self._study_row(s, rec.study)["id"])
+
+    def _put_network_trial(self, s: Connection, rec: NetworkTrialRecord, sid: int) -> None:
+        values = network_trial_values(rec, sid)
+        for k in ("layers", "resources", "params"):
+            values[k] = _jsonable(values[k])
+        values["created_at"] = rec.created_at or utcnow()
+        _upsert(s, NetworkTrialRow, [values], ("study_id", "number"),
+                keep=("id", "study_id", "number"))
+
+    def adopt_network_trials(self, study: str) -> int:
+        """Give every stored network trial of ``study`` a slot (studies stored before network
+        designs were claimed as slots): ``done`` for a finished design, ``running`` with no
+        owner (so any process takes it over, with its layer results) for an interrupted one.
+        Returns how many were added."""
+        t, cl = NetworkTrialRow.__table__, ClaimRow.__table__
+        with self._session(write=True) as s:
+            sid = self._study_row(s, study)["id"]
+            if not self._has(t):
+                return 0
+            have = set(s.scalars(select(cl.c.number).where(cl.c.study_id == sid)))
+            added = 0
+            for m in s.execute(select(t.c.number, t.c.hw_key, t.c.params, t.c.status)
+                               .where(t.c.study_id == sid).order_by(t.c.number)).mappings():
+                if m["number"] in have:
+                    continue
+                running = m["status"] == "running"
+                added += _insert_if_absent(s, cl, {
+                    "study_id": sid, "number": m["number"], "candidate_key": m["hw_key"],
+                    "params": m["params"] or {}, "owner": "",
+                    "state": RUNNING if running else DONE, "created_at": utcnow()},
+                    ("study_id", "number"), any_conflict=True)
+            return added
+
+    def finish_network_trial(self, slot: Slot, rec: NetworkTrialRecord) -> bool:
+        """Store the finished design ``rec`` of ``slot`` and mark the slot ``done``, in one
+        transaction. False (nothing written) when the slot is done already: another process
+        took it over and finished it first."""
+        cl = ClaimRow.__table__
+        with self._session(write=True) as s:
+            sid = self._lock_study(s, slot.study)
+            state = s.scalar(select(cl.c.state).where(cl.c.study_id == sid,
+                                                      cl.c.number == slot.number))
+            if state == DONE:
+                return False
+            self._put_network_trial(s, rec, sid)
+            if state is None:  # never claimed (a single-process caller)
+                _insert_if_absent(s, cl, {"study_id": sid, "number": slot.number,
+                                          "candidate_key": slot.key,
+                                          "params": _jsonable(slot.params),
+                                          "owner": slot.owner, "state": DONE,
+                                          "created_at": utcnow()}, ("study_id", "number"),
+                                  any_conflict=True)
+            else:
+                s.execute(cl.update().where(cl.c.study_id == sid, cl.c.number == slot.number)
+                          .values(state=DONE))
+            return True
 
     def add_network_eval(self, study: str, number: int, seq: int, candidate_key: str,
                          cached: bool, context: str = "") -> None:
