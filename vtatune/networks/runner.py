@@ -38,14 +38,24 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
 from vtatune.networks.space import NetworkSpace
 from vtatune.networks.tuner import DesignTuner, Request
+from vtatune.search.loop import (
+    GRACE_S,
+    HEARTBEAT_S,
+    MAX_ENUMERATE,
+    MAX_RANDOM_DRAWS,
+    REFRESH_S,
+    Progress,
+    SearchResult,
+    StudyLoop,
+    ownership,
+)
 from vtatune.search.pareto import pareto_front
 from vtatune.search.samplers import Observation, Params, make
 from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialRecord, Slot
@@ -60,69 +70,8 @@ if TYPE_CHECKING:
 MAX_ACTIVE = 2
 #: New layer observations after which the cost model is refit (or 10% more, if larger).
 REFIT_EVERY = 32
-#: Repeated design proposals in a row after which a random unseen design is taken.
-REPEATS_BEFORE_RANDOM = 10
-#: Random draws that must all be seen before the hardware space counts as exhausted.
-MAX_RANDOM_DRAWS = 500
-#: Hardware spaces of at most this many designs are enumerated for unseen designs (exactly
-#: exhausted); larger ones are drawn from at random.
-MAX_ENUMERATE = 100_000
-#: Seconds between reads of the designs other processes finished (learned before planning).
-REFRESH_S = 0.5
 #: Stored results per layer shape a warm start learns from (the most recent).
 WARM_START_LIMIT = 5000
-
-
-@dataclass
-class NetworkProgress:
-    """Live state of a network search, passed to the progress callback after every event."""
-
-    total: int
-    done: int = 0  # finished designs (trials)
-    feasible: int = 0
-    evaluated: int = 0  # layer candidates compiled and simulated in this run
-    cached: int = 0  # layer candidates served from the store in this run
-    best_seconds: float | None = None
-    best_cycles: int | None = None
-    pareto_size: int = 0
-    statuses: Counter = field(default_factory=Counter)
-    active: int = 0
-    started: float = field(default_factory=time.monotonic)
-    resumed_from: int = 0
-    #: hardware designs screened before evaluation (not trials), by reason (``search.screen``)
-    screened: Counter = field(default_factory=Counter)
-
-    @property
-    def rate(self) -> float:
-        """Layer evaluations per second in this run."""
-        dt = time.monotonic() - self.started
-        return (self.evaluated + self.cached) / dt if dt > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class NetworkSearchResult:
-    """What a finished (or exhausted) network search run did."""
-
-    study: str
-    db: str
-    trials: int
-    new_trials: int
-    evaluated: int
-    cached: int
-    repeats: int
-    feasible: int
-    best_cycles: int | None
-    best_seconds: float | None
-    elapsed_s: float
-    exhausted: bool
-    #: the number of designs the study was asked to hold
-    requested: int = 0
-    #: hardware designs screened before evaluation (``Screen.describe``: not trials)
-    screened: dict[str, Any] = field(default_factory=dict)
-    #: designs of the hardware space, and how many of them pass the screen (when the space
-    #: is small enough to enumerate: ``MAX_ENUMERATE``)
-    space_size: int | None = None
-    space_passing: int | None = None
 
 
 @dataclass
@@ -172,49 +121,37 @@ def check_study(space: NetworkSpace, study: str, db: str | None = None) -> None:
 def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
         workers: int = 1, seed: int | None = None, timeout: float = 120.0,
         warm_start: bool = True,
-        on_progress: Callable[[NetworkProgress], None] | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
         heartbeat_s: float | None = None, grace_s: float | None = None
-        ) -> NetworkSearchResult:
+        ) -> SearchResult:
     """Run network study ``study`` until it holds ``trials`` designs, together with any other
     process running it (see the module docstring). Raises ``UserError`` for bad input only.
     ``heartbeat_s``/``grace_s``: as ``search.runner.run``'s (its defaults when None)."""
-    from vtatune.errors import StoreError
     from vtatune.hardware import boards
-    from vtatune.search.runner import GRACE_S, HEARTBEAT_S, Heartbeat
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
 
-    heartbeat_s = HEARTBEAT_S if heartbeat_s is None else heartbeat_s
-    grace_s = GRACE_S if grace_s is None else grace_s
     store = Store(db)
     board = boards.load(space.board)
-    owner = store.register_owner()
-    beat = Heartbeat(Store(store.url), owner, heartbeat_s)
-    beat.start()
-    try:
-        loop = _Loop(space, store, board, sampler, study, seed, on_progress, owner, grace_s)
-        loop.open(warm_start)
-        loop.progress.total = trials
+    with ownership(store, HEARTBEAT_S if heartbeat_s is None else heartbeat_s) as owner:
+        loop = _Loop(space, store, board, sampler, study, seed, on_progress, owner,
+                     GRACE_S if grace_s is None else grace_s)
         try:
+            loop.open(warm_start)
+            loop.progress.total = trials
             with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
                             timeout) as pool:
                 loop.drive(pool, trials)
             loop.refresh()  # the designs the other processes finished meanwhile
         finally:
             loop.smp.close()
-    finally:
-        beat.stop()
-        try:
-            store.retire_owner(owner)  # our unfinished designs are free to take over at once
-        except StoreError:
-            pass  # the database is gone: the owner's heartbeat goes stale instead
     p = loop.progress
-    return NetworkSearchResult(
-        study=study, db=store.display_url, trials=p.done, new_trials=loop.mine,
-        evaluated=p.evaluated, cached=p.cached, repeats=loop.repeats, feasible=p.feasible,
+    return SearchResult(
+        study=study, db=store.display_url, trials=p.done, new_trials=loop.core.mine,
+        evaluated=p.evaluated, cached=p.cached, repeats=p.repeats, feasible=p.feasible,
         best_cycles=p.best_cycles, best_seconds=p.best_seconds,
-        elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted, requested=trials,
-        screened=loop.screen.describe(), space_size=loop.space_size,
+        elapsed_s=time.monotonic() - p.started, exhausted=loop.core.exhausted,
+        requested=trials, screened=loop.screen.describe(), space_size=loop.space_size,
         space_passing=loop.space_passing)
 
 
@@ -223,7 +160,7 @@ class _Loop:
 
     def __init__(self, space: NetworkSpace, store: Store, board: Board, sampler: str,
                  study: str, seed: int | None,
-                 on_progress: Callable[[NetworkProgress], None] | None, owner: str,
+                 on_progress: Callable[[Progress], None] | None, owner: str,
                  grace_s: float):
         self.owner, self.grace_s = owner, grace_s
         self.space = space
@@ -249,17 +186,15 @@ class _Loop:
         self.space_passing: int | None = None
         self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass
         self.rng = random.Random(seed)
-        self.progress = NetworkProgress(total=0)
+        self.progress = Progress(total=0)
+        self.core = StudyLoop(store, study, owner, grace_s, self.smp, self.screen,
+                              self.progress, self._key_of, self._unseen, on_progress)
         self.front: list[tuple[float, float, int]] = []  # (area, seconds, trial) of ok designs
         self.seen: set[str] = set()  # hardware keys of the study's designs
         self.active: list[_Design] = []
         self.told: set[int] = set()  # numbers of the finished designs the samplers know
         self.slots = 0  # designs the study has or will have (claimed slots)
-        self.mine = 0  # designs this run finished
         self.last_refresh = 0.0
-        self.repeats = 0
-        self.repeats_in_a_row = 0
-        self.exhausted = False
 
     # ---- opening: replay the study, warm-start the cost model -------------------------------
     def open(self, warm_start: bool) -> None:
@@ -337,14 +272,12 @@ class _Loop:
 
     # ---- the loop -------------------------------------------------------------------------
     def drive(self, pool: Any, trials: int) -> None:
-        from vtatune.search.runner import WAIT_S
-
         inflight: dict[int, tuple[_Design, Request]] = {}
         task = 0
         last_check = 0.0
         # designs of processes that died (an interrupted run of this one included) first,
         # with the layer results they had
-        for slot in self.store.take_over(self.study, self.owner, self.grace_s, limit=trials):
+        for slot in self.core.take_over(trials):
             self._continue(slot)
         self.slots = self.store.slot_counts(self.study)[0]
         while True:
@@ -362,20 +295,16 @@ class _Loop:
                 task += 1
             self._finish_done()
             if not self.active and not inflight:
-                if self.slots < trials and not self.exhausted:
+                if self.slots < trials and not self.core.exhausted:
                     continue
                 # nothing of ours to do: wait for the other processes' designs, taking over
                 # those whose process died
-                now = time.monotonic()
-                if now - last_check < WAIT_S:
-                    time.sleep(max(0.0, WAIT_S - (now - last_check)))
-                last_check = time.monotonic()
-                for slot in self.store.take_over(self.study, self.owner, self.grace_s,
-                                                 limit=trials):
+                last_check = self.core.wait(last_check)
+                for slot in self.core.take_over(trials):
                     self._continue(slot)
                 self.slots, running = self.store.slot_counts(self.study)
                 if not self.active and running == 0 and (
-                        self.slots >= trials or self.exhausted):
+                        self.slots >= trials or self.core.exhausted):
                     return
                 self.refresh()
                 continue
@@ -393,7 +322,8 @@ class _Loop:
                 if req is not None:
                     return d, req
             self._finish_done()
-            if self.slots >= trials or len(self.active) >= MAX_ACTIVE or self.exhausted:
+            if (self.slots >= trials or len(self.active) >= MAX_ACTIVE
+                    or self.core.exhausted):
                 return None
             self._start_design(trials)
 
@@ -420,37 +350,29 @@ class _Loop:
 
     # ---- designs ----------------------------------------------------------------------------
     def _start_design(self, trials: int) -> None:
-        """Ask the outer sampler for a new design that passes the screen, claim its slot and
-        start it (or record it at once when it is dominated). A screened design is told to
-        the sampler as infeasible and counted, and the sampler is asked again; a design
-        another process holds is a repeat."""
+        """Propose a new design that passes the screen (``StudyLoop.propose``), claim its slot
+        and start it (or record it at once when it is dominated); a design another process
+        holds is a repeat."""
         if time.monotonic() - self.last_refresh >= REFRESH_S:
             self.refresh()  # learn what the other processes found before planning
         while True:
-            params = self._ask()
-            if params is None:
-                self.exhausted = True
-                return
-            hw = self.space.hw_space.hardware(params)
-            self.seen.add(hw.key)
-            verdict = self.screen.check(params)
-            if not verdict.passed:
-                self.smp.tell(params, verdict.observation)  # not a trial: the sampler learns
-                self.progress.screened = Counter(self.screen.counts)
-                self._report()
-                continue
-            granted, refused = self.store.claim(self.study, self.owner, [(hw.key, params)],
-                                                trials)
+            wanted = self.core.propose(1, self.seen.__contains__)
+            if not wanted:
+                return  # the hardware space is exhausted
+            granted, refused, full = self.core.claim(wanted, trials)
+            self.seen.add(wanted[0][0])
             if granted:
+                slot, (_, params, hw) = granted[0]
                 self.slots += 1
-                self._begin(granted[0], params, hw, replay=())
+                self._begin(slot, params, hw, replay=())
                 return
-            self.smp.discard(params)
-            if hw.key in refused:  # another process has it: a repeat for us
-                self.repeats += 1
-                continue
-            self.slots = self.store.slot_counts(self.study)[0]  # the study is full
-            return
+            if full:
+                self.slots = self.store.slot_counts(self.study)[0]
+                return
+
+    def _key_of(self, params: Params) -> tuple[str, HwConfig]:
+        hw = self.space.hw_space.hardware(params)
+        return hw.key, hw
 
     def _continue(self, slot: Slot) -> None:
         """Finish the design of a slot taken over, with the layer results it had."""
@@ -534,18 +456,19 @@ class _Loop:
             t.forget()
 
     def _close(self, slot: Slot, rec: NetworkTrialRecord, violation: float) -> None:
-        """Store a finished design with its slot and tell the outer sampler (unless another
-        process that took the design over finished it first: then it is learned from the
-        store, as the others' designs are)."""
-        if not self.store.finish_network_trial(slot, rec):
-            return
-        self.told.add(rec.number)
-        self.mine += 1
+        """Store a finished design with its slot, then the loop's callbacks (tell the outer
+        sampler, count, report) -- unless another process that took the design over finished
+        it first: then it is learned from the store, as the others' designs are."""
         obs = self._observation(rec, violation)
-        if set(rec.params) == set(self.space.hw_space.param_space()):
-            self.smp.tell(rec.params, obs)
-        self._account(rec)
-        self._report()
+
+        def account() -> None:
+            self.told.add(rec.number)
+            self._account(rec)
+
+        params = rec.params if set(rec.params) == set(self.space.hw_space.param_space()) \
+            else None
+        self.core.finish(slot, self.store.finish_network_trial(slot, rec), params, obs,
+                         account)
 
     def _observation(self, rec: NetworkTrialRecord, violation: float = 1.0) -> Observation:
         if rec.status == "ok" and rec.seconds is not None:
@@ -587,30 +510,10 @@ class _Loop:
         return None
 
     # ---- the outer sampler ------------------------------------------------------------------
-    def _ask(self) -> Params | None:
-        """A design not in the study yet (None when the hardware space is exhausted)."""
-        hw_space = self.space.hw_space
-        while True:
-            if self.repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
-                self.repeats_in_a_row = 0
-                return self._random_unseen()
-            proposals = self.smp.ask(1)
-            if not proposals:
-                return self._random_unseen()
-            params = proposals[0]
-            key = hw_space.hardware(params).key
-            if key in self.seen:
-                self.repeats += 1
-                self.repeats_in_a_row += 1
-                self.smp.discard(params)
-                continue
-            self.repeats_in_a_row = 0
-            return params
-
-    def _random_unseen(self) -> Params | None:
-        """A random design not in the study that passes the screen: drawn from every design
-        of the hardware space when there are at most ``MAX_ENUMERATE`` (then None means none
-        is left), else by ``MAX_RANDOM_DRAWS`` random draws."""
+    def _unseen(self, taken: Callable[[str], bool]) -> list[Params]:
+        """A random design not ``taken`` that passes the screen ([] when none is): drawn from
+        every design of the hardware space when there are at most ``MAX_ENUMERATE`` (then []
+        means none is left), else by ``MAX_RANDOM_DRAWS`` random draws."""
         import itertools
         import math
 
@@ -624,18 +527,16 @@ class _Loop:
                 self._passing = [(hw_space.hardware(p).key, p) for p in every
                                  if self.screen.passes(p)]
                 self.space_size, self.space_passing = len(every), len(self._passing)
-            left = [p for key, p in self._passing if key not in self.seen]
-            return self.rng.choice(left) if left else None
+            left = [p for key, p in self._passing if not taken(key)]
+            return [self.rng.choice(left)] if left else []
         for _ in range(MAX_RANDOM_DRAWS):
             params = {k: self.rng.choice(v) for k, (_, v) in kinds.items()}
-            if (hw_space.hardware(params).key not in self.seen
-                    and self.screen.passes(params)):
-                return params
-        return None
+            if not taken(hw_space.hardware(params).key) and self.screen.passes(params):
+                return [params]
+        return []
 
     def _report(self) -> None:
-        if self.on_progress:
-            self.on_progress(self.progress)
+        self.core.report()
 
 
 def _latency(rec: CandidateRecord, board: Board) -> float:
