@@ -15,7 +15,7 @@ import pytest
 from conftest import WORKLOAD
 
 from vtatune.store import CandidateRecord, Store, StoreError
-from vtatune.store import store as store_mod
+from vtatune.store import engine as store_mod
 
 MakeRecord = Callable[..., CandidateRecord]
 SPACE = {"name": "conv2d", "hardware": {"LOG_BLOCK_IN": [3, 4, 5]}, "knobs": ["tile_h"]}
