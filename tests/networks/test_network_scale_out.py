@@ -92,7 +92,12 @@ def test_two_processes_share_one_network_study(db: str, tmp_path: Path) -> None:
     assert [r["trials"] for r in results] == [n, n]  # each sees the whole study at the end
     assert sum(r["new_trials"] for r in results) == n  # each design finished by one of them
     assert results[0]["pareto"] == results[1]["pareto"]
+    assert not any("warning" in err for _, err in outs)  # the Optuna copy was updated
     _check_study(db, "shared", n)
+    import optuna  # one Optuna trial per design, written by whichever process held the lease
+
+    mirrored = optuna.load_study(study_name="shared", storage=db).get_trials(deepcopy=False)
+    assert sorted(t.user_attrs["vtatune_trial"] for t in mirrored) == list(range(n))
 
 
 def test_a_killed_process_design_is_finished_by_another(db: str, tmp_path: Path) -> None:
