@@ -166,7 +166,7 @@ def test_area_grows_on_a_grid() -> None:
 
 def test_estimate_reads_its_coefficients_once() -> None:
     # estimate runs once per search candidate; its speed is measured by `make bench`
-    # (vtatune/area/bench.py), not asserted here. What keeps it fast, and can fail: the
+    # (vtatune/bench/area.py), not asserted here. What keeps it fast, and can fail: the
     # coefficient file is parsed once, and repeated estimates are the same pure result.
     from vtatune.area import coefficients
 

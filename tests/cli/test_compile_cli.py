@@ -118,7 +118,7 @@ def test_compile_emit_writes_a_bundle_that_verifies(capsys, tmp_path) -> None:
     assert rc == 0, err
     d = json.loads(stdout)
     files = {"vta_config.json", "schedule.json", "program.bin", "resources.json",
-             "manifest.json"}
+             "autotvm.log", "manifest.json"}
     assert set(d["emitted"]["files"]) == files == {p.name for p in out.iterdir()}
     vta = json.loads((out / "vta_config.json").read_text())
     hw = config.load("1x8x8")
@@ -134,6 +134,9 @@ def test_compile_emit_writes_a_bundle_that_verifies(capsys, tmp_path) -> None:
     assert d["emitted"]["cycles"] == cycles
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["source"]["command"] == "compile" and manifest["board"] == "ultra96"
+    assert manifest["bitstream"] == "ultra96_1x8_i8w8a32_14_14_16_16" == \
+        f"ultra96_1x8_i8w8a32_{hw.log_uop_buff_size}_{hw.log_inp_buff_size}_" \
+        f"{hw.log_wgt_buff_size}_{hw.log_acc_buff_size}"
     report = verify_bundle(out)  # the same checks as `vtatune verify-export`
     assert report.ok, [c for c in report.checks if c.status == "fail"]
 

@@ -150,6 +150,22 @@ def test_report_compare_export_verify_of_network_studies(capsys, tmp_path,
     rc, out, err = _run(capsys, "verify-export", str(tmp_path / "e"))
     assert rc == 0, err
     assert "pass  functional fc" in out and "passes every check" in out
+    assert e["bitstream"] == manifest["bitstream"] and "VTA flow" in _run(
+        capsys, "export", a, "--db", db, "--pick", "knee",
+        "--out", str(tmp_path / "e2"))[1]
+    # a re-signed schedule.json whose layer is named with terminal escapes: exit 1, escaped
+    import hashlib
+
+    sched = json.loads((tmp_path / "e" / "schedule.json").read_text())
+    sched["network"]["layers"][0]["name"] = "\x1b]0;owned\x07" + "x" * 5000
+    data = json.dumps(sched).encode()
+    (tmp_path / "e" / "schedule.json").write_bytes(data)
+    manifest["files"]["schedule.json"] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                          "bytes": len(data)}
+    (tmp_path / "e" / "manifest.json").write_text(json.dumps(manifest))
+    rc, out, err = _run(capsys, "verify-export", str(tmp_path / "e"))
+    assert rc == 1 and "FAIL  schedule" in out and "must be 1-64 letters" in out
+    assert "\x1b" not in out + err and len(max(out.splitlines(), key=len)) < 300
     (tmp_path / "e" / "programs" / "a.bin").write_bytes(b"VTAPROG\0garbage")
     rc, out, _ = _run(capsys, "verify-export", str(tmp_path / "e"))
     assert rc == 1 and "FAIL  checksums" in out

@@ -88,6 +88,38 @@ def test_export_and_verify_round_trip(capsys, studies, tmp_path) -> None:
                                                                          "resources"}
 
 
+def test_verify_export_of_a_name_too_long_for_the_file_system_is_bad_input(capsys,
+                                                                         tmp_path) -> None:
+    rc, out, err = _run(capsys, "verify-export", str(tmp_path / ("x" * 300)))
+    assert rc == 2 and len(_one_error_line(err)) == 1 and "no such bundle folder" in err
+
+
+def test_verify_export_exits_1_when_autotvm_log_disagrees_with_the_schedule(capsys, studies,
+                                                                          tmp_path) -> None:
+    import hashlib
+
+    folder = tmp_path / "bundle"
+    rc, out, err = _run(capsys, "export", studies.tpe, "--db", studies.db, "--out",
+                        str(folder), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["bitstream"] == json.loads((folder / "manifest.json").read_text())["bitstream"]
+    assert "VTA flow" in _run(capsys, "export", studies.tpe, "--db", studies.db, "--out",
+                              str(tmp_path / "again"))[1]
+    # a record of another layer, re-signed
+    data = b'{"input": ["ext_dev -device=vta -keys=cpu -model=m", "dense_packed.vta", [], {}],' \
+        b' "config": {"index": 0, "code_hash": null, "entity": []}, "result": [[1.0], 0, 1, 1],' \
+        b' "version": 0.2, "tvm_version": "0.7.dev0"}\n'
+    (folder / "autotvm.log").write_bytes(data)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["autotvm.log"] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                        "bytes": len(data)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rc, out, _ = _run(capsys, "verify-export", str(folder))
+    assert rc == 1
+    assert out.splitlines()[-1].startswith("FAILED") and "fails autotvm" in out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["report", "nope"], "no study 'nope'"),
     (["report", "{empty}"], "has no trials yet"),

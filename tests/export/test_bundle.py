@@ -61,7 +61,7 @@ def test_export_then_verify_passes_every_check(bundle) -> None:
     assert report.ok, report.failed
     assert [c.name for c in report.checks if c.status == "pass"] == [
         "checksums", "vta_config", "schedule", "program.bin", "rebuild", "cycles", "functional",
-        "resources"]
+        "autotvm", "resources"]
 
 
 def test_verify_for_another_board_reports_cycles_and_checks_the_fit(bundle) -> None:
@@ -125,6 +125,44 @@ def test_broken_bundles_are_bad_input(bundle, tmp_path) -> None:
     (folder / "manifest.json").write_text('{"format": "other"}')
     with pytest.raises(UserError, match="not a vtatune bundle"):
         read_manifest(folder)
+    (folder / "manifest.json").write_text('{"format": "vtatune-network-bundle/1"}')
+    with pytest.raises(UserError, match="earlier vtatune without autotvm.log: export it again"):
+        read_manifest(folder)
+
+
+def test_a_bundle_timed_on_a_boards_profile_verifies(tmp_path) -> None:
+    """A manifest naming a board with its timing profile (``pynq-z1@2019-07``) is a known
+    board; its cycles are the profile's, and another profile reports its own."""
+    from dataclasses import replace
+
+    from vtatune.export.bundle import build, write_design
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import default
+    from vtatune.workloads.dense import Dense
+
+    board = boards.load("pynq-z1@2019-07")
+    built = build(Dense(16, 64, 64), replace(default(), target="pynq"),
+                  {"tile_b": 16, "tile_ci": 2, "tile_co": 2, "oc_nthread": 2}, board)
+    write_design(tmp_path / "b", built, board, {"test": True}, "h")
+    assert read_manifest(tmp_path / "b")["board"] == "pynq-z1@2019-07"
+    report = verify_bundle(tmp_path / "b", functional=False)
+    assert report.ok, report.failed
+    assert f"{built.timing.cycles:,} cycles on pynq-z1@2019-07" in next(
+        c.detail for c in report.checks if c.name == "cycles")
+    other = verify_bundle(tmp_path / "b", "pynq-z1@2019-08", functional=False)
+    assert other.ok and {c.name: c.status for c in other.checks}["cycles"] == "info"
+
+
+def test_a_board_without_timing_parameters_is_bad_input(bundle, tmp_path) -> None:
+    """verify-export --board FILE of a board vtatune has no timing for: exit 2, not a failed
+    cycles check (the bundle is not to blame)."""
+    from vtatune.hardware.boards import boards_dir
+
+    raw = json.loads((boards_dir() / "pynq-z1.json").read_text())
+    board = tmp_path / "my-board.json"
+    board.write_text(json.dumps({**raw, "name": "my-board"}))
+    with pytest.raises(UserError, match="no timing parameters for board 'my-board'"):
+        verify_bundle(bundle[0].folder, str(board))
 
 
 def test_picks(studies) -> None:

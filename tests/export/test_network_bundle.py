@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -43,7 +44,34 @@ def test_bundle_holds_every_layer(bundle) -> None:
     assert res.cycles == sum(la["count"] * la["cycles"] for la in layers) == t.cycles
     manifest = json.loads((folder / "manifest.json").read_text())
     assert set(manifest["files"]) == {"vta_config.json", "schedule.json", "resources.json",
-                                      "programs/a.bin", "programs/b.bin", "programs/fc.bin"}
+                                      "autotvm.log", "programs/a.bin", "programs/b.bin",
+                                      "programs/fc.bin"}
+
+
+def test_autotvm_log_has_a_record_per_shape_vta_can_run(bundle) -> None:
+    from vtatune.export import autotvm as at
+    from vtatune.hardware import config
+
+    res, _ = bundle
+    folder = res.folder
+    hw = config.load(folder / "vta_config.json")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["bitstream"] == at.model_name(hw)
+    records = [json.loads(line) for line in (folder / "autotvm.log").read_text().splitlines()]
+    left = manifest["autotvm"]["not_in_log"]
+    # three shapes: each either a record or listed with the layers it stands for
+    assert len(records) + len(left) == 3 == manifest["autotvm"]["records"] + len(left)
+    assert {x["workload"] for x in left} <= {la["workload"] for la in
+                                             json.loads((folder / "schedule.json").read_text())
+                                             ["network"]["layers"]}
+    if at.bitstream_name(hw) is None:
+        assert records == [] and all("non-square" in x["reason"] for x in left)
+    for r in records:
+        assert r["input"][0] == at.target_string(hw)
+        assert r["input"][1] in ("conv2d_packed.vta", "dense_packed.vta")
+    for x in left:
+        if "a" in x["layers"]:
+            assert x["layers"] == ["a", "a2"]  # the layers of one shape, together
 
 
 def test_bundle_verifies(bundle) -> None:
@@ -73,6 +101,85 @@ def test_tampering_is_caught(bundle, tmp_path) -> None:
     failed = {c.name for c in report.failed}
     assert {"checksums", "rebuild b", "network"} <= failed
     assert "rebuild a" not in failed
+
+
+def _resigned_schedule(bundle, tmp_path, tag, edit):
+    res, _ = bundle
+    folder = tmp_path / tag
+    shutil.copytree(res.folder, folder)
+    path = folder / "schedule.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    data = json.dumps(doc).encode()
+    path.write_bytes(data)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["schedule.json"] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                          "bytes": len(data)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+@pytest.mark.parametrize("tag, field, value, why", [
+    ("count_fraction", "count", 1.9, "count 1.9 must be an integer"),
+    ("count_zero", "count", 0, "count 0 must be between 1 and"),
+    ("count_bool", "count", True, "count True must be an integer"),
+    ("name_path", "name", "../../../../etc/passwd", "name '../../../../etc/passwd' must be"),
+    ("name_escape", "name", "a\x1b[31mred\x07", "name 'a\\x1b[31mred\\x07' must be"),
+    ("name_long", "name", "n" * 5000, "must be 1-64 letters"),
+    ("name_number", "name", 5, "name 5 must be"),
+])
+def test_resigned_schedules_break_the_network_file_rules(bundle, tmp_path, tag, field, value,
+                                                          why) -> None:
+    """The rules of network files for layer names and counts (networks.network) hold for a
+    bundle's schedule.json: a failed check, with the value shown short and escaped."""
+    def edit(doc):
+        doc["network"]["layers"][1][field] = value
+
+    report = verify_network_bundle(_resigned_schedule(bundle, tmp_path, tag, edit),
+                                   functional=False)
+    failed = {c.name: c.detail for c in report.failed}
+    assert list(failed) == ["schedule"], failed
+    assert failed["schedule"].startswith("layer 2: ") and why in failed["schedule"]
+    assert "\x1b" not in failed["schedule"] and "\x07" not in failed["schedule"]
+    assert len(failed["schedule"]) < 200
+    statuses = {c.status for c in report.checks if c.name.split()[0] in (
+        "program", "rebuild", "cycles", "network", "autotvm")}
+    assert statuses == {"skip"}
+
+
+def test_resigned_duplicate_layer_names_fail(bundle, tmp_path) -> None:
+    def edit(doc):
+        doc["network"]["layers"][1]["name"] = doc["network"]["layers"][0]["name"]
+
+    report = verify_network_bundle(_resigned_schedule(bundle, tmp_path, "dup", edit),
+                                   functional=False)
+    assert [c.name for c in report.failed] == ["schedule"]
+    assert "same name" in report.failed[0].detail
+    def rename(doc):
+        doc["network"]["name"] = "\x1b[2J" * 2000
+
+    report = verify_network_bundle(_resigned_schedule(bundle, tmp_path, "net", rename),
+                                   functional=False)
+    assert [c.name for c in report.failed] == ["schedule"]
+    assert report.failed[0].detail.startswith("network name '\\x1b[2J")
+    assert len(report.failed[0].detail) < 200
+
+
+def test_a_resigned_autotvm_log_must_match_the_schedule(bundle, tmp_path) -> None:
+    res, _ = bundle
+    folder = tmp_path / "log"
+    shutil.copytree(res.folder, folder)
+    data = b'{"input": ["ext_dev -device=vta -keys=cpu -model=x", "t", [], {}], ' \
+        b'"config": {"index": 0, "code_hash": null, "entity": []}, "result": [[1.0], 0, 1, 1],' \
+        b' "version": 0.2}\n'
+    (folder / "autotvm.log").write_bytes(data)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["autotvm.log"] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                        "bytes": len(data)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    report = verify_network_bundle(folder, functional=False)
+    assert [c.name for c in report.failed] == ["autotvm"]
+    assert "is not a layer of schedule.json" in report.failed[0].detail
 
 
 def test_incomplete_or_escaping_bundles_are_bad_input(bundle, tmp_path) -> None:

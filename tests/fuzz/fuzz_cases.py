@@ -1094,6 +1094,16 @@ def _bundle_edits() -> dict[str, tuple[str, Callable[[bytes], bytes], bool, froz
                                 True, FAILED_CHECK),
         "resources_board_path": ("resources.json", json_edit(
             lambda d: d.update(board="/dev/zero")), True, FAILED_CHECK),
+        "autotvm_not_json": ("autotvm.log", const(b"{\n"), True, FAILED_CHECK),
+        "autotvm_deep": ("autotvm.log", const(_deep("[", "]").encode() + b"\n"), True,
+                         FAILED_CHECK),
+        "autotvm_esc": ("autotvm.log", const(json.dumps({
+            "input": ["ext_dev -model=" + ESC, ESC, [], {}], "config": {"entity": ESC},
+            "result": [[1.0], 0, 0, 0], "version": 0.2}).encode() + b"\n"), True,
+            FAILED_CHECK),
+        "autotvm_huge_int": ("autotvm.log", const(
+            b'{"input": [], "config": {"index": ' + HUGE_DIGITS.encode() + b'}, "result": '
+            b'[[1.0]]}\n'), True, FAILED_CHECK),
         "unsigned_change": ("program.bin", prog(dram_bytes=2**62), False, FAILED_CHECK),
         "manifest_deep": ("manifest.json", const(_deep("[", "]").encode()), False, BAD),
         "manifest_not_utf8": ("manifest.json", const(b'{"format": "\xff"}'), False, BAD),

@@ -22,8 +22,9 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
            json_: JsonOption = False) -> None:
     """Export one design of a study as a deployment bundle.
 
-    Files: vta_config.json, schedule.json, program.bin, resources.json and manifest.json
-    (versions, sha256 checksums, source study and trial).
+    Files: vta_config.json, schedule.json, program.bin, resources.json, autotvm.log (the
+    schedule as an AutoTVM record for VTA's own flow) and manifest.json (versions, sha256
+    checksums, source study and trial, the design's VTA name as ``bitstream``).
     """
     import time
 
@@ -47,7 +48,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "stored_cycles": res.stored_cycles, "seconds": res.seconds,
             "area_mm2": res.area_mm2, "files": {k: str(v) for k, v in res.files.items()},
             "stock_vta": res.stock_vta, "stock_vta_problems": list(res.stock_vta_problems),
-            "elapsed_s": elapsed})
+            **res.vta_flow, "elapsed_s": elapsed})
         return
     console.line(f"trial {res.trial} of {res.study} ({res.pick}): {res.hw_name}, "
                  + ", ".join(f"{k}={v}" for k, v in sorted(res.knobs.items()))
@@ -64,6 +65,9 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     else:
         console.line("stock VTA: no, it cannot build this design as it is: "
                      + "; ".join(res.stock_vta_problems))
+    from vtatune.export.autotvm import summary
+
+    console.line(summary(res.vta_flow))
     console.line(f"wrote {res.folder}/ ({', '.join(res.files)}) in {elapsed:.1f} s; check it "
                  f"with: {shell_command(['vtatune', 'verify-export', str(res.folder)])}")
 

@@ -356,7 +356,7 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
             "stored_cycles": res.stored_cycles, "seconds": res.seconds,
             "accelerator_seconds": res.accelerator_seconds, "host_seconds": res.host_seconds,
             "stock_vta": res.stock_vta, "stock_vta_problems": list(res.stock_vta_problems),
-            "area_mm2": res.area_mm2, "layers": list(res.layers),
+            "area_mm2": res.area_mm2, "layers": list(res.layers), **res.vta_flow,
             "files": {k: str(v) for k, v in res.files.items()}, "elapsed_s": elapsed})
         return
     console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
@@ -373,6 +373,9 @@ def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) 
     if res.cycles != res.stored_cycles:
         console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
                      "simulator changed since, the bundle holds the rebuilt programs' cycles")
+    from vtatune.export.autotvm import summary
+
+    console.line(summary(res.vta_flow))
     console.line(f"wrote {res.folder}/ ({len(res.files)} files) in {elapsed:.1f} s; check it "
                  f"with: vtatune verify-export {res.folder}")
 

@@ -22,8 +22,9 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     """Rebuild an exported bundle from its own files and check every part.
 
     Checks: checksums, vta_config.json, schedule, program.bin, byte-identical rebuild, exact
-    cycles, bit-exact functional check, resources; a network bundle gets the program, rebuild,
-    cycles and functional checks for every layer shape and a check of its network total.
+    cycles, bit-exact functional check, autotvm.log (the schedule's AutoTVM records for the
+    design's VTA name), resources; a network bundle gets the program, rebuild, cycles and
+    functional checks for every layer shape and a check of its network total.
     Exit 0 when every check passes, 1 when one fails, 2 when DIR is not a bundle.
     """
     import time
@@ -32,7 +33,10 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     from vtatune.export.network import is_network_bundle, verify_network_bundle
 
     t0 = time.perf_counter()
-    network = folder.is_dir() and is_network_bundle(folder)
+    try:  # a name too long or with a NUL: not a folder (read_manifest says so, exit 2)
+        network = folder.is_dir() and is_network_bundle(folder)
+    except (OSError, ValueError):
+        network = False
     width = 18 if network else 11
 
     def show(c: Check) -> None:

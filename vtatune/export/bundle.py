@@ -9,10 +9,15 @@ Files (``BUNDLE_FILES``, then ``MANIFEST``):
   epilogue shift, and the cycles measured by the timing simulator on the board;
 - ``program.bin``: the VTA program (instructions and micro-op image, ``Program.to_bytes``);
 - ``resources.json``: the area model's resources, fabric area (mm^2) and board fit;
+- ``autotvm.log``: the schedule as an AutoTVM record of VTA's template, for
+  ``autotvm.apply_history_best`` in VTA's own flow (``export.autotvm``; empty when stock VTA
+  cannot run the layer so);
 - ``manifest.json``: format, versions (vtatune, tvm, tvm-ffi, numpy, python), sha256 and size
   of every other file, the source (study, trial, pick, database, candidate key), the time per
-  call and its split, and ``stock_vta`` with the reasons stock VTA cannot build the design
-  (``hardware.stock``).
+  call and its split, ``stock_vta`` with the reasons stock VTA cannot build the design
+  (``hardware.stock``), ``bitstream`` (VTA's name of the design, ``env.MODEL``; null when it
+  has none) and ``autotvm`` (the log's target, its record count and the layers left out of it,
+  each with the reason).
 
 The design is recompiled from the stored hardware and knobs (the store keeps no programs), so
 the bundle is exactly what ``verify-export`` rebuilds from the bundle's own files.
@@ -25,28 +30,30 @@ import json
 import math
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import UserError
+from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.store.records import StudyInfo, TrialRecord
 from vtatune.workloads.base import DEFAULT_SHIFT
 
 if TYPE_CHECKING:
+    from vtatune.export.autotvm import AutotvmLog
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
     from vtatune.program.program import Program
     from vtatune.simulator.timing import TimingResult
     from vtatune.workloads.base import Workload
 
-BUNDLE_FORMAT = "vtatune-bundle/1"
+BUNDLE_FORMAT = "vtatune-bundle/2"
 SCHEDULE_FORMAT = "vtatune-schedule/1"
 VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES, MANIFEST = (
     "vta_config.json", "schedule.json", "program.bin", "resources.json", "manifest.json")
 #: Files whose checksums the manifest holds, in the order they are written.
-BUNDLE_FILES = (VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES)
+BUNDLE_FILES = (VTA_CONFIG, SCHEDULE, PROGRAM, RESOURCES, AUTOTVM_LOG)
 #: Named picks of ``--pick`` (otherwise a trial number).
 PICKS = ("fastest", "smallest", "knee")
 #: Distributions whose versions the manifest records.
@@ -65,6 +72,8 @@ class Built:
     program: Program
     program_bytes: bytes
     timing: TimingResult
+    #: Wall time of the compile and assembly (an AutoTVM record's compile time).
+    compile_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,8 @@ class BundleResult:
     area_mm2: float
     files: dict[str, Path]
     stock_vta_problems: tuple[str, ...] = ()
+    #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
+    vta_flow: dict[str, Any] = field(default_factory=dict)
 
     @property
     def stock_vta(self) -> bool:
@@ -142,17 +153,23 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
 def build(wl: Workload, hw: HwConfig, knobs: dict[str, int], board: Board,
           shift: int = DEFAULT_SHIFT) -> Built:
     """Compile, assemble and time one candidate. ``UserError`` if it no longer compiles."""
+    import time
+
     from vtatune.compiler import compile_candidate
     from vtatune.runtime.build import build_program
     from vtatune.simulator import simulate
 
+    t0 = time.perf_counter()
     res = compile_candidate(wl, hw, dict(knobs), shift=shift)
     if not res.ok:
         raise UserError(f"{wl.signature} with {knobs} on {hw.name or hw.shape_label} is "
                         f"{res.status}: {res.reason}")
     program = build_program(res, wl, hw)
+    program_bytes = program.to_bytes()
+    compile_seconds = time.perf_counter() - t0
     return Built(workload=wl, hw=hw, knobs=dict(knobs), shift=shift, program=program,
-                 program_bytes=program.to_bytes(), timing=simulate(program, board))
+                 program_bytes=program_bytes, timing=simulate(program, board),
+                 compile_seconds=compile_seconds)
 
 
 def hw_of(record_hw: dict[str, int], board: Board, name: str = "") -> HwConfig:
@@ -181,12 +198,13 @@ def write_bundle(info: StudyInfo, trials: Sequence[TrialRecord], pick: str, out:
     source = {"study": info.name, "trial": trial.number, "pick": pick, "db": db,
               "candidate_key": rec.key, "sampler": trial.sampler,
               "objective": info.objective, "stored_cycles": rec.cycles}
-    files, area_mm2 = write_design(out, built, board, source, rec.hw_name)
+    files, area_mm2, manifest = _write_design(out, built, board, source, rec.hw_name)
     return BundleResult(folder=out, study=info.name, trial=trial.number, pick=pick,
                         hw_name=rec.hw_name, knobs=dict(rec.knobs),
                         cycles=built.timing.cycles, stored_cycles=int(rec.cycles or 0),
                         seconds=built.timing.seconds, area_mm2=area_mm2, files=files,
-                        stock_vta_problems=tuple(stock_problems(hw, board)))
+                        stock_vta_problems=tuple(stock_problems(hw, board)),
+                        vta_flow={k: manifest[k] for k in ("bitstream", "autotvm")})
 
 
 def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
@@ -194,28 +212,38 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     """Write a built design's bundle (``BUNDLE_FILES`` and the manifest, whose ``source``
     says where the design came from) into ``out`` (created); returns the files and the
     design's area in mm². Used by ``export`` (a stored trial) and ``compile --emit``."""
+    files, area_mm2, _ = _write_design(out, built, board, source, hw_name)
+    return files, area_mm2
+
+
+def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
+                  hw_name: str) -> tuple[dict[str, Path], float, dict[str, Any]]:
     from vtatune.area import estimate, fit
     from vtatune.hardware.stock import stock_problems
 
     area = estimate(built.hw, board)
     fitted = fit(area, board)
     stock = stock_problems(built.hw, board)
+    now, made_with = datetime.now(UTC), versions()
+    log = autotvm_log(built.hw, [((built.workload.signature,), built)], now, made_with)
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(built.hw.to_vta_json()),
         SCHEDULE: _json(schedule_json(built, board)),
         PROGRAM: built.program_bytes,
         RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        AUTOTVM_LOG: log.text(),
     }
     manifest = {
         "format": BUNDLE_FORMAT,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "versions": versions(),
+        "created_at": now.isoformat(timespec="seconds"),
+        "versions": made_with,
         "source": source,
         "workload": built.workload.signature, "board": board.name, "hw_name": hw_name,
         "cycles": built.timing.cycles, "seconds": built.timing.seconds,
         "accelerator_seconds": built.timing.accelerator_seconds,
         "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
         "stock_vta": not stock, "stock_vta_problems": stock,
+        **vta_flow(built.hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
     }
@@ -224,7 +252,7 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
         (out / name).write_bytes(data)
         files[name] = out / name
-    return files, area.area_mm2
+    return files, area.area_mm2, manifest
 
 
 def schedule_json(built: Built, board: Board) -> dict[str, Any]:
@@ -246,6 +274,24 @@ def schedule_json(built: Built, board: Board) -> dict[str, Any]:
             "uops": int(built.program.uops.size),
         }},
     }
+
+
+def autotvm_log(hw: HwConfig, units: Sequence[tuple[tuple[str, ...], Built]],
+                when: datetime, made_with: dict[str, str]) -> AutotvmLog:
+    """``autotvm.log`` of built layer shapes, each given with the names of the layers it
+    stands for; a record's time is the simulated time per call, end to end, on the board."""
+    from vtatune.export.autotvm import Layer, build_log
+
+    layers = [Layer(tuple(names), b.workload, dict(b.knobs), b.timing.seconds,
+                    round(b.compile_seconds, 3)) for names, b in units]
+    return build_log(hw, layers, when.timestamp(), made_with.get("tvm", "unknown"))
+
+
+def vta_flow(hw: HwConfig, log: AutotvmLog) -> dict[str, Any]:
+    """The manifest's entries for VTA's own flow: ``bitstream`` and ``autotvm``."""
+    from vtatune.export.autotvm import model_name
+
+    return {"bitstream": model_name(hw), "autotvm": log.manifest(hw)}
 
 
 def versions() -> dict[str, str]:

@@ -11,24 +11,30 @@ Files (``manifest.json`` lists the sha256 and size of every other one):
 - ``programs/<layer>.bin``: the VTA program of each distinct shape, named after the first
   layer of that shape (``Program.to_bytes``);
 - ``resources.json``: the area model's resources, area and board fit;
-- ``manifest.json``: format ``vtatune-network-bundle/1``, versions, the source study/trial,
-  the network's time split and ``stock_vta`` with the reasons stock VTA cannot build the
-  design (``hardware.stock``).
+- ``autotvm.log``: one AutoTVM record of VTA's template per distinct shape, for
+  ``autotvm.apply_history_best`` in VTA's own flow (``export.autotvm``);
+- ``manifest.json``: format ``vtatune-network-bundle/2``, versions, the source study/trial,
+  the network's time split, ``stock_vta`` with the reasons stock VTA cannot build the
+  design (``hardware.stock``), ``bitstream`` and ``autotvm`` as single-layer bundles (the
+  layers left out of the log listed by name).
 
 ``verify_network_bundle`` rebuilds it from its own files, layer by layer: checksums, config,
-schedule, every program parses, recompiles byte-identically, gives exactly the exported
-cycles, runs bit-exactly against numpy; the network totals add up; resources match.
+schedule (layer names and counts as a network file's rules allow), every program parses,
+recompiles byte-identically, gives exactly the exported cycles, runs bit-exactly against
+numpy; the network totals add up; ``autotvm.log`` holds the schedule's records; resources
+match.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from vtatune.errors import UserError, VtatuneError
+from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.export.bundle import (
     MANIFEST,
     PICKS,
@@ -37,10 +43,12 @@ from vtatune.export.bundle import (
     VTA_CONFIG,
     Built,
     _json,
+    autotvm_log,
     build,
     hw_of,
     sha256,
     versions,
+    vta_flow,
 )
 from vtatune.export.verify import (
     FAIL,
@@ -50,18 +58,23 @@ from vtatune.export.verify import (
     SKIP,
     Check,
     VerifyReport,
+    _autotvm,
     _checksums,
     _Failed,
+    _finite,
     _fit,
+    _layer,
     _Note,
     _resources,
+    _timing_of,
     _versions_line,
     _vta_config,
 )
+from vtatune.networks.network import MAX_LAYERS, count_problem, name_problem
 from vtatune.store.records import NetworkTrialRecord, StudyInfo
 from vtatune.workloads.base import DEFAULT_SHIFT
 
-NETWORK_BUNDLE_FORMAT = "vtatune-network-bundle/1"
+NETWORK_BUNDLE_FORMAT = "vtatune-network-bundle/2"
 NETWORK_SCHEDULE_FORMAT = "vtatune-network-schedule/1"
 PROGRAMS = "programs"
 #: Seed of the functional check's random inputs (as for single-layer bundles).
@@ -88,6 +101,8 @@ class NetworkBundleResult:
     accelerator_seconds: float = 0.0
     host_seconds: float = 0.0
     stock_vta_problems: tuple[str, ...] = ()
+    #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
+    vta_flow: dict[str, Any] = field(default_factory=dict)
 
     @property
     def stock_vta(self) -> bool:
@@ -150,10 +165,14 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     area = estimate(hw, board)
     fitted = fit(area, board)
     schedule = network_schedule_json(info, t, units, board)
+    now, made_with = datetime.now(UTC), versions()
+    log = autotvm_log(hw, [(tuple(la.name for la in t.layers if la.workload == sig), built)
+                           for sig, (_, built) in units.items()], now, made_with)
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(hw.to_vta_json()),
         SCHEDULE: _json(schedule),
         RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        AUTOTVM_LOG: log.text(),
     }
     for path, built in units.values():
         contents[path] = built.program_bytes
@@ -162,8 +181,8 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     totals = schedule["network"]
     manifest = {
         "format": NETWORK_BUNDLE_FORMAT,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "versions": versions(),
+        "created_at": now.isoformat(timespec="seconds"),
+        "versions": made_with,
         "source": {"study": info.name, "trial": t.number, "pick": pick, "db": db,
                    "sampler": t.sampler, "objective": info.objective,
                    "stored_cycles": t.cycles,
@@ -172,6 +191,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
         "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
         "stock_vta": not stock, "stock_vta_problems": stock,
+        **vta_flow(hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
     }
@@ -186,7 +206,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         stored_cycles=int(t.cycles or 0), seconds=totals["latency_ms"] / 1e3,
         accelerator_seconds=totals["accelerator_ms"] / 1e3, host_seconds=totals["host_ms"] / 1e3,
         area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files,
-        stock_vta_problems=tuple(stock))
+        stock_vta_problems=tuple(stock), vta_flow=vta_flow(hw, log))
 
 
 def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
@@ -245,7 +265,7 @@ def read_network_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
     manifest = read_json(path, "bundle manifest")
     files = manifest.get("files") if isinstance(manifest, dict) else None
-    required = (VTA_CONFIG, SCHEDULE, RESOURCES)
+    required = (VTA_CONFIG, SCHEDULE, RESOURCES, AUTOTVM_LOG)
     if not isinstance(files, dict) or not all(n in files for n in required) or not all(
             isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("sha256"), str)
             for k, v in files.items()):
@@ -277,12 +297,13 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
 
     manifest = read_network_manifest(folder)
     exported = str(manifest.get("board", ""))
-    if exported not in boards.names():  # the bundle names a board; it never points at a file
+    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
         from vtatune.escaping import shown
 
         raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
                         f" (known: {', '.join(boards.names())})")
     brd = boards.load(board or exported)
+    _timing_of(brd)
     checks: list[Check] = []
     state: dict[str, Any] = {}
 
@@ -329,6 +350,9 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
                    else f"{_network_cycles(state):,} cycles on {brd.name}")
         else:
             run("network", (), state, lambda: _network_total(state))
+    run("autotvm", ("hw", "units", AUTOTVM_LOG), {**state, **raw}, lambda: _autotvm(
+        raw[AUTOTVM_LOG], state["hw"], [_layer(tuple(n for n, _ in u["layers"]), u)
+                                        for u in state["units"].values()], manifest))
     run("resources", ("hw", RESOURCES), {**state, **raw},
         lambda: _resources(raw[RESOURCES], state))
     if brd.name != exported:
@@ -361,35 +385,47 @@ def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
     doc = parse_json(decode_text(raw[SCHEDULE], SCHEDULE), SCHEDULE)
     try:
         net = doc["network"]
-        layers = [(str(la["name"]), int(la["count"]), str(la["workload"]), str(la["program"]))
+        layers = [(la["name"], la["count"], str(la["workload"]), str(la["program"]))
                   for la in net["layers"]]
         total = int(net["cycles"])
         entries = {str(sig): ({str(k): int(v) for k, v in e["knobs"].items()},
                               int(e["cycles"]), int(e.get("epilogue", {}).get("shift",
                                                                               DEFAULT_SHIFT)),
-                              str(e["program"]))
+                              str(e["program"]), _finite(e["latency_ms"]))
                    for sig, e in doc["workloads"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _Failed(f"malformed {SCHEDULE} ({type(exc).__name__}: {exc}); expected a network "
                       "with layers and per-workload knobs, cycles and programs") from None
     if not layers:
         raise _Failed(f"{SCHEDULE} lists no layers")
+    if len(layers) > MAX_LAYERS:
+        raise _Failed(f"{SCHEDULE} lists {len(layers):,} layers; a network has at most "
+                      f"{MAX_LAYERS:,}")
+    # the rules of a network file: a name is used in messages and file names, a count weighs
+    # the network's total
+    bad = [f"network {why}" for why in (name_problem(net.get("name", "network")),) if why]
+    bad += [f"layer {i}: {why}" for i, (name, count, _, _) in enumerate(layers, 1)
+            for why in (name_problem(name), count_problem(count)) if why]
+    names = [name for name, _, _, _ in layers]
+    if not bad and len(set(names)) < len(names):
+        bad.append("two layers have the same name")
+    if bad:
+        raise _Failed("; ".join(bad[:4]) + (f" (+{len(bad) - 4} more)" if len(bad) > 4
+                                            else ""))
     problems = []
     units: dict[str, dict[str, Any]] = {}
     for name, count, sig, path in layers:
-        if count < 1:
-            problems.append(f"layer {name}: count {count} < 1")
         if sig not in entries:
             problems.append(f"layer {name}: no schedule for {sig}")
             continue
-        knobs, cycles, shift, program = entries[sig]
+        knobs, cycles, shift, program, latency_ms = entries[sig]
         if program != path:
             problems.append(f"layer {name}: program {path} is not its shape's {program}")
         if path not in raw:
             problems.append(f"layer {name}: program {path} is not in the manifest")
             continue
         unit = units.setdefault(path, {"sig": sig, "knobs": knobs, "cycles": cycles,
-                                       "shift": shift, "layers": []})
+                                       "shift": shift, "latency_ms": latency_ms, "layers": []})
         unit["layers"].append((name, count))
     for path, unit in units.items():
         wl = from_signature(unit["sig"])

@@ -10,8 +10,11 @@ Checks, in order (a check whose inputs failed is skipped):
 6. ``cycles``: the timing simulator gives exactly the exported cycles on the exported board
    (on another board it reports the cycles there, for information);
 7. ``functional``: the bundled program run bit-exactly on random int8 inputs equals numpy;
-8. ``resources``: the area model gives the exported resources, area and board fit;
-9. ``fit`` (only with another ``board``): the design fits that board.
+8. ``autotvm``: ``autotvm.log`` holds exactly the AutoTVM record of schedule.json's workload,
+   knobs and time in VTA's template (or none, and the manifest lists the layer, when stock
+   VTA cannot run it so), for the manifest's ``bitstream``, the design's VTA name;
+9. ``resources``: the area model gives the exported resources, area and board fit;
+10. ``fit`` (only with another ``board``): the design fits that board.
 
 A missing folder, manifest or listed file, or a manifest that is not a bundle's, is bad input
 (``UserError``); everything else is a check that passes or fails.
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.errors import UserError, VtatuneError
+from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.export.bundle import (
     BUNDLE_FILES,
     BUNDLE_FORMAT,
@@ -39,6 +43,8 @@ from vtatune.export.bundle import (
 )
 
 PASS, FAIL, SKIP, INFO = "pass", "FAIL", "skip", "info"
+#: Bundle formats of earlier vtatune versions (before autotvm.log), refused with a hint.
+EARLIER_FORMATS = ("vtatune-bundle/1", "vtatune-network-bundle/1")
 
 #: Seed of the functional check's random inputs.
 CHECK_SEED = 0
@@ -83,6 +89,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not _exists(path):
         raise UserError(f"{shown(str(folder))} is not a bundle: no {MANIFEST}")
     manifest = read_json(path, "bundle manifest")
+    if isinstance(manifest, dict) and manifest.get("format") in EARLIER_FORMATS:
+        raise UserError(f"{shown(str(path))}: a bundle of format {manifest['format']!r}, "
+                        "made by an earlier vtatune without autotvm.log: export it again")
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
         raise UserError(f"{shown(str(path))}: not a vtatune bundle manifest (format "
@@ -139,12 +148,13 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
 
     manifest = read_manifest(folder)
     exported = manifest.get("board", "")
-    if exported not in boards.names():  # the bundle names a board; it never points at a file
+    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
         from vtatune.escaping import shown
 
         raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
                         f" (known: {', '.join(boards.names())})")
     brd = boards.load(board if board is not None else exported)
+    _timing_of(brd)
     checks: list[Check] = []
     state: dict[str, Any] = {}
 
@@ -180,10 +190,21 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
     run("cycles", ("program", "workload"), lambda: _cycles(brd, exported, state))
     if functional:
         run("functional", ("program", "workload"), lambda: _functional(state))
+    run("autotvm", ("hw", "workload", AUTOTVM_LOG), lambda: _autotvm(
+        raw[AUTOTVM_LOG], state["hw"], [_layer((state["workload"].signature,), state)],
+        manifest))
     run("resources", ("hw", RESOURCES), lambda: _resources(raw[RESOURCES], state))
     if brd.name != exported:
         run("fit", ("hw",), lambda: _fit(brd, state))
     return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
+
+
+def _timing_of(board: Any) -> None:
+    """``ConfigError`` (bad input, exit 2) when ``board`` has no timing parameters: every
+    cycles check would fail on it, and the bundle is not to blame."""
+    from vtatune.simulator.timing import load_params
+
+    load_params(board)
 
 
 class _Failed(Exception):
@@ -242,6 +263,7 @@ def _schedule(raw: bytes, state: dict[str, Any]) -> str:
         knobs = {str(k): int(v) for k, v in entry["knobs"].items()}
         cycles = int(entry["cycles"])
         shift = int(entry.get("epilogue", {}).get("shift", 8))
+        latency_ms = _finite(entry["latency_ms"])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _Failed(f"malformed {SCHEDULE} ({type(exc).__name__}: {exc}); expected one "
                       "workload with knobs and cycles") from None
@@ -249,7 +271,7 @@ def _schedule(raw: bytes, state: dict[str, Any]) -> str:
     problem = schedules.knob_space(wl, state["hw"]).problem(knobs)
     if problem:
         raise _Failed(f"knobs {knobs} are not legal for {sig} on this hardware: {problem}")
-    state.update(workload=wl, knobs=knobs, cycles=cycles, shift=shift)
+    state.update(workload=wl, knobs=knobs, cycles=cycles, shift=shift, latency_ms=latency_ms)
     return f"{sig}: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + f"; {cycles:,} cycles"
 
 
@@ -306,6 +328,56 @@ def _functional(state: dict[str, Any]) -> str:
     return f"bit-exact vs numpy on random int8 inputs (seed {CHECK_SEED}, {want.size:,} outputs)"
 
 
+def _finite(value: Any) -> float:
+    """A JSON number that is finite (``ValueError`` otherwise)."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
+            value):
+        raise ValueError(f"{value!r} is not a finite number")
+    return float(value)
+
+
+def _layer(names: tuple[str, ...], unit: dict[str, Any]) -> Any:
+    """A schedule entry (workload, knobs, ``latency_ms``) as an AutoTVM log layer."""
+    from vtatune.export.autotvm import Layer
+
+    return Layer(names, unit["workload"], unit["knobs"], unit["latency_ms"] / 1e3)
+
+
+def _autotvm(raw: bytes, hw: Any, layers: list[Any], manifest: dict[str, Any]) -> str:
+    """``autotvm.log`` against the records the schedule gives (``export.autotvm``)."""
+    from vtatune.escaping import shown
+    from vtatune.export import autotvm as at
+
+    want = at.build_log(hw, layers, 0.0, "")
+    name = at.model_name(hw)
+    if manifest.get("bitstream") != name:
+        raise _Failed(f"the manifest's bitstream {shown(manifest.get('bitstream'), 60)} is not "
+                      f"this design's VTA name {name}")
+    listed = manifest.get("autotvm", {})
+    listed = listed.get("not_in_log") if isinstance(listed, dict) else None
+    left = sorted(x["workload"] for x in want.left_out)
+    if not isinstance(listed, list) or sorted(
+            str(x.get("workload")) if isinstance(x, dict) else "" for x in listed) != left:
+        raise _Failed("the manifest's autotvm.not_in_log does not list the layers VTA's "
+                      f"templates cannot express ({', '.join(left) or 'none'})")
+    try:
+        records = at.parse_log(raw)
+    except ValueError as exc:
+        raise _Failed(f"malformed {AUTOTVM_LOG}: {exc}") from None
+    problems = at.compare(records, want)
+    if problems:
+        raise _Failed("; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)"
+                                                 if len(problems) > 3 else ""))
+    out = (f"{len(records)} record{'s' * (len(records) != 1)} for -model={name}, as "
+           f"{SCHEDULE}" if name else f"no records: {at.non_square_reason(hw)}")
+    if want.left_out and name:
+        out += "; not in the log (stock VTA cannot run them): " + "; ".join(
+            f"{', '.join(x['layers'])}: {x['reason']}" for x in want.left_out)
+    return out
+
+
 def _resources(raw: bytes, state: dict[str, Any]) -> str:
     from vtatune.area import estimate, fit
     from vtatune.hardware import boards
@@ -334,7 +406,7 @@ def _board_name(value: Any) -> str:
     from vtatune.escaping import shown
     from vtatune.hardware import boards
 
-    if not isinstance(value, str) or value not in boards.names():
+    if not isinstance(value, str) or not boards.is_known(value):
         raise ConfigError(RESOURCES, [f"board {shown(value, 40)} is not a known board name"])
     return value
 

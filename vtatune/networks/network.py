@@ -131,9 +131,8 @@ def table_problems(raw: Any) -> list[str]:
     problems = [f"[network] unknown key {k!r} (known: {', '.join(NETWORK_KEYS)})"
                 for k in raw if k not in NETWORK_KEYS]
     name = raw.get("name")
-    if name is not None and not (isinstance(name, str) and NAME_PATTERN.fullmatch(name)):
-        problems.append(f"[network] name {_show(name)} must be 1-64 letters, digits, "
-                        "'_', '.' or '-' (starting with a letter or digit)")
+    if name is not None and name_problem(name):
+        problems.append(f"[network] {name_problem(name)}")
     if not isinstance(raw.get("description", ""), str):
         problems.append("[network] description must be a string")
     layers = raw.get("layers")
@@ -166,14 +165,9 @@ def _entry_problems(entry: dict[str, Any]) -> list[str]:
     name = entry.get("name")
     if name is None:
         out.append("no name")
-    elif not (isinstance(name, str) and NAME_PATTERN.fullmatch(name)):
-        out.append(f"name {_show(name)} must be 1-64 letters, digits, '_', '.' or '-' "
-                   "(starting with a letter or digit)")
-    count = entry.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int):
-        out.append(f"count {_show(count)} must be an integer")
-    elif not 1 <= count <= MAX_COUNT:
-        out.append(f"count {count} must be between 1 and {MAX_COUNT:,}")
+    else:
+        out += [p for p in (name_problem(name),) if p]
+    out += [p for p in (count_problem(entry.get("count", 1)),) if p]
     kind = entry.get("kind")
     if not isinstance(kind, str) or not kind:
         out.append("no kind (e.g. kind = \"conv2d\")" if kind is None
@@ -198,6 +192,24 @@ def _entry_problems(entry: dict[str, Any]) -> list[str]:
     except UserError as exc:
         out.append(str(exc))
     return out
+
+
+def name_problem(value: Any) -> str | None:
+    """Why ``value`` is not a network or layer name (``NAME_PATTERN``), or None. Network
+    files and network bundles (``export.network``) both apply it."""
+    if isinstance(value, str) and NAME_PATTERN.fullmatch(value):
+        return None
+    return (f"name {_show(value)} must be 1-64 letters, digits, '_', '.' or '-' (starting "
+            "with a letter or digit)")
+
+
+def count_problem(value: Any) -> str | None:
+    """Why ``value`` is not a layer count (an integer in 1..``MAX_COUNT``), or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"count {_show(value)} must be an integer"
+    if not 1 <= value <= MAX_COUNT:
+        return f"count {value} must be between 1 and {MAX_COUNT:,}"
+    return None
 
 
 def _build(raw: dict[str, Any], default_name: str) -> Network:

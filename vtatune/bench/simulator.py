@@ -1,7 +1,7 @@
 """Speed of the simulators on hand-assembled dense programs (no TVM), and the timing model
 against latencies measured on a board (``bench_timing``, part of ``make bench``).
 
-``python -m vtatune.simulator.bench [hwconfig] [board]`` prints one line per program: its size,
+``python -m vtatune.bench.simulator [hwconfig] [board]`` prints one line per program: its size,
 the functional and timing simulators' wall time and throughput, and the program.bin round trip.
 """
 

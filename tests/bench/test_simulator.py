@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from vtatune.bench.simulator import bench, main
 from vtatune.hardware.config import default
 from vtatune.program.examples import DenseShape
-from vtatune.simulator.bench import bench, main
 
 
 def test_bench_small_program(capsys) -> None:
@@ -15,7 +15,7 @@ def test_bench_small_program(capsys) -> None:
 
 
 def test_bench_main_prints_one_line_per_shape(capsys, monkeypatch) -> None:
-    import vtatune.simulator.bench as mod
+    import vtatune.bench.simulator as mod
 
     monkeypatch.setattr(mod, "SHAPES", (DenseShape(4, 32, 32, 2, 1, 1),))
     main(["1x8x8", "de10-nano"])

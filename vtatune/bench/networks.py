@@ -24,7 +24,7 @@ that design's optimum, the hypervolume of the found front over the exhaustive fr
 (reference point 1.1 x the true front's nadir), the designs stopped early by their lower
 bound (and that every such bound was indeed below the design's optimum).
 
-    python -m vtatune.networks.bench [--quick]
+    python -m vtatune.bench.networks [--quick]
 """
 
 from __future__ import annotations
@@ -139,10 +139,10 @@ class Reference:
     maximal: frozenset[str]  # hardware keys whose candidates were all evaluated
 
 
-def reference_db() -> str:
+def reference_db(name: str = "bench-network-reference") -> str:
     from vtatune.paths import work_root
 
-    path = work_root() / "db" / "bench-network-reference.sqlite"
+    path = work_root() / "db" / f"{name}.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{path}"
 
@@ -295,21 +295,55 @@ def score(ref: Reference, trials: Sequence[Any], evals: Sequence[Any], board: An
                                                          for t in trials)}
 
 
+def zoo_space(network: str, layers: Sequence[str], quick: bool = False) -> str:
+    """A reduced network space of zoo network ``network`` (its file under ``spaces/``): the
+    named ``layers`` with their counts and the reference hardware space (``quick``: the quick
+    one) -- what ``REFERENCE_SPACE`` is for ResNet-18."""
+    import tomllib
+
+    from vtatune.paths import project_root
+
+    raw = tomllib.loads((project_root() / "spaces" / f"{network}.toml").read_text())
+    by_name = {la["name"]: la for la in raw["network"]["layers"]}
+    missing = [n for n in layers if n not in by_name]
+    if missing:
+        raise ValueError(f"{network} has no layer {', '.join(missing)}")
+    out = ["[study]", f'board = "{raw.get("study", {}).get("board", "pynq-z1")}"',
+           "[network]", f'name = "{network}-{"-".join(layers)}"']
+    for n in layers:
+        la = by_name[n]
+        out.append("[[network.layers]]")
+        out += [f"{k} = {json.dumps(la[k])}" for k in ("name", "kind", "shape", "layer", "count")
+                if k in la]
+    hardware = (QUICK_SPACE if quick else REFERENCE_SPACE).split("[hardware]", 1)[1]
+    return "\n".join(out) + "\n[hardware]" + hardware
+
+
+#: The zoo's quality parts (issue 25): each network's last repeated block and classifier.
+ZOO_QUALITY = {"resnet50": ("conv5_a", "conv5_b", "conv5_c", "fc"),
+               "mobilenet_v1": ("dw13", "pw13", "fc")}
+
+
 def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
-                          workers: int = 2) -> list[tuple[str, str]]:
+                          workers: int = 2, text: str | None = None,
+                          reference: str = "bench-network-reference"
+                          ) -> list[tuple[str, str]]:
+    """The quality rows on ``text`` (a network space; default: ``REFERENCE_SPACE``, or
+    ``QUICK_SPACE`` when ``quick``), its exhaustive reference stored in ``db/{reference}``."""
     from vtatune.hardware import boards
     from vtatune.networks import runner
     from vtatune.networks import space as nspace
     from vtatune.store import Store, sqlite_path
 
-    text = QUICK_SPACE if quick else REFERENCE_SPACE
-    if quick:
-        seeds, trials = 1, 12
+    if text is None:
+        text = QUICK_SPACE if quick else REFERENCE_SPACE
+        if quick:
+            seeds, trials = 1, 12
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "reference.toml"
         path.write_text(text)
         sp = nspace.load(path)
-        db_ref = reference_db()
+        db_ref = reference_db(reference)
         t0 = time.perf_counter()
         ref = build_reference(sp, db_ref, workers)
         t_ref = time.perf_counter() - t0
@@ -355,20 +389,26 @@ def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100
     ]
 
 
-def bench_network_speed(quick: bool = False) -> list[tuple[str, str]]:
-    trials = 10 if quick else 100
+def bench_network_speed(quick: bool = False, network: str = "resnet18",
+                        trials: int | None = None) -> list[tuple[str, str]]:
+    """Wall time of ``vtatune search NETWORK --trials 100`` (``quick``: 10; or ``trials``)."""
+    if trials is None:
+        trials = 10 if quick else 100
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "vtatune", "search", "resnet18", "--trials", str(trials),
+        cmd = [sys.executable, "-m", "vtatune", "search", network, "--trials", str(trials),
                "--seed", "0", "--db", f"sqlite:///{tmp}/speed.sqlite", "--json"]
         t = time.perf_counter()
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        out = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[2:6])}: exit {out.returncode}: "
+                           + " ".join(out.stderr.strip().splitlines()[-1:]))
     d = json.loads(out.stdout)
     best = d["best_seconds"]
     statuses = ", ".join(f"{k} {v}" for k, v in d["statuses"].items())
     screened = d.get("screened", {})
     screened_txt = ", ".join(f"{k} {v}" for k, v in screened.get("by_reason", {}).items())
-    return [(f"`vtatune search resnet18 --trials {trials}` wall time ({os.cpu_count()} cores; "
+    return [(f"`vtatune search {network} --trials {trials}` wall time ({os.cpu_count()} cores; "
              "default samplers and layer budget)",
              f"{wall:.0f} s ({d['evaluated']:,} layer candidates evaluated, {d['cached']:,} "
              f"from the store; designs: {statuses}; screened before evaluation: "
@@ -376,6 +416,28 @@ def bench_network_speed(quick: bool = False) -> list[tuple[str, str]]:
              + "; best "
              + (f"{1e3 * best:.2f} ms" if best is not None else "-")
              + f", front of {len(d['pareto'])})")]
+
+
+def bench_zoo_speed(trials: int = 100) -> list[tuple[str, str]]:
+    """Issue 25's search times: ``vtatune search resnet50`` and ``mobilenet_v1``."""
+    return [row for net in ZOO_QUALITY for row in bench_network_speed(network=net,
+                                                                      trials=trials)]
+
+
+def bench_zoo_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
+                      layers: dict[str, Sequence[str]] | None = None
+                      ) -> list[tuple[str, str]]:
+    """The quality rows for each zoo network of ``layers`` (default ``ZOO_QUALITY``) on its
+    reduced space (``quick``: the quick hardware space, one seed, 12 designs), each against
+    its own exhaustive reference (``db/bench-network-reference-NETWORK.sqlite``)."""
+    if quick:
+        seeds, trials = 1, 12
+    rows = []
+    for net, names in (layers or ZOO_QUALITY).items():
+        rows += bench_network_quality(seeds=seeds, trials=trials,
+                                      text=zoo_space(net, names, quick),
+                                      reference=f"bench-network-reference-{net}")
+    return rows
 
 
 def bench_network(quick: bool = False) -> list[tuple[str, str]]:

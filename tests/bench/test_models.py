@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vtatune.models import bench
+from vtatune.bench import models as bench
 
 
 def test_peak_memory_is_the_child_s_own(tmp_path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import vtatune.runtime.bench as bench
+import vtatune.bench.runtime as bench
 
 
 def test_bench_simulator_rows(monkeypatch, capsys) -> None:

@@ -1,5 +1,5 @@
 """Store speed on SQLite and PostgreSQL (part of ``make bench``; alone:
-``python -m vtatune.store.bench [--quick]``).
+``python -m vtatune.bench.store [--quick]``).
 
 What the search does per trial: ``claim`` a slot, ``complete`` it (record + trial + slot in one
 transaction); per proposal batch: ``lookup_many``. Measured on a fresh SQLite file in a

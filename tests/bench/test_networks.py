@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vtatune.networks import bench
+from vtatune.bench import networks as bench
 from vtatune.networks.space import from_dict
 from vtatune.search.evaluate import evaluate
 from vtatune.search.space import Candidate

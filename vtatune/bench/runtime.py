@@ -1,6 +1,6 @@
 """Speed of the runtime and simulators on ResNet-18 C2 (what the search pays per candidate).
 
-``python -m vtatune.runtime.bench`` prints a Markdown table; ``bench_simulator()`` returns its
+``python -m vtatune.bench.runtime`` prints a Markdown table; ``bench_simulator()`` returns its
 rows for ``python -m vtatune.bench``. The "good" schedule is the fewest-cycles one among the
 suggested knobs and a few hand-picked points (pynq-z1 timing); the fine-grained schedule shows
 throughput on a long instruction stream. Times are medians of a few repetitions (one core).

@@ -13,7 +13,7 @@
   schedule search at the default config (one worker, no warm start, 3 seeds) against the
   exhaustive optimum of the schedule space (``search.exhaustive``).
 
-    python -m vtatune.search.bench [--quick]
+    python -m vtatune.bench.search [--quick]
 """
 
 from __future__ import annotations

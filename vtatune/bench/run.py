@@ -5,12 +5,13 @@
 Compile: compile+verify milliseconds per candidate over ResNet-18 C2's whole knob space at the
 default config (median, p90; one process, after a warm-up that builds the PrimFunc).
 Runtime/simulator, timing accuracy (the timing model refitted on the measured Pynq-Z1
-records: per-record, median, worst and leave-one-out error, rank agreement), area, store and
-search and ONNX import figures come from each package's ``bench`` module
-(the search quality part runs the real search loop; the full run takes ~20 minutes, ``--quick``
-a few). The full run also times the test suite and ``make setup`` in a fresh clone with an
-empty pip cache (the .venv's size too). With ``--write-readme`` the Markdown table replaces the
-block between the bench markers in README.md.
+records: per-record, median, worst and leave-one-out error, rank agreement), area, store,
+search, network, scale-out, ONNX import and code-size figures come from the other modules of
+``vtatune.bench``, one per topic (the search quality part runs the real search loop; the full
+run takes over an hour, ``--quick`` a few minutes). The full run also times the test suite
+and ``make setup`` in a fresh clone with an empty pip cache (the .venv's size too). With
+``--write-readme`` the Markdown table replaces the block between the bench markers in
+README.md.
 """
 
 from __future__ import annotations
@@ -160,19 +161,26 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 
 
 #: Parts of the full run a ``--quick`` run can take in full (``--also``): each is minutes.
-ALSO = ("timing", "heldout", "network-speed", "network-quality", "import", "tests", "setup")
+ALSO = ("timing", "heldout", "network-speed", "network-quality", "scaleout", "import", "tests",
+        "setup")
+#: Parts that run only when named in ``--also`` (full or quick run): issue 25's zoo searches
+#: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``) and their quality against an
+#: exhaustive reference of each (built on the first run: hours).
+OPTIONAL = ("zoo-speed", "zoo-quality")
 
 
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     """The table; ``quick`` cuts every part short except those named in ``also``."""
     t0 = time.perf_counter()
-    rows = bench_compile(quick)
-    from vtatune.area.bench import bench_area
-    from vtatune.networks.bench import bench_network_quality, bench_network_speed
-    from vtatune.runtime.bench import bench_simulator
-    from vtatune.search.bench import bench_search
-    from vtatune.simulator.bench import bench_timing
-    from vtatune.store.bench import bench_store
+    from vtatune.bench.code import bench_code
+
+    rows = bench_code() + bench_compile(quick)
+    from vtatune.bench.area import bench_area
+    from vtatune.bench.networks import bench_network_quality, bench_network_speed
+    from vtatune.bench.runtime import bench_simulator
+    from vtatune.bench.search import bench_search
+    from vtatune.bench.simulator import bench_timing
+    from vtatune.bench.store import bench_store
 
     def short(part: str) -> bool:
         return quick and part not in also
@@ -181,16 +189,29 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
              + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
     rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
              + bench_network_quality(short("network-quality")))
-    from vtatune.models.bench import bench_import
+    from vtatune.bench.scaleout import bench_scaleout
+
+    rows += bench_scaleout(short("scaleout"))  # 24 designs on two processes (PostgreSQL)
+    from vtatune.bench.networks import bench_zoo_quality, bench_zoo_speed
+
+    if "zoo-speed" in also:
+        rows += bench_zoo_speed()
+    if "zoo-quality" in also:
+        rows += bench_zoo_quality(quick=False)
+    from vtatune.bench.models import bench_import
 
     rows += bench_import(short("import"))  # ONNX import of resnet50 and vgg16 at full size
     if not short("tests"):  # minutes
         rows += bench_tests()
     if not short("setup"):  # minutes, and it needs the package index
         rows += bench_setup()
-    mode = "full" if not quick else "quick" + (f", in full: {', '.join(also)}" if also else "")
-    cmd = "make bench" if not quick else ("python -m vtatune.bench --quick"
-                                          + (f" --also {','.join(also)}" if also else ""))
+    full = [a for a in also if a in ALSO]
+    extra = [a for a in also if a in OPTIONAL]
+    mode = ("full" if not quick else "quick" + (f", in full: {', '.join(full)}" if full else "")
+            ) + (f", with: {', '.join(extra)}" if extra else "")
+    cmd = ("make bench" if not quick and not also
+           else "python -m vtatune.bench" + (" --quick" if quick else "")
+           + (f" --also {','.join(also)}" if also else ""))
     rows.append((f"this run (`{cmd}`), wall time", f"{(time.perf_counter() - t0) / 60:.0f} min"))
     lines = [f"Measured by `{cmd}` ({mode}) on {machine()}, {time.strftime('%Y-%m-%d')}.",
              "", "| figure | value |", "|---|---|"]
@@ -208,18 +229,20 @@ def write_readme(table: str, readme: Path | None = None) -> None:
     path.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m vtatune.bench",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--write-readme", action="store_true", help="update README.md's table")
     ap.add_argument("--quick", action="store_true",
                     help="every part cut short (a tenth of the knob space, one seed, ...)")
     ap.add_argument("--also", default="",
-                    help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}")
-    args = ap.parse_args()
+                    help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}; in any "
+                    f"run, parts run only when named: {', '.join(OPTIONAL)}")
+    args = ap.parse_args(argv)
     also = tuple(a for a in args.also.split(",") if a)
-    bad = [a for a in also if a not in ALSO]
+    bad = [a for a in also if a not in ALSO + OPTIONAL]
     if bad:
-        ap.error(f"--also: unknown part {', '.join(bad)} (parts: {', '.join(ALSO)})")
+        ap.error(f"--also: unknown part {', '.join(bad)} (parts: {', '.join(ALSO + OPTIONAL)})")
     table = run(args.quick, also)
     print(table)
     if args.write_readme:
