@@ -320,7 +320,7 @@ class NetworkRun:
     """A finished network search run and its dashboard copy's fate (``mirror_error``: why
     the Optuna study was not updated, None when it was)."""
 
-    result: Any  # networks.runner.NetworkSearchResult
+    result: Any  # search.loop.SearchResult
     mirror_error: str | None
 
 

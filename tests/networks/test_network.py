@@ -111,6 +111,9 @@ def test_a_user_network_file(tmp_path) -> None:
     ({**_layers(GOOD), "hardware": {"LOG_BLOCKS": [4]}}, "unknown parameter 'LOG_BLOCKS'"),
     ({**_layers(GOOD), "hardware": {"LOG_BLOCK": [4], "LOG_BLOCK_OUT": [3]}},
      "either LOG_BLOCK or LOG_BLOCK_IN/LOG_BLOCK_OUT"),
+    # a minimum above the budget would tune each design until its layers' spaces run out
+    ({**_layers(GOOD), "inner": {"trials": 8, "min_per_layer": 100_000}},
+     "[inner] min_per_layer (100,000) must not exceed the layer evaluations per design"),
     ({**_layers(GOOD), "schedule": {"knobs": ["tile_q"]}}, "unknown knobs ['tile_q']"),
 ])
 def test_bad_network_spaces_name_the_problem(raw, needle) -> None:
@@ -118,6 +121,36 @@ def test_bad_network_spaces_name_the_problem(raw, needle) -> None:
         nspace.from_dict(raw, "bad.toml")
     assert needle in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_the_minimum_per_layer_may_equal_the_budget() -> None:
+    sp = nspace.from_dict({**_layers(GOOD), "inner": {"trials": 3, "min_per_layer": 3}}, "ok")
+    assert (sp.inner.trials, sp.inner.min_per_layer) == (3, 3)
+    with pytest.raises(ConfigError, match="--layer-trials: 2"):
+        nspace.from_dict({**_layers(GOOD), "inner": {"min_per_layer": 3}}, "x.toml",
+                         inner_trials=2)
+
+
+def test_a_long_layer_name_is_not_echoed_whole() -> None:
+    long = "x" * 5000
+    with pytest.raises(ConfigError) as err:
+        nspace.from_dict(_layers({**GOOD, "name": long, "shape": "1,2"}), "bad.toml")
+    assert err.value.problems and all(long[:100] not in p for p in err.value.problems)
+    assert "must be 1-64 letters" in str(err.value)
+
+
+def test_a_board_option_that_is_no_board_is_its_own_error(tmp_path) -> None:
+    # --board names a board or a board JSON file: a file that is not one is blamed, not the
+    # network file
+    with pytest.raises(ConfigError) as err:
+        nspace.from_dict(_layers(GOOD), "net.toml", board=str(tmp_path / ".." / "passwd"))
+    assert err.value.source == "board" and "net.toml" not in str(err.value)
+    bad = tmp_path / "passwd"
+    bad.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(ConfigError) as err:
+        nspace.from_dict(_layers(GOOD), "net.toml", board=str(bad))
+    assert str(err.value).startswith("board ") and "not valid JSON" in str(err.value)
+    assert "net.toml" not in str(err.value)
 
 
 def test_every_problem_is_listed_at_once() -> None:

@@ -109,26 +109,6 @@ def test_a_continuation_for_something_else_is_refused(tiny, searched) -> None:
         runner.run(other, sampler="random", trials=6, study="s", db=db, workers=1, seed=0)
 
 
-def test_a_second_process_on_a_running_network_study_is_refused(tiny, searched) -> None:
-    # A live process holds the study (here another owner of this very process): a run is
-    # refused in one line before it stores anything; once the holder is gone (its owner row
-    # retired, as when it stops or is found dead) the run takes the study over.
-    from vtatune.errors import StoreError
-
-    _, db = searched
-    store = Store(db)
-    holder = store.register_owner()
-    assert store.claim_study_run("s", holder, 60.0) is None
-    before = len(store.network_trials("s"))
-    with pytest.raises(StoreError, match="being searched by another process .pid \\d+"):
-        runner.run(tiny, sampler="random", trials=6, study="s", db=db, workers=1, seed=0)
-    assert len(store.network_trials("s")) == before
-    store.retire_owner(holder)
-    result = runner.run(tiny, sampler="random", trials=5, study="s", db=db, workers=1, seed=0)
-    assert result.trials == 5 and result.new_trials == 0
-    assert store.claim_study_run("s", store.register_owner(), 60.0) is None  # released
-
-
 def test_resume_continues_an_interrupted_design(tiny, tmp_path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     runner.run(tiny, sampler="random", trials=2, study="r", db=db, workers=1, seed=1)
@@ -136,13 +116,16 @@ def test_resume_continues_an_interrupted_design(tiny, tmp_path) -> None:
     done = store.network_trials("r")
     feasible = [t for t in done if t.status == "ok"]
     assert feasible
-    # fake an interruption: the last feasible design becomes "running" with half its evals
+    # fake an interruption: the last feasible design becomes "running" with half its evals,
+    # its slot held by a process that is gone
     t = feasible[-1]
     evals = store.network_evals("r", t.number)
     half = len(evals) // 2
     with sqlite3.connect(tmp_path / "r.sqlite") as conn:
         conn.execute("DELETE FROM vt_network_evals WHERE number = ? AND seq >= ?",
                      (t.number, half))
+        conn.execute("UPDATE vt_claims SET state = 'running', owner = 'gone' "
+                     "WHERE number = ?", (t.number,))
     store.save_network_trial(NetworkTrialRecord(
         study="r", number=t.number, hw_key=t.hw_key, hw=t.hw, hw_name=t.hw_name,
         status="running", params=t.params, sampler=t.sampler))
@@ -168,18 +151,22 @@ def test_a_design_whose_bound_is_dominated_is_not_tuned(tiny, tmp_path) -> None:
 
     db = f"sqlite:///{tmp_path / 'd.sqlite'}"
     store = Store(db)
-    loop = runner._Loop(tiny, store, boards.load(tiny.board), "random", "d", 0, None)
+    from vtatune.store.records import Slot
+
+    owner = store.register_owner()
+    loop = runner._Loop(tiny, store, boards.load(tiny.board), "random", "d", 0, None, owner,
+                        60.0)
     loop.open(warm_start=False)
     params = {"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_WGT_BUFF_SIZE": 16}
     hw = tiny.hw_space.hardware(params)
     # a front point smaller and faster than this design's lower bound dominates it
     loop.front = [(1.0, 1e-9, 7)]
-    loop._begin(0, params, hw, replay=())
+    loop._begin(Slot("d", 0, hw.key, params, owner), params, hw, replay=())
     (t,) = store.network_trials("d")
     assert t.status == "dominated" and "trial 7" in t.reason and t.evaluated == 0
     assert t.bound_cycles > 0 and t.area_mm2 > 1.0
     assert not loop.active and store.network_evals("d") == []
     # with a front point that does not dominate it, the design is tuned
     loop.front = [(1.0, 1e3, 7)]
-    loop._begin(1, params, hw, replay=())
+    loop._begin(Slot("d", 1, hw.key, params, owner), params, hw, replay=())
     assert loop.active and store.network_trials("d")[1].status == "running"

@@ -167,18 +167,33 @@ def test_a_trial_finishing_out_of_order_waits_for_the_ones_before_it(db) -> None
 
 
 def test_a_network_study_is_mirrored_one_trial_per_design(db) -> None:
+    import itertools
+
     import optuna
 
     from tests.networks.tiny_space import TINY
     from vtatune import studies
     from vtatune.networks import space as nspace
+    from vtatune.store import NetworkTrialRecord
 
-    # 2x32x32 GEMMs do not fit pynq-z1: the study has feasible and no_fit designs
-    raw = {**TINY, "hardware": {"LOG_BATCH": [0, 1], "LOG_BLOCK_IN": [4, 5],
-                                "LOG_BLOCK_OUT": [4, 5], "LOG_ACC_BUFF_SIZE": [15]},
-           "inner": {"trials": 5, "min_per_layer": 1}}
-    sp = nspace.from_dict(raw, "tiny.toml")
+    # designs that do not fit are screened (no trials) since the screen came: the no_fit
+    # design is one a study stored before it (as such studies hold), added to five tuned ones
+
+    sp = nspace.from_dict({**TINY, "inner": {"trials": 5, "min_per_layer": 1}}, "tiny.toml")
     job = studies.NetworkSearch(space=sp, sampler="random", study="netdash")
+    studies.run_network(job, trials=5, db=db, workers=1, seed=3, timeout=120,
+                        warm_start=False)
+    used = {t.hw_key for t in Store(db).network_trials("netdash")}
+    kinds = sp.hw_space.param_space()
+    params = next(p for p in (dict(zip(kinds, c, strict=True))
+                              for c in itertools.product(*(v for _, v in kinds.values())))
+                  if sp.hw_space.hardware(p).key not in used)
+    hw = sp.hw_space.hardware(params)
+    Store(db).save_network_trial(NetworkTrialRecord(
+        study="netdash", number=5, hw_key=hw.key, hw=hw.log_params(), hw_name=hw.name,
+        status="no_fit", reason="does not fit pynq-z1: lut 402%", area_mm2=9.0,
+        resources={"fits": False, "over": ["lut"], "utilization": {"lut": 402.0}},
+        params=params, sampler="random"))
     run = studies.run_network(job, trials=6, db=db, workers=1, seed=3, timeout=120,
                               warm_start=False)
     assert run.mirror_error is None and run.result.trials == 6

@@ -15,7 +15,7 @@ import pytest
 from conftest import WORKLOAD
 
 from vtatune.store import CandidateRecord, Store, StoreError
-from vtatune.store import store as store_mod
+from vtatune.store import engine as store_mod
 
 MakeRecord = Callable[..., CandidateRecord]
 SPACE = {"name": "conv2d", "hardware": {"LOG_BLOCK_IN": [3, 4, 5]}, "knobs": ["tile_h"]}
@@ -306,16 +306,3 @@ def test_take_over_releases_dead_slots_past_the_limit(url: str, make_record: Mak
     (again,), refused = store.claim("s1", b, [(make_record(4).key, {})], 4)
     assert not refused and again.number == slots[3].number
 
-
-def test_one_process_runs_a_study_while_it_lives(url: str) -> None:
-    store = Store(url)
-    a, b = store.register_owner(), store.register_owner()
-    assert store.claim_study_run("net", a, 60.0) is None
-    assert store.claim_study_run("net", a, 60.0) is None  # the holder again: still its
-    held = store.claim_study_run("net", b, 60.0)
-    assert held is not None and held["owner"] == a and held["pid"] > 0
-    assert store.claim_study_run("other", b, 60.0) is None  # another study is free
-    store.retire_owner(a)  # the holder is gone: the next one takes the study over
-    assert store.claim_study_run("net", b, 60.0) is None
-    store.release_study_run("net", b)
-    assert store.claim_study_run("net", a, 60.0) is None

@@ -102,3 +102,41 @@ def test_network_trials_stored_before_the_time_split_migrate_and_read(tmp_path) 
     got = store.network_trials("net")
     assert [(t.seconds, t.accelerator_seconds, t.host_seconds) for t in got] == [
         (5e-3, None, None), (5e-3, 4e-3, 1e-3)]
+
+
+def test_network_designs_are_slots_finished_once(url: str) -> None:
+    """A design is claimed as a slot like an operator trial; finishing it stores the design
+    and marks the slot done in one step, and a second finish (a process that took the design
+    over finished it first) writes nothing."""
+    store = Store(url)
+    _study(store)
+    a, b = store.register_owner(), store.register_owner()
+    (slot,), _ = store.claim("net", a, [(HW_KEY, {"LOG_BLOCK_IN": 4})], 2)
+    _, refused = store.claim("net", b, [(HW_KEY, {"LOG_BLOCK_IN": 4})], 2)
+    assert refused == {HW_KEY}  # one design, one slot
+    store.save_network_trial(_trial(slot.number, status="running", cycles=None))
+    assert store.slot_counts("net") == (1, 1)
+    store.retire_owner(a)  # dead: its design is b's to finish
+    (taken,) = store.take_over("net", b, 3600.0, limit=2)
+    assert taken.number == slot.number and taken.params == {"LOG_BLOCK_IN": 4}
+    assert store.finish_network_trial(taken, _trial(slot.number, cycles=400_000))
+    assert not store.finish_network_trial(slot, _trial(slot.number, cycles=1))  # too late
+    (t,) = store.network_trials("net")
+    assert t.status == "ok" and t.cycles == 400_000
+    assert store.slot_counts("net") == (1, 0)
+
+
+def test_network_trials_stored_before_slots_are_adopted(url: str) -> None:
+    """Designs stored before they were slots get one: done when finished, running with no
+    owner (anyone takes it over) when interrupted."""
+    store = Store(url)
+    _study(store)
+    store.save_network_trial(_trial(0))
+    store.save_network_trial(_trial(1, hw_key="other", status="running", cycles=None))
+    assert store.adopt_network_trials("net") == 2
+    assert store.adopt_network_trials("net") == 0
+    assert store.slot_counts("net") == (2, 1)
+    (taken,) = store.take_over("net", store.register_owner(), 3600.0)
+    assert (taken.number, taken.key) == (1, "other")
+    (nxt,), _ = store.claim("net", taken.owner, [("third", {})], 3)
+    assert nxt.number == 2

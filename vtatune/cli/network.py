@@ -62,7 +62,7 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
                           waiting=f"starting {workers} worker{plural} (TVM loads, first "
                                   "compiles)") as bar:
 
-        def on_progress(p: runner.NetworkProgress) -> None:
+        def on_progress(p: runner.Progress) -> None:
             best = "-" if p.best_cycles is None else (
                 f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""

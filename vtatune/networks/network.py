@@ -106,7 +106,7 @@ class Network:
         for layer in self.layers:
             if layer.name == name:
                 return layer
-        raise UserError(f"network {self.name} has no layer {name!r} (layers: "
+        raise UserError(f"network {self.name} has no layer {_show(name)} (layers: "
                         f"{', '.join(la.name for la in self.layers)})")
 
     def describe(self) -> dict[str, Any]:
@@ -145,8 +145,8 @@ def table_problems(raw: Any) -> list[str]:
         return problems + [f"[network] has {len(layers)} layers; at most {MAX_LAYERS}"]
     seen: dict[str, int] = {}
     for i, entry in enumerate(layers, 1):
-        where = f"layer {i}" + (f" ({entry['name']!r})" if isinstance(entry.get("name"), str)
-                                else "")
+        where = f"layer {i}" + (f" ({_show(entry['name'])})"
+                                if isinstance(entry.get("name"), str) else "")
         problems += [f"{where}: {p}" for p in _entry_problems(entry)]
         n = entry.get("name")
         if isinstance(n, str):

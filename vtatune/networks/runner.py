@@ -24,26 +24,41 @@ Per design (the outer sampler -- any ``--sampler`` -- proposes hardware paramete
    (area, seconds) (or seconds alone for a ``latency`` objective) or, for an infeasible or
    dominated design, a constraint violation.
 
-**Resume.** Designs are committed when done; every layer result is committed as it arrives
-and linked to its design, so a rerun of the same study replays the finished designs into
-the samplers and continues an interrupted one with the results it had.
+**Many processes, resume.** Designs are claimed as slots on the study's database exactly as an
+operator study's trials are (``Store.claim``): any number of processes, on any machines
+sharing the database, run one study; each claims the next design it starts (a design another
+process has is a repeat, never evaluated twice), learns the designs the others finished, and
+the study ends with exactly ``trials`` designs. Every layer result is committed as it arrives
+and linked to its design, and a finished design is committed with its slot; a design whose
+process died (``store.liveness``) is taken over by a live one with the layer results it had
+stored, so a rerun of a killed search continues where it stopped.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
 from vtatune.networks.space import NetworkSpace
 from vtatune.networks.tuner import DesignTuner, Request
+from vtatune.search.loop import (
+    GRACE_S,
+    HEARTBEAT_S,
+    MAX_ENUMERATE,
+    MAX_RANDOM_DRAWS,
+    REFRESH_S,
+    Progress,
+    SearchResult,
+    StudyLoop,
+    ownership,
+)
 from vtatune.search.pareto import pareto_front
 from vtatune.search.samplers import Observation, Params, make
-from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialRecord
+from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialRecord, Slot
 
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
@@ -55,71 +70,13 @@ if TYPE_CHECKING:
 MAX_ACTIVE = 2
 #: New layer observations after which the cost model is refit (or 10% more, if larger).
 REFIT_EVERY = 32
-#: Repeated design proposals in a row after which a random unseen design is taken.
-REPEATS_BEFORE_RANDOM = 10
-#: Random draws that must all be seen before the hardware space counts as exhausted.
-MAX_RANDOM_DRAWS = 500
-#: Hardware spaces of at most this many designs are enumerated for unseen designs (exactly
-#: exhausted); larger ones are drawn from at random.
-MAX_ENUMERATE = 100_000
 #: Stored results per layer shape a warm start learns from (the most recent).
 WARM_START_LIMIT = 5000
 
 
 @dataclass
-class NetworkProgress:
-    """Live state of a network search, passed to the progress callback after every event."""
-
-    total: int
-    done: int = 0  # finished designs (trials)
-    feasible: int = 0
-    evaluated: int = 0  # layer candidates compiled and simulated in this run
-    cached: int = 0  # layer candidates served from the store in this run
-    best_seconds: float | None = None
-    best_cycles: int | None = None
-    pareto_size: int = 0
-    statuses: Counter = field(default_factory=Counter)
-    active: int = 0
-    started: float = field(default_factory=time.monotonic)
-    resumed_from: int = 0
-    #: hardware designs screened before evaluation (not trials), by reason (``search.screen``)
-    screened: Counter = field(default_factory=Counter)
-
-    @property
-    def rate(self) -> float:
-        """Layer evaluations per second in this run."""
-        dt = time.monotonic() - self.started
-        return (self.evaluated + self.cached) / dt if dt > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class NetworkSearchResult:
-    """What a finished (or exhausted) network search run did."""
-
-    study: str
-    db: str
-    trials: int
-    new_trials: int
-    evaluated: int
-    cached: int
-    repeats: int
-    feasible: int
-    best_cycles: int | None
-    best_seconds: float | None
-    elapsed_s: float
-    exhausted: bool
-    #: the number of designs the study was asked to hold
-    requested: int = 0
-    #: hardware designs screened before evaluation (``Screen.describe``: not trials)
-    screened: dict[str, Any] = field(default_factory=dict)
-    #: designs of the hardware space, and how many of them pass the screen (when the space
-    #: is small enough to enumerate: ``MAX_ENUMERATE``)
-    space_size: int | None = None
-    space_passing: int | None = None
-
-
-@dataclass
 class _Design:
+    slot: Slot
     number: int
     params: Params
     hw: HwConfig
@@ -164,52 +121,37 @@ def check_study(space: NetworkSpace, study: str, db: str | None = None) -> None:
 def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str | None = None,
         workers: int = 1, seed: int | None = None, timeout: float = 120.0,
         warm_start: bool = True,
-        on_progress: Callable[[NetworkProgress], None] | None = None) -> NetworkSearchResult:
-    """Run network study ``study`` until it holds ``trials`` designs (see the module
-    docstring). Raises ``UserError`` for bad input only."""
-    from vtatune.errors import StoreError
+        on_progress: Callable[[Progress], None] | None = None,
+        heartbeat_s: float | None = None, grace_s: float | None = None
+        ) -> SearchResult:
+    """Run network study ``study`` until it holds ``trials`` designs, together with any other
+    process running it (see the module docstring). Raises ``UserError`` for bad input only.
+    ``heartbeat_s``/``grace_s``: as ``search.runner.run``'s (its defaults when None)."""
     from vtatune.hardware import boards
-    from vtatune.search.runner import GRACE_S, HEARTBEAT_S, Heartbeat
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
 
     store = Store(db)
     board = boards.load(space.board)
-    # one process runs a network study (it numbers the designs): a second one is refused
-    # while the first lives, and takes over from one that died (as trial slots are)
-    owner = store.register_owner()
-    beat = Heartbeat(Store(store.url), owner, HEARTBEAT_S)
-    beat.start()
-    try:
-        holder = store.claim_study_run(study, owner, GRACE_S)
-        if holder is not None:
-            raise StoreError(f"network study '{study}' is being searched by another process "
-                             f"(pid {holder['pid']} on {holder['host'].split('/')[0]}): a "
-                             "network study runs in one process at a time; wait for it or "
-                             "stop it, then run this again to continue")
-        loop = _Loop(space, store, board, sampler, study, seed, on_progress)
-        loop.open(warm_start)
-        loop.progress.total = trials
+    with ownership(store, HEARTBEAT_S if heartbeat_s is None else heartbeat_s) as owner:
+        loop = _Loop(space, store, board, sampler, study, seed, on_progress, owner,
+                     GRACE_S if grace_s is None else grace_s)
         try:
+            loop.open(warm_start)
+            loop.progress.total = trials
             with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
                             timeout) as pool:
                 loop.drive(pool, trials)
+            loop.refresh()  # the designs the other processes finished meanwhile
         finally:
             loop.smp.close()
-    finally:
-        beat.stop()
-        try:
-            store.release_study_run(study, owner)
-            store.retire_owner(owner)
-        except StoreError:
-            pass  # the database is gone: the owner's heartbeat goes stale instead
     p = loop.progress
-    return NetworkSearchResult(
-        study=study, db=store.display_url, trials=p.done, new_trials=p.done - p.resumed_from,
-        evaluated=p.evaluated, cached=p.cached, repeats=loop.repeats, feasible=p.feasible,
+    return SearchResult(
+        study=study, db=store.display_url, trials=p.done, new_trials=loop.core.mine,
+        evaluated=p.evaluated, cached=p.cached, repeats=p.repeats, feasible=p.feasible,
         best_cycles=p.best_cycles, best_seconds=p.best_seconds,
-        elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted, requested=trials,
-        screened=loop.screen.describe(), space_size=loop.space_size,
+        elapsed_s=time.monotonic() - p.started, exhausted=loop.core.exhausted,
+        requested=trials, screened=loop.screen.describe(), space_size=loop.space_size,
         space_passing=loop.space_passing)
 
 
@@ -218,7 +160,9 @@ class _Loop:
 
     def __init__(self, space: NetworkSpace, store: Store, board: Board, sampler: str,
                  study: str, seed: int | None,
-                 on_progress: Callable[[NetworkProgress], None] | None):
+                 on_progress: Callable[[Progress], None] | None, owner: str,
+                 grace_s: float):
+        self.owner, self.grace_s = owner, grace_s
         self.space = space
         self.store = store
         self.board = board
@@ -242,15 +186,15 @@ class _Loop:
         self.space_passing: int | None = None
         self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass
         self.rng = random.Random(seed)
-        self.progress = NetworkProgress(total=0)
+        self.progress = Progress(total=0)
+        self.core = StudyLoop(store, study, owner, grace_s, self.smp, self.screen,
+                              self.progress, self._key_of, self._unseen, on_progress)
         self.front: list[tuple[float, float, int]] = []  # (area, seconds, trial) of ok designs
         self.seen: set[str] = set()  # hardware keys of the study's designs
         self.active: list[_Design] = []
-        self.resume: list[NetworkTrialRecord] = []
-        self.number = 0
-        self.repeats = 0
-        self.repeats_in_a_row = 0
-        self.exhausted = False
+        self.told: set[int] = set()  # numbers of the finished designs the samplers know
+        self.slots = 0  # designs the study has or will have (claimed slots)
+        self.last_refresh = 0.0
 
     # ---- opening: replay the study, warm-start the cost model -------------------------------
     def open(self, warm_start: bool) -> None:
@@ -258,17 +202,8 @@ class _Loop:
         self.store.create_or_load_study(self.study, study_workload(sp), sp.describe(),
                                         self.sampler, sp.objective, sp.board, self.seed,
                                         identity=study_identity(sp, self.ctx))
-        past = self.store.network_trials(self.study)
-        params_names = set(sp.hw_space.param_space())
-        for t in past:
-            self.seen.add(t.hw_key)
-            self.number = max(self.number, t.number + 1)
-            if t.status == "running":
-                self.resume.append(t)
-                continue
-            if set(t.params) == params_names:
-                self.smp.tell(t.params, self._observation(t))
-            self._account(t)
+        self.store.adopt_network_trials(self.study)
+        self._absorb(self.store.network_trials(self.study))
         self.progress.resumed_from = self.progress.done
         evals = self.store.network_evals(self.study)
         mine = {e.candidate.key for e in evals}
@@ -307,13 +242,44 @@ class _Loop:
         latency = _latency(rec, self.board) if rec.feasible else None
         self.model.observe(rec.workload, point, latency, self.board.clock_hz)
 
+    def _absorb(self, trials: Sequence[NetworkTrialRecord]) -> list[int]:
+        """Finished designs stored by earlier runs or other processes: the outer sampler learns
+        them like its own; returns the numbers new to this run."""
+        params_names = set(self.space.hw_space.param_space())
+        new = []
+        for t in trials:
+            self.seen.add(t.hw_key)
+            if t.status == "running" or t.number in self.told:
+                continue
+            self.told.add(t.number)
+            new.append(t.number)
+            if set(t.params) == params_names:
+                self.smp.tell(t.params, self._observation(t))
+            self._account(t)
+        return new
+
+    def refresh(self) -> None:
+        """Learn the designs other processes finished (and their layers: the cost model)."""
+        self.last_refresh = time.monotonic()
+        mine = {d.number for d in self.active}
+        new = self._absorb([t for t in self.store.network_trials(self.study)
+                            if t.number not in mine])
+        if new:
+            for e in self.store.network_evals(self.study):
+                if e.number in new:
+                    self._observe(e.candidate)
+            self._report()
+
     # ---- the loop -------------------------------------------------------------------------
     def drive(self, pool: Any, trials: int) -> None:
         inflight: dict[int, tuple[_Design, Request]] = {}
         task = 0
-        for t in self.resume:  # interrupted designs first, with what they had
-            if self.progress.done + len(self.active) < trials:
-                self._continue(t)
+        last_check = 0.0
+        # designs of processes that died (an interrupted run of this one included) first,
+        # with the layer results they had
+        for slot in self.core.take_over(trials):
+            self._continue(slot)
+        self.slots = self.store.slot_counts(self.study)[0]
         while True:
             while pool.room > 0:  # each worker's next candidate waits in its pipe
                 got = self._next_request(trials)
@@ -328,9 +294,20 @@ class _Loop:
                 pool.submit(task, req.candidate)
                 task += 1
             self._finish_done()
-            if not self.active and not inflight and (
-                    self.progress.done >= trials or self.exhausted):
-                return
+            if not self.active and not inflight:
+                if self.slots < trials and not self.core.exhausted:
+                    continue
+                # nothing of ours to do: wait for the other processes' designs, taking over
+                # those whose process died
+                last_check = self.core.wait(last_check)
+                for slot in self.core.take_over(trials):
+                    self._continue(slot)
+                self.slots, running = self.store.slot_counts(self.study)
+                if not self.active and running == 0 and (
+                        self.slots >= trials or self.core.exhausted):
+                    return
+                self.refresh()
+                continue
             for t, rec in pool.poll(0.05):
                 design, req = inflight.pop(t)
                 self._result(design, req, rec, cached=False)
@@ -345,10 +322,10 @@ class _Loop:
                 if req is not None:
                     return d, req
             self._finish_done()
-            room = trials - self.progress.done - len(self.active)
-            if room <= 0 or len(self.active) >= MAX_ACTIVE or self.exhausted:
+            if (self.slots >= trials or len(self.active) >= MAX_ACTIVE
+                    or self.core.exhausted):
                 return None
-            self._start_design()
+            self._start_design(trials)
 
     def _result(self, design: _Design, req: Request, rec: CandidateRecord, cached: bool
                 ) -> None:
@@ -372,38 +349,50 @@ class _Loop:
         self._report()
 
     # ---- designs ----------------------------------------------------------------------------
-    def _start_design(self) -> None:
-        """Ask the outer sampler for a new design that passes the screen and start it (or
-        record it at once when it is dominated). A screened design is told to the sampler as
-        infeasible and counted, and the sampler is asked again."""
+    def _start_design(self, trials: int) -> None:
+        """Propose a new design that passes the screen (``StudyLoop.propose``), claim its slot
+        and start it (or record it at once when it is dominated); a design another process
+        holds is a repeat."""
+        if time.monotonic() - self.last_refresh >= REFRESH_S:
+            self.refresh()  # learn what the other processes found before planning
         while True:
-            params = self._ask()
-            if params is None:
-                self.exhausted = True
+            wanted = self.core.propose(1, self.seen.__contains__)
+            if not wanted:
+                return  # the hardware space is exhausted
+            granted, refused, full = self.core.claim(wanted, trials)
+            self.seen.add(wanted[0][0])
+            if granted:
+                slot, (_, params, hw) = granted[0]
+                self.slots += 1
+                self._begin(slot, params, hw, replay=())
                 return
-            hw = self.space.hw_space.hardware(params)
-            self.seen.add(hw.key)
-            verdict = self.screen.check(params)
-            if verdict.passed:
-                break
-            self.smp.tell(params, verdict.observation)  # not a trial: the sampler learns it
-            self.progress.screened = Counter(self.screen.counts)
-            self._report()
-        number, self.number = self.number, self.number + 1
-        self._begin(number, params, hw, replay=())
+            if full:
+                self.slots = self.store.slot_counts(self.study)[0]
+                return
 
-    def _continue(self, t: NetworkTrialRecord) -> None:
+    def _key_of(self, params: Params) -> tuple[str, HwConfig]:
+        hw = self.space.hw_space.hardware(params)
+        return hw.key, hw
+
+    def _continue(self, slot: Slot) -> None:
+        """Finish the design of a slot taken over, with the layer results it had."""
         from vtatune.hardware.config import HwConfig
 
-        hw = self.space.hw_space.hardware(t.params) if t.params else HwConfig(
-            **{k.lower(): v for k, v in t.hw.items()})
-        self._begin(t.number, dict(t.params), hw,
-                    replay=self.store.network_evals(self.study, t.number))
+        self.seen.add(slot.key)
+        if slot.params:
+            params, hw = dict(slot.params), self.space.hw_space.hardware(slot.params)
+        else:  # a design stored without its sampler params: its hardware is stored
+            t = next(t for t in self.store.network_trials(self.study)
+                     if t.number == slot.number)
+            params, hw = dict(t.params), HwConfig(**{k.lower(): v for k, v in t.hw.items()})
+        self._begin(slot, params, hw,
+                    replay=self.store.network_evals(self.study, slot.number))
 
-    def _begin(self, number: int, params: Params, hw: HwConfig,
+    def _begin(self, slot: Slot, params: Params, hw: HwConfig,
                replay: Sequence[NetworkEval]) -> None:
         from vtatune.search.screen import screen
 
+        number = slot.number
         base = dict(study=self.study, number=number, hw_key=hw.key, hw=hw.log_params(),
                     hw_name=hw.name, params=params, sampler=self.sampler)
         # a new design passed the screen; an interrupted one was started by an earlier run
@@ -411,8 +400,8 @@ class _Loop:
         if verdict.area_mm2 is not None:
             base.update(area_mm2=verdict.area_mm2, resources=verdict.resources)
         if not verdict.passed:
-            self._close(NetworkTrialRecord(status=verdict.status, reason=verdict.why, **base),
-                        violation=verdict.violation)
+            self._close(slot, NetworkTrialRecord(status=verdict.status, reason=verdict.why,
+                                                 **base), violation=verdict.violation)
             return
         area_mm2, resources = float(verdict.area_mm2 or 0.0), verdict.resources
         hw_values = {k: hw.log_params()[k] for k in self.space.hw_choices}
@@ -425,13 +414,13 @@ class _Loop:
         by = self._dominated_by(area_mm2, bound_s)
         if by is not None and not replay:
             a, s, n = by
-            self._close(NetworkTrialRecord(
+            self._close(slot, NetworkTrialRecord(
                 status="dominated", layers=tuner.layers(), reason=(
                     f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm2 is dominated by "
                     f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm2): layers not tuned"), **base),
                 violation=max(bound_s / s - 1.0, 1e-3))
             return
-        design = _Design(number, params, hw, area_mm2, resources, tuner)
+        design = _Design(slot, number, params, hw, area_mm2, resources, tuner)
         for e in replay:  # an interrupted design keeps what it had, in its order
             tuner.replay(e.candidate.workload, e.candidate)
             design.seq = e.seq + 1
@@ -458,22 +447,28 @@ class _Loop:
                 rec = NetworkTrialRecord(status="no_schedule", reason=(
                     f"no feasible schedule found for {', '.join(missing)} "
                     f"({t.issued} layer evaluations)"), **base)
-                self._close(rec, violation=1.0)
+                self._close(d.slot, rec, violation=1.0)
             else:
-                self._close(NetworkTrialRecord(
+                self._close(d.slot, NetworkTrialRecord(
                     status="ok", cycles=split.cycles, seconds=split.seconds,
                     accelerator_seconds=split.accelerator_seconds,
                     host_seconds=split.host_seconds, **base), violation=0.0)
             t.forget()
 
-    def _close(self, rec: NetworkTrialRecord, violation: float) -> None:
-        """Store a finished design and tell the outer sampler."""
-        self.store.save_network_trial(rec)
+    def _close(self, slot: Slot, rec: NetworkTrialRecord, violation: float) -> None:
+        """Store a finished design with its slot, then the loop's callbacks (tell the outer
+        sampler, count, report) -- unless another process that took the design over finished
+        it first: then it is learned from the store, as the others' designs are."""
         obs = self._observation(rec, violation)
-        if set(rec.params) == set(self.space.hw_space.param_space()):
-            self.smp.tell(rec.params, obs)
-        self._account(rec)
-        self._report()
+
+        def account() -> None:
+            self.told.add(rec.number)
+            self._account(rec)
+
+        params = rec.params if set(rec.params) == set(self.space.hw_space.param_space()) \
+            else None
+        self.core.finish(slot, self.store.finish_network_trial(slot, rec), params, obs,
+                         account)
 
     def _observation(self, rec: NetworkTrialRecord, violation: float = 1.0) -> Observation:
         if rec.status == "ok" and rec.seconds is not None:
@@ -515,30 +510,10 @@ class _Loop:
         return None
 
     # ---- the outer sampler ------------------------------------------------------------------
-    def _ask(self) -> Params | None:
-        """A design not in the study yet (None when the hardware space is exhausted)."""
-        hw_space = self.space.hw_space
-        while True:
-            if self.repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
-                self.repeats_in_a_row = 0
-                return self._random_unseen()
-            proposals = self.smp.ask(1)
-            if not proposals:
-                return self._random_unseen()
-            params = proposals[0]
-            key = hw_space.hardware(params).key
-            if key in self.seen:
-                self.repeats += 1
-                self.repeats_in_a_row += 1
-                self.smp.discard(params)
-                continue
-            self.repeats_in_a_row = 0
-            return params
-
-    def _random_unseen(self) -> Params | None:
-        """A random design not in the study that passes the screen: drawn from every design
-        of the hardware space when there are at most ``MAX_ENUMERATE`` (then None means none
-        is left), else by ``MAX_RANDOM_DRAWS`` random draws."""
+    def _unseen(self, taken: Callable[[str], bool]) -> list[Params]:
+        """A random design not ``taken`` that passes the screen ([] when none is): drawn from
+        every design of the hardware space when there are at most ``MAX_ENUMERATE`` (then []
+        means none is left), else by ``MAX_RANDOM_DRAWS`` random draws."""
         import itertools
         import math
 
@@ -552,18 +527,16 @@ class _Loop:
                 self._passing = [(hw_space.hardware(p).key, p) for p in every
                                  if self.screen.passes(p)]
                 self.space_size, self.space_passing = len(every), len(self._passing)
-            left = [p for key, p in self._passing if key not in self.seen]
-            return self.rng.choice(left) if left else None
+            left = [p for key, p in self._passing if not taken(key)]
+            return [self.rng.choice(left)] if left else []
         for _ in range(MAX_RANDOM_DRAWS):
             params = {k: self.rng.choice(v) for k, (_, v) in kinds.items()}
-            if (hw_space.hardware(params).key not in self.seen
-                    and self.screen.passes(params)):
-                return params
-        return None
+            if not taken(hw_space.hardware(params).key) and self.screen.passes(params):
+                return [params]
+        return []
 
     def _report(self) -> None:
-        if self.on_progress:
-            self.on_progress(self.progress)
+        self.core.report()
 
 
 def _latency(rec: CandidateRecord, board: Board) -> float:

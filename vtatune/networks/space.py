@@ -195,8 +195,13 @@ def from_dict(raw: dict[str, Any], source: str, *, hw: str | None = None,
               board: str | None = None, objective: str | None = None,
               inner_trials: int | None = None, inner_sampler: str | None = None,
               stock_vta: bool | None = None) -> NetworkSpace:
-    """Validate a network space given as a dict; ``ConfigError`` listing every problem."""
+    """Validate a network space given as a dict; ``ConfigError`` listing every problem (a
+    ``board`` that cannot be read is its own error, not the network file's)."""
+    from vtatune.hardware import boards
     from vtatune.search import space as spaces
+
+    if board is not None:
+        boards.load(board)
 
     problems = [f"unknown section [{k}] (known: {', '.join(SECTIONS)})"
                 for k in raw if k not in SECTIONS]
@@ -279,6 +284,10 @@ def _inner(raw: Any, trials: int | None, sampler: str | None
                             f"got {v!r}")
             v = getattr(default, key)
         values[key] = v
+    if values["min_per_layer"] > values["trials"]:  # else a design's tuning never ends
+        problems.append(f"[inner] min_per_layer ({values['min_per_layer']:,}) must not exceed "
+                        f"the layer evaluations per design ([inner] trials or --layer-trials: "
+                        f"{values['trials']:,})")
     s = sampler if sampler is not None else raw.get("sampler", default.sampler)
     if s not in INNER_SAMPLERS:
         problems.append(f"[inner] sampler {s!r} is not one of {', '.join(INNER_SAMPLERS)}")

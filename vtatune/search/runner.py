@@ -36,14 +36,25 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from vtatune.errors import StoreError
 from vtatune.search.dashboard import OptunaMirror
 from vtatune.search.evaluate import hw_invalid_record, latency_of, objective_values, violation
+from vtatune.search.loop import (  # noqa: F401 - the loop's names, as this module had them
+    GRACE_S,
+    HEARTBEAT_S,
+    MAX_RANDOM_DRAWS,
+    REFRESH_S,
+    REPEATS_BEFORE_RANDOM,
+    WAIT_S,
+    Heartbeat,
+    Progress,
+    SearchResult,
+    StudyLoop,
+    ownership,
+)
 from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
 from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
 from vtatune.store.identity import EvalContext
@@ -51,79 +62,6 @@ from vtatune.store.records import TRANSIENT, CandidateRecord
 
 #: Evaluations of one candidate within a run before a ``failed``/``timeout`` outcome is kept.
 MAX_ATTEMPTS = 2
-#: Seconds between heartbeats of a search process (``vt_owners``).
-HEARTBEAT_S = 5.0
-#: Seconds without a heartbeat after which a process on another host counts as dead and its
-#: running slots are taken over (on the same host a dead process is seen at once).
-GRACE_S = 60.0
-#: Seconds between checks while waiting for other processes' slots to finish.
-WAIT_S = 0.5
-#: Seconds between reads of the trials other processes stored (learned before planning).
-REFRESH_S = 0.5
-#: Repeated proposals in a row after which a slot gets a random unseen candidate.
-REPEATS_BEFORE_RANDOM = 10
-#: Random draws that must all be seen before unseen candidates come from the enumeration.
-MAX_RANDOM_DRAWS = 100
-
-
-@dataclass
-class Progress:
-    """Live state of a search, passed to the progress callback after every trial."""
-
-    total: int
-    done: int = 0
-    evaluated: int = 0
-    cached: int = 0
-    repeats: int = 0
-    retries: int = 0
-    feasible: int = 0
-    best_cycles: int | None = None
-    #: the least end-to-end seconds per call of a feasible trial (accelerator + host)
-    best_seconds: float | None = None
-    pareto_size: int = 0
-    statuses: Counter = field(default_factory=Counter)
-    started: float = field(default_factory=time.monotonic)
-    resumed_from: int = 0
-    #: hardware designs screened before evaluation (not trials), by reason (``search.screen``)
-    screened: Counter = field(default_factory=Counter)
-
-    @property
-    def rate(self) -> float:
-        """Trials per second in this run."""
-        dt = time.monotonic() - self.started
-        return (self.done - self.resumed_from) / dt if dt > 0 else 0.0
-
-    @property
-    def infeasible_share(self) -> float:
-        n = sum(self.statuses.values())
-        return 1.0 - self.statuses.get("ok", 0) / n if n else 0.0
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What a finished (or exhausted) search run did."""
-
-    study: str
-    db: str
-    trials: int
-    new_trials: int
-    evaluated: int
-    cached: int
-    repeats: int
-    feasible: int
-    best_cycles: int | None
-    elapsed_s: float
-    exhausted: bool
-    retries: int = 0
-    mirror_error: str | None = None
-    #: candidates in the space, when it was enumerated (a search that exhausted it)
-    space_size: int | None = None
-    #: the number of trials the study was asked to hold
-    requested: int = 0
-    #: hardware designs screened before evaluation (``Screen.describe``: not trials)
-    screened: dict[str, Any] = field(default_factory=dict)
-    #: candidates of an enumerated space whose design the screen refuses
-    space_screened: int | None = None
 
 
 def observation(space: SearchSpace, rec: CandidateRecord) -> Observation:
@@ -299,28 +237,27 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
     # slot number -> (slot, candidate, attempts so far)
     inflight: dict[int, tuple[Slot, Candidate, int]] = {}
     pending: list[Slot] = []  # slots taken over from dead processes, waiting for a worker
-    exhausted = False
-    repeats_in_a_row = 0
     screen = Screen(space)
     unseen = _Unseen(space, random.Random(seed), screen)
-    owner = store.register_owner()
-    beat = Heartbeat(Store(store.url), owner, heartbeat_s)
-    mirror = OptunaMirror(store.url, study, space, n_obj, owner)
+
+    def key_of(params: Params) -> tuple[str, tuple[Candidate | None, CandidateRecord | None]]:
+        cand, why = space.realize(params)
+        rec = None if cand is not None else hw_invalid_record(wl, space.hardware(params), why)
+        return (cand.key if cand is not None else rec.key), (cand, rec)  # type: ignore
 
     def finish(slot: Slot, rec: CandidateRecord, cached: bool) -> None:
         if not cached:
             rec = stamp(rec, ctx)
         seen[slot.key] = rec
-        if not store.complete(slot, rec, sampler, cached, ctx.key):
-            smp.discard(slot.params)  # another process finished this slot first
-            return
-        told.add(slot.number)
-        smp.tell(slot.params, observation(space, rec))
-        _account(prog, rec, points, cached, own=True, latency=space.latency)
-        if rec.feasible and rec.area_mm2 is not None:
-            prog.pareto_size = front_size(points)
-        if on_progress:
-            on_progress(prog)
+
+        def account() -> None:
+            told.add(slot.number)
+            _account(prog, rec, points, cached, own=True, latency=space.latency)
+            if rec.feasible and rec.area_mm2 is not None:
+                prog.pareto_size = front_size(points)
+
+        loop.finish(slot, store.complete(slot, rec, sampler, cached, ctx.key), slot.params,
+                    observation(space, rec), account)
 
     def begin(slot: Slot, cand: Candidate | None, rec: CandidateRecord | None,
               pool: Any, known: CandidateRecord | None) -> None:
@@ -334,145 +271,74 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
             pool.submit(slot.number, cand)
 
     def adopt(slot: Slot, pool: Any) -> None:
-        cand, why = space.realize(slot.params)
-        rec = None if cand is not None else hw_invalid_record(
-            wl, space.hardware(slot.params), why)
+        cand, rec = key_of(slot.params)[1]
         begin(slot, cand, rec, pool, store.lookup(slot.key, ctx.key))
 
     last_check = last_refresh = 0.0
     slots = store.slot_counts(study)[0]
-    try:
-        beat.start()
-        warmup, _ = space.realize({})  # the base hardware with suggested knobs
-        with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                        timeout, warmup=warmup, lazy=True) as pool:
-            while True:
-                while pending and pool.idle:
-                    adopt(pending.pop(0), pool)
-                room = pool.room  # each worker's next candidate waits in its pipe
-                free = room - len(pending)
-                if free > 0 and slots < trials and not exhausted:
-                    if time.monotonic() - last_refresh >= REFRESH_S:
-                        refresh()  # learn what the other processes found before planning
-                        last_refresh = time.monotonic()
-                    wanted: list[tuple[str, Params, Candidate | None, CandidateRecord | None]] = []
-                    want = min(free, trials - slots)
-                    while len(wanted) < want and not exhausted:
-                        def taken(key: str, wanted: list[Any] = wanted) -> bool:
-                            return key in seen or any(key == w[0] for w in wanted)
-
-                        if repeats_in_a_row >= REPEATS_BEFORE_RANDOM:
-                            proposals = unseen.take(taken)
-                            repeats_in_a_row = 0
-                        else:
-                            # a sampler with nothing new (a finished grid) does not end the
-                            # search while the space has unseen candidates
-                            proposals = smp.ask(want - len(wanted)) or unseen.take(taken)
-                        exhausted = not proposals
-                        for params in proposals:
-                            verdict = screen.check(params)
-                            if not verdict.passed:  # no trial: the sampler learns it
-                                smp.tell(params, verdict.observation)
-                                repeats_in_a_row += 1
-                                prog.screened = Counter(screen.counts)
-                                continue
-                            cand, why = space.realize(params)
-                            rec = None if cand is not None else hw_invalid_record(
-                                wl, space.hardware(params), why)
-                            key = cand.key if cand is not None else rec.key  # type: ignore
-                            if key in seen or any(key == w[0] for w in wanted):
-                                repeats_in_a_row += 1  # a repeat: no trial is spent on it
-                                prog.repeats += 1
-                                smp.discard(params)
-                                continue
-                            repeats_in_a_row = 0
-                            wanted.append((key, params, cand, rec))
-                    granted, refused = store.claim(study, owner,
-                                                   [(k, p) for k, p, _, _ in wanted], trials)
-                    by_key = {s.key: s for s in granted}
-                    known = store.lookup_many([k for k, _, _, _ in wanted if k in by_key],
-                                              ctx.key)
-                    for key, params, cand, rec in wanted:
-                        if key in by_key:
-                            begin(by_key[key], cand, rec, pool, known.get(key))
-                            continue
-                        smp.discard(params)
-                        if key in refused:  # another process has it: a repeat for us
-                            seen.setdefault(key, None)
-                            prog.repeats += 1
-                    if len(granted) + len(refused) < len(wanted):
-                        slots = store.slot_counts(study)[0]  # the study is full: by whom?
-                    else:
-                        slots += len(granted)  # others' claims show when the limit is met
-                # an idle worker with more to claim: look for results without waiting
-                hungry = room > len(pending) and slots < trials and not exhausted
-                for task, rec in pool.poll(0.05 if inflight and not hungry else 0.0):
-                    slot, cand, attempts = inflight.pop(task)
-                    if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
-                        inflight[task] = (slot, cand, attempts + 1)
-                        prog.retries += 1
-                        pool.submit(task, cand)  # the worker that failed is free again
-                        continue
-                    finish(slot, rec, cached=False)
-                if inflight or pending:
-                    continue
-                if slots < trials and not exhausted:
-                    continue
-                # nothing of ours in flight and nothing more to claim: wait for the other
-                # processes' slots, taking over those whose process died
-                now = time.monotonic()
-                if now - last_check < WAIT_S:
-                    time.sleep(min(WAIT_S, max(0.0, WAIT_S - (now - last_check))))
-                last_check = time.monotonic()
-                pending += store.take_over(study, owner, grace_s, limit=trials)
-                slots, running = store.slot_counts(study)
-                if not pending and running == 0 and (slots >= trials or exhausted):
-                    break
-        refresh()
-    finally:
-        beat.stop()
+    with ownership(store, heartbeat_s) as owner:
+        loop = StudyLoop(store, study, owner, grace_s, smp, screen, prog, key_of, unseen.take,
+                         on_progress)
+        mirror = OptunaMirror(store.url, study, space, n_obj, owner)
         try:
-            store.retire_owner(owner)  # our unfinished slots are free to take over at once
-        except StoreError:
-            pass  # the database is gone: the owner's heartbeat will go stale instead
-        smp.close()
-        mirror.close()
+            warmup, _ = space.realize({})  # the base hardware with suggested knobs
+            with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
+                            timeout, warmup=warmup, lazy=True) as pool:
+                while True:
+                    while pending and pool.idle:
+                        adopt(pending.pop(0), pool)
+                    room = pool.room  # each worker's next candidate waits in its pipe
+                    free = room - len(pending)
+                    if free > 0 and slots < trials and not loop.exhausted:
+                        if time.monotonic() - last_refresh >= REFRESH_S:
+                            refresh()  # learn what the other processes found before planning
+                            last_refresh = time.monotonic()
+                        wanted = loop.propose(min(free, trials - slots),
+                                              lambda key: key in seen)
+                        granted, refused, full = loop.claim(wanted, trials)
+                        known = store.lookup_many([s.key for s, _ in granted], ctx.key)
+                        for slot, (_, _, (cand, rec)) in granted:
+                            begin(slot, cand, rec, pool, known.get(slot.key))
+                        for key in refused:  # another process has it
+                            seen.setdefault(key, None)
+                        if full:
+                            slots = store.slot_counts(study)[0]  # the study is full: by whom?
+                        else:
+                            slots += len(granted)  # others' claims show when the limit is met
+                    # an idle worker with more to claim: look for results without waiting
+                    hungry = room > len(pending) and slots < trials and not loop.exhausted
+                    for task, rec in pool.poll(0.05 if inflight and not hungry else 0.0):
+                        slot, cand, attempts = inflight.pop(task)
+                        if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
+                            inflight[task] = (slot, cand, attempts + 1)
+                            prog.retries += 1
+                            pool.submit(task, cand)  # the worker that failed is free again
+                            continue
+                        finish(slot, rec, cached=False)
+                    if inflight or pending:
+                        continue
+                    if slots < trials and not loop.exhausted:
+                        continue
+                    # nothing of ours in flight and nothing more to claim: wait for the other
+                    # processes' slots, taking over those whose process died
+                    last_check = loop.wait(last_check)
+                    pending += loop.take_over(trials)
+                    slots, running = store.slot_counts(study)
+                    if not pending and running == 0 and (slots >= trials or loop.exhausted):
+                        break
+            refresh()
+        finally:
+            smp.close()
+            mirror.close()
     mine = prog.evaluated + prog.cached
     return SearchResult(study=study, db=store.display_url, trials=len(told),
                         new_trials=mine, evaluated=prog.evaluated, cached=prog.cached,
                         repeats=prog.repeats, feasible=prog.feasible,
-                        best_cycles=prog.best_cycles,
-                        elapsed_s=time.monotonic() - prog.started, exhausted=exhausted,
+                        best_cycles=prog.best_cycles, best_seconds=prog.best_seconds,
+                        elapsed_s=time.monotonic() - prog.started, exhausted=loop.exhausted,
                         space_size=unseen.size, requested=trials,
                         retries=prog.retries, mirror_error=mirror.error,
                         screened=screen.describe(), space_screened=unseen.screened)
-
-
-class Heartbeat:
-    """A daemon thread marking ``owner`` alive every ``interval_s`` seconds."""
-
-    def __init__(self, store: Any, owner: str, interval_s: float):
-        import threading
-
-        self.store, self.owner, self.interval_s = store, owner, interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="heartbeat", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self.store.heartbeat(self.owner)
-            except Exception:  # noqa: BLE001 - a missed beat only delays others' takeover
-                pass
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(5)
-        self.store.close()
 
 
 class _Unseen:

@@ -433,6 +433,8 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
         try:
             boards.load(name)
         except ConfigError as exc:
+            if name == board:  # --board: the board's error, not the space file's
+                raise
             problems.append("; ".join(exc.problems))
 
     hw_raw = dict(sec["hardware"])

@@ -1,4 +1,5 @@
-"""Rows of network studies <-> frozen records (``Store`` holds the methods that use them).
+"""Network studies in the store (a part of ``store.Store``): their trials and the rows <->
+frozen records.
 
 A network trial is one hardware design with every layer tuned. It is written when the design
 starts (status ``running``) and again when it is done; every layer candidate it evaluates is a
@@ -13,10 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, func, select
 
-from vtatune.store.models import NetworkTrialRow
-from vtatune.store.records import LayerResult, NetworkTrialRecord
+from vtatune.store.candidates import _candidate, row_key
+from vtatune.store.engine import Database, _insert_if_absent, _jsonable, _upsert, _utc
+from vtatune.store.models import CandidateRow, ClaimRow, NetworkEvalRow, NetworkTrialRow, utcnow
+from vtatune.store.records import LayerResult, NetworkEval, NetworkTrialRecord, Slot
+from vtatune.store.slots import DONE, RUNNING
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 
 
@@ -77,3 +82,117 @@ def _layer(d: dict[str, Any]) -> LayerResult:
 
 def _float(x: float | None) -> float | None:
     return None if x is None else float(x)
+
+
+class NetworkTrials(Database):
+    """Network studies' trials (hardware designs), their slots and layer evaluations."""
+
+    def save_network_trial(self, rec: NetworkTrialRecord) -> None:
+        """Insert network trial ``rec.number`` of ``rec.study``, or replace it."""
+        with self._session(write=True) as s:
+            self._put_network_trial(s, rec, self._study_row(s, rec.study)["id"])
+
+    def _put_network_trial(self, s: Connection, rec: NetworkTrialRecord, sid: int) -> None:
+        values = network_trial_values(rec, sid)
+        for k in ("layers", "resources", "params"):
+            values[k] = _jsonable(values[k])
+        values["created_at"] = rec.created_at or utcnow()
+        _upsert(s, NetworkTrialRow, [values], ("study_id", "number"),
+                keep=("id", "study_id", "number"))
+
+    def adopt_network_trials(self, study: str) -> int:
+        """Give every stored network trial of ``study`` a slot (studies stored before network
+        designs were claimed as slots): ``done`` for a finished design, ``running`` with no
+        owner (so any process takes it over, with its layer results) for an interrupted one.
+        Returns how many were added."""
+        t, cl = NetworkTrialRow.__table__, ClaimRow.__table__
+        with self._session(write=True) as s:
+            sid = self._study_row(s, study)["id"]
+            if not self._has(t):
+                return 0
+            have = set(s.scalars(select(cl.c.number).where(cl.c.study_id == sid)))
+            added = 0
+            for m in s.execute(select(t.c.number, t.c.hw_key, t.c.params, t.c.status)
+                               .where(t.c.study_id == sid).order_by(t.c.number)).mappings():
+                if m["number"] in have:
+                    continue
+                running = m["status"] == "running"
+                added += _insert_if_absent(s, cl, {
+                    "study_id": sid, "number": m["number"], "candidate_key": m["hw_key"],
+                    "params": m["params"] or {}, "owner": "",
+                    "state": RUNNING if running else DONE, "created_at": utcnow()},
+                    ("study_id", "number"), any_conflict=True)
+            return added
+
+    def finish_network_trial(self, slot: Slot, rec: NetworkTrialRecord) -> bool:
+        """Store the finished design ``rec`` of ``slot`` and mark the slot ``done``, in one
+        transaction. False (nothing written) when the slot is done already: another process
+        took it over and finished it first."""
+        cl = ClaimRow.__table__
+        with self._session(write=True) as s:
+            sid = self._lock_study(s, slot.study)
+            state = s.scalar(select(cl.c.state).where(cl.c.study_id == sid,
+                                                      cl.c.number == slot.number))
+            if state == DONE:
+                return False
+            self._put_network_trial(s, rec, sid)
+            if state is None:  # never claimed (a single-process caller)
+                _insert_if_absent(s, cl, {"study_id": sid, "number": slot.number,
+                                          "candidate_key": slot.key,
+                                          "params": _jsonable(slot.params),
+                                          "owner": slot.owner, "state": DONE,
+                                          "created_at": utcnow()}, ("study_id", "number"),
+                                  any_conflict=True)
+            else:
+                s.execute(cl.update().where(cl.c.study_id == sid, cl.c.number == slot.number)
+                          .values(state=DONE))
+            return True
+
+    def add_network_eval(self, study: str, number: int, seq: int, candidate_key: str,
+                         cached: bool, context: str = "") -> None:
+        """Network trial ``number`` got the saved record of ``candidate_key`` in ``context``
+        as its ``seq``-th layer evaluation (adding the same (number, seq) again replaces it)."""
+        cands = CandidateRow.__table__
+        with self._session(write=True) as s:
+            study_id = self._study_row(s, study)["id"]
+            cand_id = s.scalar(select(cands.c.id).where(
+                cands.c.key == row_key(candidate_key, context)))
+            if cand_id is None:
+                raise ValueError(f"candidate {candidate_key!r} is not in the store: save() it "
+                                 "before add_network_eval()")
+            values = {"study_id": study_id, "number": int(number), "seq": int(seq),
+                      "candidate_id": cand_id, "cached": bool(cached), "created_at": utcnow()}
+            _upsert(s, NetworkEvalRow, [values], ("study_id", "number", "seq"),
+                    keep=("id", "study_id", "number", "seq"))
+
+    def network_trials(self, study: str) -> list[NetworkTrialRecord]:
+        """Every network trial of ``study`` (running ones included), by number."""
+        t = NetworkTrialRow.__table__
+        with self._session() as s:
+            study_id = self._study_row(s, study)["id"]
+            if not self._has(t):
+                return []
+            q = select(*self._cols(t)).where(t.c.study_id == study_id).order_by(t.c.number)
+            return [network_trial_record(study, m, _utc(m.get("created_at")))
+                    for m in s.execute(q).mappings()]
+
+    def network_evals(self, study: str, number: int | None = None) -> list[NetworkEval]:
+        """The layer candidates the network trials of ``study`` got (only trial ``number``'s
+        when given), by trial and order."""
+        e, c = NetworkEvalRow.__table__, CandidateRow.__table__
+        with self._session() as s:
+            study_id = self._study_row(s, study)["id"]
+            if not self._has(e):
+                return []
+            q = (select(*self._cols(e), *self._cols(c, "c_"))
+                 .select_from(e.join(c, e.c.candidate_id == c.c.id))
+                 .where(e.c.study_id == study_id))
+            if number is not None:
+                q = q.where(e.c.number == int(number))
+            out = []
+            for m in s.execute(q.order_by(e.c.number, e.c.seq)).mappings():
+                cand = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
+                out.append(NetworkEval(number=m["number"], seq=m["seq"],
+                                       candidate=_candidate(cand), cached=bool(m["cached"]),
+                                       created_at=_utc(m.get("created_at"))))
+            return out
