@@ -44,7 +44,7 @@ from typing import Any
 from vtatune.errors import StoreError
 from vtatune.search.dashboard import OptunaMirror
 from vtatune.search.evaluate import hw_invalid_record, latency_of, objective_values, violation
-from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
+from vtatune.search.samplers import Observation, Params, make
 from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
 from vtatune.store.identity import EvalContext
 from vtatune.store.records import TRANSIENT, CandidateRecord
@@ -259,7 +259,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         boot()  # the workers' fork server warms up while the sampler is set up
     # A resumed study replays its trials into the sampler; the cost-model sampler also learns
     # from the stored results of the workload on this board and models.
-    if warm_start and sampler not in OPTUNA_BACKED:
+    if warm_start and smp.warm_starts:
         mine = {t.candidate.key for t in own}
         smp.warm_start(history(space, [r for r in store.history(wl.signature,
                                                                  model=ctx.model_key)

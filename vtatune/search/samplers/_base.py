@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vtatune.search.space import SearchSpace
+if TYPE_CHECKING:
+    from vtatune.search.space import SearchSpace
 
 Params = dict[str, Any]
 
@@ -47,6 +48,9 @@ class Sampler(ABC):
 
     #: Name used by ``--sampler``.
     name: str = ""
+    #: Whether the search loop warm-starts it with the workload's stored results of other
+    #: studies (``warm_start``); a resumed study replays its own trials either way.
+    warm_starts: bool = True
 
     @classmethod
     def check_available(cls) -> None:

@@ -64,6 +64,9 @@ def _key(params: Params) -> tuple[tuple[str, Any], ...]:
 class OptunaSampler(Sampler):
     """Common ask/tell plumbing over an in-memory ``optuna.Study``."""
 
+    #: The study is the sampler's state: it learns from this study's trials only.
+    warm_starts = False
+
     def __init__(self, space: SearchSpace, n_objectives: int, seed: int | None = None):
         import optuna
 
