@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtatune.search.cost_model.features import Featurizer, Point
-from vtatune.search.cost_model.xgb_model import FeasibilityModel, LatencyModel
+from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.space import U_PREFIX
 
 if TYPE_CHECKING:
@@ -43,10 +43,9 @@ if TYPE_CHECKING:
 
 #: Feasible observations (over all units) before the model ranks proposals.
 MIN_FEASIBLE = 16
-#: Weight of "probably infeasible" in a proposal's cost, in log2 latency units (1 = 2x slower).
+#: Weight of "surely infeasible" in a proposal's cost (the cost model's doubt penalty), in log2
+#: latency units (1 = 2x slower).
 INFEASIBLE_PENALTY = 1.0
-#: P(feasible) at and above which a proposal is not penalized.
-FEASIBLE_THRESHOLD = 0.5
 #: Hardware parameters a program's cycles do not depend on (they only decide whether it fits).
 FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
 
@@ -258,8 +257,7 @@ class NetworkCostModel:
     def __init__(self, features: NetworkFeatures, seed: int | None = None):
         self.features = features
         self.rng = np.random.default_rng(seed)
-        self.latency = LatencyModel("reg")
-        self.feasibility = FeasibilityModel()
+        self.model = XGBCostModel("reg", infeasible_penalty=INFEASIBLE_PENALTY)
         self._rows: list[np.ndarray] = []
         self._ok: list[bool] = []
         self._y: list[float] = []
@@ -301,8 +299,7 @@ class NetworkCostModel:
         x = np.vstack(self._rows)
         ok = np.asarray(self._ok, dtype=bool)
         seed = int(self.rng.integers(2**31))
-        self.latency.fit(x[ok], np.asarray(self._y)[ok], seed=seed)
-        self.feasibility.fit(x, ok, seed=seed)
+        self.model.fit(x, np.asarray(self._y), ok, seed=seed)
         self._fitted_at = len(self._rows)
         self.version += 1
 
@@ -312,14 +309,12 @@ class NetworkCostModel:
         if not points:
             return []
         x = self.features.matrix(sig, points)
-        pred = self.latency.predict(x)
-        p = self.feasibility.predict(x)
+        pred, p = self.model.predict(x)
         for i, point in enumerate(points):
             y = self._measured.get(program_of(sig, point))
             if y is not None:
                 pred[i], p[i] = y, 1.0
-        doubt = np.clip((FEASIBLE_THRESHOLD - p) / FEASIBLE_THRESHOLD, 0.0, 1.0)
-        order = np.argsort(pred + INFEASIBLE_PENALTY * doubt, kind="stable")
+        order = np.argsort(pred + self.model.penalty(p), kind="stable")
         return [points[int(i)] for i in order]
 
 
