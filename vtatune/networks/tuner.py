@@ -39,6 +39,7 @@ from vtatune.networks.network import Unit
 from vtatune.search.cost_model.features import Point
 from vtatune.search.samplers import Observation, Params, Sampler
 from vtatune.search.space import Candidate, SearchSpace
+from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord, LayerResult
 
 if TYPE_CHECKING:
@@ -300,9 +301,9 @@ class DesignTuner:
         for layer in self.space.network.layers:
             s = self.units[layer.workload.signature]
             b = s.best
-            status = "ok" if b is not None else (
+            status = Status.OK if b is not None else (
                 Counter(r.status for r in s.records).most_common(1)[0][0] if s.records
-                else "no_candidate")
+                else Status.NO_CANDIDATE)
             out.append(LayerResult(
                 name=layer.name, workload=layer.workload.signature, count=layer.count,
                 key=b.key if b else None, knobs=dict(b.knobs) if b else {},

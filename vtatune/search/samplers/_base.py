@@ -19,6 +19,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vtatune.statuses import Status
+
 if TYPE_CHECKING:
     from vtatune.search.space import SearchSpace
 
@@ -36,7 +38,7 @@ class Observation:
 
     values: tuple[float, ...] | None
     violation: float = 0.0
-    status: str = "ok"
+    status: str = Status.OK
 
     @property
     def feasible(self) -> bool:
