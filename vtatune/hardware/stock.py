@@ -60,7 +60,7 @@ def stock_of(hw: dict[str, int], board: str | None) -> dict[str, Any]:
     from vtatune.hardware.config import HwConfig
 
     try:
-        cfg = HwConfig(**{k.lower(): int(v) for k, v in hw.items()})
+        cfg = HwConfig.from_params(hw)
         problems = tuple(stock_problems(cfg, boards.load(board) if board else None))
     except (TypeError, ValueError, VtatuneError):
         return {}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vtatune.hardware.config import BUFFER_KEYS
 from vtatune.search.cost_model.features import Featurizer, Point
 from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.space import U_PREFIX
@@ -46,8 +47,10 @@ MIN_FEASIBLE = 16
 #: Weight of "surely infeasible" in a proposal's cost (the cost model's doubt penalty), in log2
 #: latency units (1 = 2x slower).
 INFEASIBLE_PENALTY = 1.0
-#: Hardware parameters a program's cycles do not depend on (they only decide whether it fits).
-FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
+#: Hardware parameters a program's cycles do not depend on (they only decide whether it fits):
+#: the buffer sizes but the micro-op buffer's, whose size decides how the instruction stream
+#: reloads micro-op kernels.
+FIT_ONLY = tuple(k for k in BUFFER_KEYS if k != "LOG_UOP_BUFF_SIZE")
 
 
 def program_of(sig: str, point: Point) -> Hashable:

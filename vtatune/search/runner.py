@@ -170,7 +170,7 @@ def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
     if space.stock_vta and rec.hw:
         from vtatune.hardware.config import HwConfig
 
-        problems = space.hardware_problems(HwConfig(**{k.lower(): v for k, v in rec.hw.items()}))
+        problems = space.hardware_problems(HwConfig.from_params(rec.hw))
         if problems:
             return replace(rec, status="hw_invalid", cycles=None, seconds=None,
                            reason="hardware: " + "; ".join(problems))
@@ -205,7 +205,7 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
             continue
         if not rec.knobs or any(rec.hw.get(k) not in v for k, v in space.hw_choices.items()):
             continue
-        hw = HwConfig(**{k.lower(): v for k, v in rec.hw.items()})
+        hw = HwConfig.from_params(rec.hw)
         cand = Candidate(space.workload, hw, dict(rec.knobs))
         try:
             params = space.params_of(cand)
