@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtatune.hardware.config import BUFFER_KEYS
-from vtatune.search.cost_model.features import Featurizer, Point
+from vtatune.search.cost_model.features import Featurizer, HwInfo, Point
 from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.space import U_PREFIX
 
 if TYPE_CHECKING:
     from vtatune.networks.space import NetworkSpace
+    from vtatune.workloads.base import Workload
 
 #: Feasible observations (over all units) before the model ranks proposals.
 MIN_FEASIBLE = 16
@@ -127,7 +128,7 @@ class NetworkFeatures:
             out.append(p)
         return out
 
-    def _table(self, sig: str, info: Any, combos: list[tuple[tuple[int, ...], dict[str, Any]]],
+    def _table(self, sig: str, info: HwInfo, combos: list[tuple[tuple[int, ...], dict[str, Any]]],
                fixed: dict[str, int]) -> ScheduleTable:
         """The legal knob combinations of unit ``sig`` on ``info``'s GEMM shape and widths
         with their hardware-independent features, cached: legality depends on the knob space
@@ -147,7 +148,7 @@ class NetworkFeatures:
             got = self._tables[key] = ScheduleTable.build(f, info, legal)
         return got
 
-    def _combos(self, sig: str, info: Any) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+    def _combos(self, sig: str, info: HwInfo) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
         """Searched knob values and their canonical parameters (thread counts, tile-knob
         log-positions) on ``info``'s knob space, cached per knob space and GEMM shape."""
         import itertools
@@ -168,7 +169,7 @@ class NetworkFeatures:
         return got
 
     @staticmethod
-    def _combo_key(sig: str, info: Any) -> Hashable:
+    def _combo_key(sig: str, info: HwInfo) -> Hashable:
         hw = info.hw
         return (sig, tuple((k, tuple(v)) for k, v in info.knob_space.axes.items()), hw.batch,
                 hw.block_in, hw.block_out)
@@ -204,7 +205,7 @@ class ScheduleTable:
         self.logs = logs
 
     @classmethod
-    def build(cls, f: Featurizer, info: Any,
+    def build(cls, f: Featurizer, info: HwInfo,
               legal: list[tuple[dict[str, int], tuple[int, ...], dict[str, Any]]]
               ) -> ScheduleTable:
         n, names = len(legal), list(f.param_space)
@@ -230,7 +231,7 @@ class ScheduleTable:
                        log2(out_tiles * red), log2(memory), log2(max(compute, memory))]
         return cls(legal, params, log2_knobs, footprint, logs)
 
-    def rows(self, f: Featurizer, info: Any) -> tuple[np.ndarray, np.ndarray]:
+    def rows(self, f: Featurizer, info: HwInfo) -> tuple[np.ndarray, np.ndarray]:
         """(feature rows of every schedule on ``info``'s design, in ``f.names`` order;
         whether its analytic footprint fits the design's buffers)."""
         hw = info.hw
@@ -321,7 +322,7 @@ class NetworkCostModel:
         return [points[int(i)] for i in order]
 
 
-def _shape_features(wl: Any) -> dict[str, float]:
+def _shape_features(wl: Workload) -> dict[str, float]:
     """log2 of every positive integer field of a workload's shape, and of its MACs."""
     out = {"shape:log2_macs": math.log2(max(wl.macs, 1))}
     for f in fields(wl):

@@ -18,9 +18,12 @@ import base64
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xgboost as xgb
 
 from vtatune.search.cost_model.base import (
     FEASIBLE_THRESHOLD,
@@ -64,7 +67,7 @@ class LatencyModel:
             raise ValueError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
         self.objective = objective
         self.params = params or TreeParams()
-        self._booster: Any = None
+        self._booster: xgb.Booster | None = None
 
     @property
     def fitted(self) -> bool:
@@ -101,7 +104,7 @@ class FeasibilityModel:
     def __init__(self, params: TreeParams | None = None, min_class: int = 2):
         self.params = params or TreeParams(rounds=30, max_depth=3)
         self.min_class = min_class
-        self._booster: Any = None
+        self._booster: xgb.Booster | None = None
         self._prior = 1.0
 
     @property
@@ -156,7 +159,7 @@ class XGBCostModel(CostModel):
 
     def save(self, path: str | Path) -> None:
         """One JSON file: settings, the feasibility prior and both boosters (UBJSON, base64)."""
-        def raw(booster: Any) -> str | None:
+        def raw(booster: xgb.Booster | None) -> str | None:
             return None if booster is None else base64.b64encode(
                 bytes(booster.save_raw(raw_format="ubj"))).decode("ascii")
 
@@ -178,7 +181,7 @@ class XGBCostModel(CostModel):
         if doc.get("format") != cls.FORMAT:
             raise ValueError(f"{path}: not a cost model file of format {cls.FORMAT}")
 
-        def booster(text: str | None) -> Any:
+        def booster(text: str | None) -> xgb.Booster | None:
             if text is None:
                 return None
             b = xgb.Booster()
