@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.errors import ConfigError
+from vtatune.escaping import shown
 from vtatune.hardware import hw_spec
 from vtatune.hardware.hw_spec import (
     LOG_UOP_WIDTH,
     MEMOP_SRAM_ADDR_BITS,
     layout_problems,
 )
+from vtatune.paths import project_root
+from vtatune.readers import read_json
 
 #: VTA addresses DRAM physically with 32 bits (``typedef uint32_t vta_phy_addr_t`` in VTA's
 #: include/vta/driver.h, unless built with USE_VTA64): everything a program touches in DRAM
@@ -426,8 +429,6 @@ def from_dict(raw: Any, source: str = "hardware config", name: str = "") -> HwCo
 
 def load(path: str | Path) -> HwConfig:
     """Load and validate a vta_config.json file (or a shipped config's name)."""
-    from vtatune.escaping import shown
-    from vtatune.readers import read_json
 
     if str(path).strip() == "":
         raise ConfigError("hardware config", ["no file or shipped config name given"])
@@ -438,7 +439,6 @@ def load(path: str | Path) -> HwConfig:
 
 def hwconfig_dir() -> Path:
     """The shipped ``hwconfigs/`` folder (beside the package)."""
-    from vtatune.paths import project_root
 
     return project_root() / "hwconfigs"
 

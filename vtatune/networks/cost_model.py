@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vtatune.compiler.compile import program_hw
 from vtatune.hardware.config import BUFFER_KEYS
 from vtatune.search.cost_model.features import Featurizer, HwInfo, Point
 from vtatune.search.cost_model.xgb_model import XGBCostModel
@@ -133,7 +134,6 @@ class NetworkFeatures:
         """The legal knob combinations of unit ``sig`` on ``info``'s GEMM shape and widths
         with their hardware-independent features, cached: legality depends on the knob space
         and the GEMM shape only, the features on the widths too (``schedule_part``)."""
-        from vtatune.compiler.compile import program_hw
 
         f = self.featurizers[sig]
         key = (self._combo_key(sig, info), tuple(sorted(fixed.items())), program_hw(info.hw))

@@ -35,10 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vtatune import schedules
 from vtatune.networks.network import Unit
+from vtatune.search.cost_model.analytic import estimate
 from vtatune.search.cost_model.features import Point
 from vtatune.search.samplers import Observation, Params, Sampler
 from vtatune.search.space import Candidate, SearchSpace
+from vtatune.simulator import bounds
 from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord, LayerResult
 
@@ -189,7 +192,6 @@ class RankedLayerSampler(LayerSampler):
         """Before the model is ready: the analytically fastest (``cost_model.analytic``) of
         ``INITIAL_POOL`` random candidates of the unit's pool, or (``INITIAL_EPS`` of the
         time) a random one -- the per-layer ``xgb`` sampler's initial design."""
-        from vtatune.search.cost_model.analytic import estimate
 
         pool = self.pool or []
         k = 1 if self.rng.random() < INITIAL_EPS else min(INITIAL_POOL, len(pool))
@@ -205,7 +207,6 @@ class RankedLayerSampler(LayerSampler):
         return int(min((int(i) for i in picks), key=score))
 
     def _suggestion_index(self) -> int:
-        from vtatune import schedules
 
         want = schedules.suggest(self.unit.workload, self.hw)
         for i, p in enumerate(self.pool or []):
@@ -247,7 +248,6 @@ class DesignTuner:
                  model: NetworkCostModel, hw: HwConfig, hw_values: dict[str, int],
                  board: Board, *, budget: int, min_per_unit: int, sampler: str = "xgb",
                  seed: int | None = None):
-        from vtatune.simulator import bounds
 
         self.space = space
         self.features = features

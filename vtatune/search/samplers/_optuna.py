@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from vtatune.errors import UserError
 from vtatune.search.samplers._base import Observation, Params, Sampler
 from vtatune.search.space import SearchSpace
 
@@ -156,7 +157,6 @@ class GPSampler(OptunaSampler):
     def check_available(cls) -> None:
         import importlib.util
 
-        from vtatune.errors import UserError
 
         for module in ("torch", "scipy"):
             if importlib.util.find_spec(module) is None:

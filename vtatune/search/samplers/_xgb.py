@@ -42,10 +42,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from vtatune.search.cost_model.analytic import estimate
 from vtatune.search.cost_model.features import Featurizer, Point
 from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.samplers._base import Observation, Params, Sampler
-from vtatune.search.space import U_PREFIX, SearchSpace
+from vtatune.search.space import U_PREFIX, Candidate, SearchSpace
 
 #: Weight of the plain sum in the augmented Tchebycheff scalarization (keeps it strictly
 #: monotone in every objective; 0.05 as in ParEGO).
@@ -312,8 +313,6 @@ class XGBSampler(Sampler):
 
     def _analytic_score(self, q: Point) -> tuple[float, float]:
         """(0, estimated cycles) when the estimate finds ``q`` feasible, else (1, violation)."""
-        from vtatune.search.cost_model.analytic import estimate
-        from vtatune.search.space import Candidate
 
         assert q.knobs is not None
         est = estimate(Candidate(self.space.workload, q.hw.hw, dict(q.knobs)), self.space.board,
