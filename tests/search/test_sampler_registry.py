@@ -82,3 +82,10 @@ def test_unknown_and_non_sampler_names() -> None:
             samplers.require("not-one")
     finally:
         samplers._registry.pop("not-one", None)
+
+
+def test_an_install_without_the_entry_points_says_to_reinstall(monkeypatch) -> None:
+    monkeypatch.setattr(samplers, "_registry", {})
+    monkeypatch.setattr(samplers, "_discovered", True)
+    with pytest.raises(UserError, match=r"no samplers are registered .*reinstall"):
+        samplers.require("xgb")

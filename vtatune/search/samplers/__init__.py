@@ -67,6 +67,9 @@ def _class(name: str) -> type[Sampler]:
     import importlib
 
     _discover()
+    if not _registry:  # an install made before the group existed, or a bare checkout
+        raise UserError(f"no samplers are registered (entry-point group {ENTRY_POINT_GROUP}): "
+                        "reinstall vtatune (make setup, or pip install -e .)")
     if name not in _registry:
         raise UserError(f"unknown sampler {shown(name)} (known: {', '.join(names())})")
     module, _, attr = _registry[name].partition(":")
