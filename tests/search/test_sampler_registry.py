@@ -89,3 +89,4 @@ def test_an_install_without_the_entry_points_says_to_reinstall(monkeypatch) -> N
     monkeypatch.setattr(samplers, "_discovered", True)
     with pytest.raises(UserError, match=r"no samplers are registered .*reinstall"):
         samplers.require("xgb")
+    assert "reinstall" in samplers.described()

@@ -41,7 +41,10 @@ def register(name: str, module: str, cls: str) -> None:
 
 def described() -> str:
     """The names for help texts: ``"tpe, nsga2, ... or xgb"``."""
-    *first, last = names()
+    found = names()
+    if not found:
+        return "none registered (reinstall vtatune)"
+    *first, last = found
     return f"{', '.join(first)} or {last}" if first else last
 
 
