@@ -169,7 +169,7 @@ def test_stock_vta_option_screens_designs_and_the_front_is_marked(capsys, tmp_pa
     board = boards.load("pynq-z1")
 
     def stock(row) -> bool:
-        hw = HwConfig(**{k.lower(): v for k, v in row["hw"].items()})
+        hw = HwConfig.from_params(row["hw"])
         return not stock_problems(hw, board)
 
     rows = free["pareto"] + free["top"]

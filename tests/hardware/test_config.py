@@ -7,7 +7,7 @@ import json
 import pytest
 
 from vtatune.errors import ConfigError
-from vtatune.hardware import config
+from vtatune.hardware import config, hw_spec
 from vtatune.hardware.config import HwConfig
 
 
@@ -19,14 +19,16 @@ def test_default_matches_vta_hw_spec() -> None:
     assert c.out_buff_bytes == 32 * 1024  # acc buffer x 8 / 32
     assert (c.inp_tile_bytes, c.wgt_tile_bytes, c.acc_tile_bytes) == (16, 256, 64)
     assert c.peak_ops_per_cycle == 512
-    assert c.gemm_insn_bits == 127 and c.alu_insn_bits == 127 and c.gemm_uop_bits == 32
+    # 127 bits of GEMM/ALU fields; word-aligned by the ISA layout, they end at bit 128
+    lay = hw_spec.layouts(c)
+    assert lay["gemm"].end_bit == 128 and lay["alu"].end_bit == 128 and c.gemm_uop_bits == 32
 
 
 @pytest.mark.parametrize("path", config.shipped(), ids=lambda p: p.stem)
 def test_every_shipped_config_validates(path) -> None:
     c = config.load(path)
     assert config.problems_of(c) == []
-    assert c.gemm_insn_bits <= 128 and c.gemm_uop_bits <= 32
+    assert all(lay.fits for lay in hw_spec.layouts(c).values()) and c.gemm_uop_bits <= 32
     # a round trip through VTA's own format gives the same design
     assert config.from_dict(c.to_vta_json()) == c
 
@@ -83,3 +85,28 @@ def test_buffer_too_small_for_two_tiles(tmp_path) -> None:
 def test_key_is_stable_and_distinct() -> None:
     assert HwConfig().key == config.load("default").key
     assert HwConfig().key != config.load("1x8x8").key
+
+
+def test_program_and_buffer_keys_split_the_log_keys() -> None:
+    from dataclasses import replace
+
+    from vtatune.compiler.compile import program_hw
+
+    assert config.LOG_KEYS == config.PROGRAM_KEYS + config.BUFFER_KEYS
+    assert all("BUFF_SIZE" in k for k in config.BUFFER_KEYS)
+    assert not any("BUFF_SIZE" in k for k in config.PROGRAM_KEYS)
+    c = config.default()
+    # a compiled program sees no buffer size, and every other parameter
+    for k in config.BUFFER_KEYS:
+        assert program_hw(replace(c, **{k.lower(): getattr(c, k.lower()) - 1})) == program_hw(c)
+    for k in ("LOG_BLOCK_OUT", "LOG_BATCH"):
+        assert program_hw(replace(c, **{k.lower(): getattr(c, k.lower()) - 1})) != program_hw(c)
+
+
+def test_from_params_inverts_log_params() -> None:
+    c = HwConfig(log_block_in=5, log_wgt_buff_size=17, target="pynq", name="x")
+    back = HwConfig.from_params(c.log_params(), target="pynq", name="x")
+    assert back == c and back.name == "x" and back.key == c.key
+    assert HwConfig.from_params({"LOG_BATCH": 1}) == HwConfig(log_batch=1)
+    with pytest.raises(TypeError):
+        HwConfig.from_params({"LOG_NOT_A_KEY": 1})

@@ -17,7 +17,7 @@ CROWDED_HW = {"LOG_BATCH": [0, 1, 2], "LOG_BLOCK_IN": [3, 4, 5], "LOG_BLOCK_OUT"
 
 
 def _hw(t) -> HwConfig:
-    return HwConfig(**{k.lower(): v for k, v in t.hw.items()})
+    return HwConfig.from_params(t.hw)
 
 
 def test_a_network_study_with_stock_vta_gets_only_stock_designs(tmp_path) -> None:

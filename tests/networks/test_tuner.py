@@ -147,3 +147,40 @@ def test_before_the_model_is_ready_proposals_follow_the_analytic_estimate(tiny, 
             assert all(mine <= score(p, s.unit.workload) for p in s.pool), req.sig
         tuner.tell(req, _record(req, 50_000))
     assert not tuner.model.ready and sum(seen.values()) == 12
+
+
+def test_inner_samplers_are_samplers_named_as_the_space_file_allows(tiny) -> None:
+    from vtatune.networks.space import INNER_SAMPLERS
+    from vtatune.networks.tuner import LAYER_SAMPLERS
+    from vtatune.search.samplers import Sampler
+
+    assert tuple(LAYER_SAMPLERS) == INNER_SAMPLERS
+    tuner = _tuner(tiny, budget=6)
+    for s in tuner.units.values():
+        assert isinstance(s.sampler, Sampler) and s.sampler.name == "random"
+    # ask(n) is the Sampler contract: distinct canonical parameter sets of the unit's space
+    s = next(iter(tuner.units.values()))
+    got = s.sampler.ask(4)
+    assert len(got) == 4 and len({tuple(sorted(p.items())) for p in got}) == 4
+    assert all(set(p) <= set(s.space.param_space()) for p in got)
+
+
+def test_once_the_model_is_ready_a_unit_gets_the_models_best_first(tiny, monkeypatch) -> None:
+    from vtatune.networks import tuner as tuner_mod
+
+    monkeypatch.setattr(tuner_mod, "EPS", 0.0)
+    first = _tuner(tiny, budget=40, min_per_unit=8)
+    model = first.model
+    while (req := first.next()) is not None:  # random schedules teach the shared model
+        knobs = req.candidate.knobs
+        cycles = 1_000 * (1 + sum(knobs.values()) % 7)
+        first.tell(req, _record(req, cycles))
+        model.observe(req.sig, req.point, cycles / 100e6, 100e6)
+    model.fit()
+    assert model.ready
+    second = DesignTuner(tiny, first.features, model, first.hw, HW, first.board, budget=6,
+                         min_per_unit=1, sampler="xgb", seed=1)
+    for sig, s in second.units.items():
+        best = model.rank(sig, second.features.candidates(sig, HW))[0]
+        got = s.sampler.propose()
+        assert got is not None and got.key == best.key, sig

@@ -120,7 +120,7 @@ def _stock_text(hw: dict, board: str) -> str:
     from vtatune.hardware.config import HwConfig
     from vtatune.hardware.stock import stock_problems
 
-    problems = stock_problems(HwConfig(**{k.lower(): v for k, v in hw.items()}),
+    problems = stock_problems(HwConfig.from_params(hw),
                               boards.load(board))
     return "yes" if not problems else "no: " + "; ".join(p.split(":")[0] for p in problems)
 

@@ -8,7 +8,7 @@ import importlib.util
 import pytest
 
 from vtatune.search import space as spaces
-from vtatune.search.samplers import NAMES, Observation, make
+from vtatune.search.samplers import Observation, make, names
 
 #: GP is slow per proposal; it runs the contract on fewer trials.
 TRIALS = {"gp": 14}
@@ -17,7 +17,7 @@ TRIALS = {"gp": 14}
 _NO_TORCH = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                reason="torch not installed: gp is the opt-in extra "
                                       "vtatune[gp] (make setup GP=1 / make test GP=1)")
-SAMPLERS = [pytest.param(n, marks=_NO_TORCH) if n == "gp" else n for n in NAMES]
+SAMPLERS = [pytest.param(n, marks=_NO_TORCH) if n == "gp" else n for n in names()]
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_deterministic_under_a_seed(name, joint) -> None:
     assert a == b
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if n != "gp"])
+@pytest.mark.parametrize("name", [n for n in names() if n != "gp"])
 def test_infeasible_results_steer_away(name, joint) -> None:
     props = _run(name, joint, 3, 60)
     late = props[-20:]

@@ -60,3 +60,44 @@ def test_feasibility_model_without_evidence_is_a_constant() -> None:
     assert not model.fitted and (model.predict(x) == 1.0).all()
     model.fit(x, np.arange(20) > 0)  # one failure: too little to learn a boundary from
     assert not model.fitted and np.allclose(model.predict(x), 19 / 20)
+
+
+def test_cost_model_round_trips_through_a_file(tmp_path) -> None:
+    from vtatune.search.cost_model.xgb_model import XGBCostModel
+
+    x, y = _data(200, 6)
+    ok = x[:, 5] < 0.7
+    model = XGBCostModel("reg", infeasible_penalty=2.0, feasible_threshold=0.4)
+    model.fit(x, np.where(ok, y, np.nan), ok, seed=3)
+    model.save(tmp_path / "m.json")
+    back = XGBCostModel.load(tmp_path / "m.json")
+    xt, _ = _data(60, 7)
+    lat, p = model.predict(xt)
+    lat2, p2 = back.predict(xt)
+    assert np.array_equal(lat, lat2) and np.array_equal(p, p2)
+    assert (back.infeasible_penalty, back.feasible_threshold) == (2.0, 0.4)
+    # the latency model learned on the feasible rows only: as a LatencyModel fit on them
+    alone = LatencyModel("reg")
+    alone.fit(x[ok], y[ok], seed=3)
+    assert np.array_equal(alone.predict(xt), lat)
+
+
+def test_an_unfitted_feasibility_prior_survives_saving(tmp_path) -> None:
+    from vtatune.search.cost_model.xgb_model import XGBCostModel
+
+    x, y = _data(30, 8)
+    ok = np.ones(30, dtype=bool)
+    ok[0] = False  # one failure: too few to train the classifier, the prior stays 29/30
+    model = XGBCostModel()
+    model.fit(x, y, ok, seed=0)
+    model.save(tmp_path / "m.json")
+    back = XGBCostModel.load(tmp_path / "m.json")
+    assert np.allclose(back.predict_feasible(x[:3]), 29 / 30)
+
+
+def test_doubt_penalty_is_zero_above_the_threshold_and_full_at_zero() -> None:
+    from vtatune.search.cost_model.xgb_model import XGBCostModel
+
+    m = XGBCostModel(infeasible_penalty=3.0, feasible_threshold=0.5)
+    got = m.penalty(np.array([1.0, 0.5, 0.25, 0.0]))
+    assert np.allclose(got, [0.0, 0.0, 1.5, 3.0])

@@ -129,15 +129,6 @@ def test_board_file_and_area_coefficients_are_part_of_the_key(
     assert identity.context("pynq-z1", CONS).key != before.key
 
 
-def test_program_key_leaves_buffer_sizes_out() -> None:
-    knobs = {"tile_h": 7, "tile_co": 2}
-    a = identity.program_key("conv2d:x", HW, knobs)
-    assert a == identity.program_key("conv2d:x", {**HW, "LOG_WGT_BUFF_SIZE": 17}, knobs)
-    assert a != identity.program_key("conv2d:x", {**HW, "LOG_BLOCK_OUT": 5}, knobs)
-    assert a != identity.program_key("conv2d:x", HW, {**knobs, "tile_h": 14})
-    assert a != identity.program_key("conv2d:x", HW, knobs, passes=("my_pass",))
-
-
 def test_differences_name_what_changed() -> None:
     old = {"board": "pynq-z1", "hardware": "1x16x16", "model": {"timing_model": 1}}
     new = {"board": "pynq-z1", "hardware": "1x8x8", "model": {"timing_model": 2}}

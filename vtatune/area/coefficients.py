@@ -16,6 +16,8 @@ from typing import Any
 
 from vtatune.errors import ConfigError
 from vtatune.hardware.boards import FAMILIES
+from vtatune.paths import project_root
+from vtatune.readers import parse_toml, read_text
 
 SCHEMA = 1
 VENDORS = ("xilinx", "intel")
@@ -432,21 +434,18 @@ def _build(entries: dict[str, Coefficient], source: str) -> Coefficients:
 
 def default_path() -> Path:
     """The shipped ``hwconfigs/area/coefficients.toml``."""
-    from vtatune.paths import project_root
 
     return project_root() / "hwconfigs" / "area" / "coefficients.toml"
 
 
 def from_text(text: str, source: str = "area coefficients") -> Coefficients:
     """Parse and validate coefficient TOML text (no caching; for tests and tools)."""
-    from vtatune.readers import parse_toml
 
     return _build(validate(parse_toml(text, source), source), source)
 
 
 @lru_cache(maxsize=8)
 def _load_cached(path: str) -> Coefficients:
-    from vtatune.readers import read_text
 
     return from_text(read_text(path, "area coefficients"), path)
 

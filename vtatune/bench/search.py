@@ -258,7 +258,7 @@ def bench_compile_cache(quick: bool = False) -> list[tuple[str, str]]:
         runner.run(sp, sampler="xgb", trials=n, study="cache", db=db, workers=2, seed=0,
                    warm_start=False)
         recs = [t.candidate for t in Store(db).trials("cache")]
-    cands = [(HwConfig(**{k.lower(): v for k, v in r.hw.items()}), dict(r.knobs))
+    cands = [(HwConfig.from_params(r.hw), dict(r.knobs))
              for r in recs if r.compile_ms is not None]
     compile_candidate(sp.workload, *cands[0])  # warm-up: TVM's first compile
     for hw, knobs in cands:  # the unscheduled PrimFuncs, memoized as lowering asks for them

@@ -8,9 +8,10 @@ import typer
 
 from vtatune.cli import console
 from vtatune.cli.options import BoardOption, HwOption, JsonOption
+from vtatune.studies import DEFAULT_BOARD
 
 
-def area(hw: HwOption = "default", board: BoardOption = "pynq-z1", json_: JsonOption = False
+def area(hw: HwOption = "default", board: BoardOption = DEFAULT_BOARD, json_: JsonOption = False
          ) -> None:
     """Estimate LUT/FF/BRAM/URAM/DSP (ALM/M10K on Intel) and fabric area (mm^2) of a VTA config
     on a board, and check that it fits."""

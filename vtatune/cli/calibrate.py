@@ -9,13 +9,14 @@ import typer
 
 from vtatune.cli import console
 from vtatune.cli.options import BoardOption, JsonOption
+from vtatune.studies import DEFAULT_BOARD
 
 
 def calibrate_cmd(
     measured: Annotated[Path, typer.Argument(
         help="Measured records: a JSON list (the format of vta_pynq_measured.json) or an "
         "AutoTVM log (TopHub's format, e.g. vta_pynq_measured.log).")],
-    board: BoardOption = "pynq-z1",
+    board: BoardOption = DEFAULT_BOARD,
     hw: Annotated[str, typer.Option(
         "--hw", help="Design of records that name none (no 'model' or 'hw' key): a "
         "vta_config.json path or shipped config name.")] = "default",

@@ -17,6 +17,7 @@ from vtatune.cli.options import (
     ShapeOption,
     WorkloadArg,
 )
+from vtatune.studies import DEFAULT_BOARD
 
 PRINT_CHOICES = ("tir", "scheduled")
 
@@ -36,7 +37,7 @@ def compile_cmd(
     )] = None,
     board: Annotated[str, typer.Option(
         "--board", help="With --emit: the board the program is timed on and fitted to, whose "
-        "VTA target goes into vta_config.json.")] = "pynq-z1",
+        "VTA target goes into vta_config.json.")] = DEFAULT_BOARD,
     passes: PassesOption = None,
     list_phases: Annotated[bool, typer.Option(
         "--list-phases", help="List the phases user passes can run at, and exit.")] = False,

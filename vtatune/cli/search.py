@@ -22,6 +22,8 @@ from vtatune.cli.options import (
     int_in,
     valid_text,
 )
+from vtatune.search import samplers
+from vtatune.studies import DEFAULT_SAMPLER
 
 
 def search(
@@ -40,7 +42,7 @@ def search(
     trials: Annotated[int, typer.Option("--trials", "-n", callback=int_in(1, TRIALS_MAX),
                                         help="Trials the study should hold.")] = 100,
     sampler: Annotated[str | None, typer.Option(
-        "--sampler", help="tpe, nsga2, gp, random, grid or xgb (default xgb; for a network: "
+        "--sampler", help=f"{samplers.described()} (default {DEFAULT_SAMPLER}; for a network: "
         "over its hardware designs).")] = None,
     objective: Annotated[str | None, typer.Option(
         "--objective", help="area-latency (Pareto front) or latency.")] = None,

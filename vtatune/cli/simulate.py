@@ -20,6 +20,7 @@ from vtatune.cli.options import (
     WorkloadArg,
     int_in,
 )
+from vtatune.studies import DEFAULT_BOARD
 from vtatune.workloads.base import DEFAULT_SHIFT
 
 #: Largest epilogue shift: the accumulator is 32 bits wide.
@@ -31,7 +32,7 @@ def simulate_cmd(
     layer: LayerOption = None,
     shape: ShapeOption = None,
     hw: HwOption = "default",
-    board: BoardOption = "pynq-z1",
+    board: BoardOption = DEFAULT_BOARD,
     knobs: KnobsOption = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Run the functional simulator and compare with the numpy reference.",

@@ -25,6 +25,7 @@ from vtatune.cli.options import (
     int_in,
     refuse_memory_db,
 )
+from vtatune.studies import DEFAULT_BOARD
 
 #: Fastest candidates listed by ``--simulate`` (all of them are in ``--json`` and ``--csv``).
 TOP = 10
@@ -40,7 +41,7 @@ def space_cmd(
     simulate: Annotated[bool, typer.Option(
         "--simulate", help="Also build and time every candidate on --board (isolated workers): "
         "the best schedule and the whole table.")] = False,
-    board: BoardOption = "pynq-z1",
+    board: BoardOption = DEFAULT_BOARD,
     csv: Annotated[str | None, typer.Option(
         "--csv", help="With --simulate: write every candidate to this CSV file.")] = None,
     db: DbOption = None,

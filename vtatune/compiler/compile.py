@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtatune.compiler.result import FAILED, INVALID, VALID, CompileResult
 from vtatune.errors import CompileError
-from vtatune.hardware.config import HwConfig
+from vtatune.hardware.config import BUFFER_KEYS, HwConfig
 from vtatune.passes.verify import Problem
 from vtatune.schedules.knobs import Knobs
 from vtatune.workloads.base import DEFAULT_SHIFT, Workload
@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 
 #: HwConfig fields a compiled program must not depend on (they only change verification,
 #: the micro-op cache while building the instruction stream, and area).
-BUFFER_FIELDS = ("log_uop_buff_size", "log_inp_buff_size", "log_wgt_buff_size",
-                 "log_acc_buff_size")
+BUFFER_FIELDS = tuple(k.lower() for k in BUFFER_KEYS)
 
 #: Stage of a lowered program that failed to lower (its ``reason`` says where).
 LOWERED = "lowered"

@@ -177,7 +177,7 @@ def hw_of(record_hw: dict[str, int], board: Board, name: str = "") -> HwConfig:
     from vtatune.hardware.config import TARGETS, HwConfig, validate
 
     target = board.vta_target if board.vta_target in TARGETS else "sim"
-    hw = HwConfig(**{k.lower(): int(v) for k, v in record_hw.items()}, target=target, name=name)
+    hw = HwConfig.from_params(record_hw, target=target, name=name)
     return validate(hw, f"hardware of {name or 'the trial'}")
 
 

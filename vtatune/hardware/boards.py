@@ -11,8 +11,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vtatune.errors import ConfigError
+from vtatune.errors import ConfigError, UserError
+from vtatune.escaping import shown
+from vtatune.hardware import timing_profiles
+from vtatune.hardware.config import TARGETS
 from vtatune.paths import project_root
+from vtatune.readers import read_json
 
 #: Resource kinds a board may list. Xilinx: lut, ff, bram36, uram, dsp. Intel: alm, ff, m10k, dsp.
 RESOURCE_KINDS = ("lut", "ff", "bram36", "uram", "dsp", "alm", "m10k")
@@ -74,7 +78,6 @@ def from_dict(raw: Any, source: str) -> Board:
     for key in ("vta_target", "description"):
         if key in raw and not isinstance(raw[key], str):
             problems.append(f"{key} must be a string, got {raw[key]!r}")
-    from vtatune.hardware.config import TARGETS
 
     target = raw.get("vta_target", "")
     if isinstance(target, str) and target not in ("", *TARGETS):
@@ -114,9 +117,6 @@ def from_dict(raw: Any, source: str) -> Board:
 def load(name_or_path: str | Path) -> Board:
     """A board by name (``pynq-z1``, or ``pynq-z1@2019-08`` with a timing profile, which must
     exist) or by the path of a board JSON file."""
-    from vtatune.escaping import shown
-    from vtatune.hardware import timing_profiles
-    from vtatune.readers import read_json
 
     text = str(name_or_path)
     if text.strip() == "":
@@ -149,7 +149,6 @@ def _exists(p: Path) -> bool:
 def is_known(spec: str) -> bool:
     """Whether ``spec`` names a known board, with a timing profile it has when it gives one
     (``pynq-z1``, ``pynq-z1@2019-07``); a path never is (what a bundle's manifest may name)."""
-    from vtatune.errors import UserError
 
     base = spec.partition("@")[0]
     if base not in names():

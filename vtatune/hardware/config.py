@@ -9,23 +9,22 @@ Validation collects every problem before raising one ``ConfigError``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from vtatune.errors import ConfigError
+from vtatune.escaping import shown
 from vtatune.hardware import hw_spec
 from vtatune.hardware.hw_spec import (
-    ALU_IMM_BITS,
-    ALU_OPCODE_BITS,
-    DEP_FLAG_BITS,
     LOG_UOP_WIDTH,
-    LOOP_ITER_BITS,
     MEMOP_SRAM_ADDR_BITS,
-    OPCODE_BITS,
     layout_problems,
 )
+from vtatune.paths import project_root
+from vtatune.readers import read_json
 
 #: VTA addresses DRAM physically with 32 bits (``typedef uint32_t vta_phy_addr_t`` in VTA's
 #: include/vta/driver.h, unless built with USE_VTA64): everything a program touches in DRAM
@@ -40,19 +39,24 @@ SUPPORTED_LOG_INP_WIDTH = (3,)
 SUPPORTED_LOG_WGT_WIDTH = (3,)
 SUPPORTED_LOG_ACC_WIDTH = (5,)
 
-#: Keys of vta_config.json, in VTA's order. LOG_BLOCK may replace LOG_BLOCK_IN/LOG_BLOCK_OUT.
-LOG_KEYS = (
+#: The log2 parameters a compiled program depends on: the data widths and the GEMM shape.
+PROGRAM_KEYS = (
     "LOG_INP_WIDTH",
     "LOG_WGT_WIDTH",
     "LOG_ACC_WIDTH",
     "LOG_BATCH",
     "LOG_BLOCK_IN",
     "LOG_BLOCK_OUT",
+)
+#: The buffer sizes: they only decide whether a program fits (verification) and the area.
+BUFFER_KEYS = (
     "LOG_UOP_BUFF_SIZE",
     "LOG_INP_BUFF_SIZE",
     "LOG_WGT_BUFF_SIZE",
     "LOG_ACC_BUFF_SIZE",
 )
+#: Keys of vta_config.json, in VTA's order. LOG_BLOCK may replace LOG_BLOCK_IN/LOG_BLOCK_OUT.
+LOG_KEYS = PROGRAM_KEYS + BUFFER_KEYS
 
 #: Defaults of VTA's shipped vta_config.json (the 1x16x16 design for Pynq).
 DEFAULTS: dict[str, Any] = {
@@ -103,6 +107,13 @@ class HwConfig:
     target: str = "sim"
     hw_ver: str = "0.0.2"
     name: str = field(default="", compare=False)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, int], **kw: Any) -> HwConfig:
+        """The config of log2 parameters keyed as in vta_config.json (``log_params()``'s
+        form, as records and bundles store them); ``kw`` sets other fields (``target``,
+        ``name``). Not validated (``validate``)."""
+        return cls(**{k.lower(): int(v) for k, v in params.items()}, **kw)
 
     # ---- element widths (bits) and GEMM shape -------------------------------------------
     @property
@@ -254,44 +265,11 @@ class HwConfig:
                                   self.log_acc_depth)
 
     @property
-    def gemm_insn_bits(self) -> int:
-        """Bits a GEMM instruction needs (must be <= 128)."""
-        f = self.field_bits
-        return (
-            OPCODE_BITS
-            + DEP_FLAG_BITS
-            + 1  # reset
-            + f["uop_bgn"]
-            + f["uop_end"]
-            + 2 * LOOP_ITER_BITS
-            + 2 * f["gemm_dst_factor"]
-            + 2 * f["gemm_src_factor"]
-            + 2 * f["gemm_wgt_factor"]
-        )
-
-    @property
-    def alu_insn_bits(self) -> int:
-        """Bits an ALU instruction needs (must be <= 128)."""
-        f = self.field_bits
-        return (
-            OPCODE_BITS
-            + DEP_FLAG_BITS
-            + 1
-            + f["uop_bgn"]
-            + f["uop_end"]
-            + 2 * LOOP_ITER_BITS
-            + 2 * f["alu_dst_factor"]
-            + 2 * f["alu_src_factor"]
-            + ALU_OPCODE_BITS
-            + 1  # use_imm
-            + ALU_IMM_BITS
-        )
-
-    @property
     def gemm_uop_bits(self) -> int:
-        """Bits of VTA's struct VTAUop: A + MAX(A, I) + W (must be <= 32)."""
-        f = self.field_bits
-        return f["uop_gemm_dst"] + f["uop_gemm_src"] + f["uop_gemm_wgt"]
+        """Bits of VTA's struct VTAUop: A + MAX(A, I) + W (must be <= 32). How many bits an
+        instruction uses is the ISA layout's (``hw_spec.layouts``: fields are word-aligned)."""
+        return hw_spec.uop_struct_bits(self.log_inp_depth, self.log_wgt_depth,
+                                       self.log_acc_depth)
 
     # ---- identity and export -------------------------------------------------------------
     @property
@@ -451,8 +429,6 @@ def from_dict(raw: Any, source: str = "hardware config", name: str = "") -> HwCo
 
 def load(path: str | Path) -> HwConfig:
     """Load and validate a vta_config.json file (or a shipped config's name)."""
-    from vtatune.escaping import shown
-    from vtatune.readers import read_json
 
     if str(path).strip() == "":
         raise ConfigError("hardware config", ["no file or shipped config name given"])
@@ -463,7 +439,6 @@ def load(path: str | Path) -> HwConfig:
 
 def hwconfig_dir() -> Path:
     """The shipped ``hwconfigs/`` folder (beside the package)."""
-    from vtatune.paths import project_root
 
     return project_root() / "hwconfigs"
 

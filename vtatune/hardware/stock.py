@@ -18,6 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vtatune.errors import VtatuneError
+from vtatune.hardware import boards
+from vtatune.hardware.config import HwConfig
+
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
@@ -55,12 +59,9 @@ def stock_of(hw: dict[str, int], board: str | None) -> dict[str, Any]:
     """``{"stock_vta": bool, "stock_vta_problems": (reasons...)}`` for stored LOG_* parameters
     on the board named ``board`` (empty when they do not make a config or the board is
     unknown: then it cannot be told)."""
-    from vtatune.errors import VtatuneError
-    from vtatune.hardware import boards
-    from vtatune.hardware.config import HwConfig
 
     try:
-        cfg = HwConfig(**{k.lower(): int(v) for k, v in hw.items()})
+        cfg = HwConfig.from_params(hw)
         problems = tuple(stock_problems(cfg, boards.load(board) if board else None))
     except (TypeError, ValueError, VtatuneError):
         return {}

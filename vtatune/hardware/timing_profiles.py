@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.errors import ConfigError, UserError
+from vtatune.escaping import shown
 from vtatune.paths import project_root
+from vtatune.readers import read_json
 
 #: Separates a board from its profile: ``pynq-z1@2019-08``.
 SEPARATOR = "@"
@@ -65,7 +67,6 @@ class Profile:
 def split(spec: str) -> tuple[str, str | None]:
     """``("pynq-z1", "2019-08")`` for ``pynq-z1@2019-08``; ``(spec, None)`` without a profile.
     ``UserError`` for an empty or malformed profile name."""
-    from vtatune.escaping import shown
 
     board, sep, profile = spec.partition(SEPARATOR)
     if not sep:
@@ -83,7 +84,6 @@ def check_name(name: str, what: str = "profile") -> str:
 
 
 def _bad_name(name: str) -> str:
-    from vtatune.escaping import shown
 
     return (f"{shown(name, 80)} is not a profile name (1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit)")
@@ -114,7 +114,6 @@ def user_dir(board: str) -> Path:
 def shipped(board: str) -> list[Profile]:
     """The profiles of ``board``'s shipped timing file, the default first; ``ConfigError``
     when the board has no timing file or it is malformed."""
-    from vtatune.readers import read_json
 
     path = timing_dir() / f"{board}.json"
     if not path.exists():
@@ -180,7 +179,6 @@ def user(board: str) -> list[Profile]:
 
 
 def _user_profile(board: str, name: str, path: Path) -> Profile:
-    from vtatune.readers import read_json
 
     raw = read_json(path, "timing profile")
     if not isinstance(raw, dict) or raw.get("board") != board:

@@ -25,7 +25,7 @@ from typing import Any
 from vtatune.errors import ModelError
 from vtatune.escaping import shown
 from vtatune.models import rules
-from vtatune.models.graph import ModelGraph, load
+from vtatune.models.graph import MAX_BATCH, ModelGraph, load
 from vtatune.networks.network import NAME_PATTERN, Layer, Network
 from vtatune.workloads.base import Workload
 
@@ -118,7 +118,6 @@ def import_model(path: str | Path, *, batch: int | None = None, name: str | None
                  ) -> ImportedModel:
     """Read the ONNX model at ``path`` as a network (see the module docstring); ``ModelError``
     (one line) for a model that cannot be read or that has no layer VTA can run."""
-    from vtatune.models.graph import MAX_BATCH
 
     if batch is not None and not 1 <= batch <= MAX_BATCH:
         raise ModelError(f"--batch must be from 1 to {MAX_BATCH:,}, got {batch}")

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from vtatune.errors import ModelError
 from vtatune.escaping import shown
+from vtatune.readers import open_regular
 
 #: A tensor message of at most this many bytes is kept whole (its values too); a larger one
 #: keeps its type and shape only. Shape inference reads values only of small integer tensors
@@ -134,7 +135,6 @@ class _Wire:
 def read(path: Path) -> Stripped:
     """The model at ``path`` without its weights (see the module docstring); ``ModelError``
     (one line) for a file that is not a readable ONNX model."""
-    from vtatune.readers import open_regular
 
     fd = open_regular(path, "model")
     with os.fdopen(fd, "rb", buffering=1 << 16) as f:

@@ -30,6 +30,10 @@ from typing import Any
 from vtatune.errors import WorkloadError
 from vtatune.models.graph import ModelGraph, dims_of
 from vtatune.workloads.base import Workload
+from vtatune.workloads.conv2d import Conv2d
+from vtatune.workloads.conv2d_transpose import Conv2dTranspose
+from vtatune.workloads.dense import Dense
+from vtatune.workloads.group_conv2d import GroupConv2d
 
 #: Largest padding VTA's load engine writes on the fly (4-bit pad fields, hw_spec.h).
 MAX_PAD = (1 << 4) - 1
@@ -152,8 +156,6 @@ def _check_output(node: Any, g: ModelGraph, want: tuple[int, ...]) -> Refusal | 
 # ---- convolutions ----------------------------------------------------------------------------
 
 def _conv(node: Any, g: ModelGraph, x: int, w: int) -> Workload | Refusal:
-    from vtatune.workloads.conv2d import Conv2d
-    from vtatune.workloads.group_conv2d import GroupConv2d
 
     found = _shapes(node, g, x, w)
     if isinstance(found, Refusal):
@@ -198,7 +200,6 @@ def qlinear_conv(node: Any, g: ModelGraph) -> Workload | Refusal:
 
 @rule("ConvTranspose")
 def conv_transpose(node: Any, g: ModelGraph) -> Workload | Refusal:
-    from vtatune.workloads.conv2d_transpose import Conv2dTranspose
 
     found = _shapes(node, g, 0, 1)
     if isinstance(found, Refusal):
@@ -257,7 +258,6 @@ def conv_transpose(node: Any, g: ModelGraph) -> Workload | Refusal:
 
 def _dense(node: Any, g: ModelGraph, a_i: int, b_i: int, trans_b: bool = False
            ) -> Workload | Refusal:
-    from vtatune.workloads.dense import Dense
 
     if len(node.input) <= b_i or node.input[b_i] not in g.constants:
         return Refusal("its weights are not constant (a product of two computed tensors): "

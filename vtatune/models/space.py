@@ -13,7 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vtatune.models.importer import ImportedModel, shape_text
+from vtatune.models.importer import ImportedModel, import_model, shape_text
+from vtatune.networks import space as nspace
+from vtatune.networks.space import read_toml, resolve
 
 #: The network space whose settings (all but ``[network]``) imported models use.
 TEMPLATE = "resnet18"
@@ -28,7 +30,6 @@ def is_model_path(text: str | None) -> bool:
 
 def template() -> dict[str, Any]:
     """``TEMPLATE``'s sections other than ``[network]``."""
-    from vtatune.networks.space import read_toml, resolve
 
     raw = read_toml(resolve(TEMPLATE))
     return {k: v for k, v in raw.items() if k != "network"}
@@ -48,8 +49,6 @@ def network_space(path: str | Path, *, batch: int | None = None, name: str | Non
                   ) -> tuple[Any, ImportedModel]:
     """The network space of the model at ``path`` (``networks.space.NetworkSpace``; its
     network carries the model's fingerprint, part of a study's identity) and the import."""
-    from vtatune.models.importer import import_model
-    from vtatune.networks import space as nspace
 
     m = import_model(path, batch=batch, name=name)
     raw = {**template(), "network": network_table(m)}

@@ -34,21 +34,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vtatune.search.cost_model.features import Featurizer, Point
-from vtatune.search.cost_model.xgb_model import FeasibilityModel, LatencyModel
+from vtatune.compiler.compile import program_hw
+from vtatune.hardware.config import BUFFER_KEYS
+from vtatune.search.cost_model.features import Featurizer, HwInfo, Point
+from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.space import U_PREFIX
 
 if TYPE_CHECKING:
     from vtatune.networks.space import NetworkSpace
+    from vtatune.workloads.base import Workload
 
 #: Feasible observations (over all units) before the model ranks proposals.
 MIN_FEASIBLE = 16
-#: Weight of "probably infeasible" in a proposal's cost, in log2 latency units (1 = 2x slower).
+#: Weight of "surely infeasible" in a proposal's cost (the cost model's doubt penalty), in log2
+#: latency units (1 = 2x slower).
 INFEASIBLE_PENALTY = 1.0
-#: P(feasible) at and above which a proposal is not penalized.
-FEASIBLE_THRESHOLD = 0.5
-#: Hardware parameters a program's cycles do not depend on (they only decide whether it fits).
-FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
+#: Hardware parameters a program's cycles do not depend on (they only decide whether it fits):
+#: the buffer sizes but the micro-op buffer's, whose size decides how the instruction stream
+#: reloads micro-op kernels.
+FIT_ONLY = tuple(k for k in BUFFER_KEYS if k != "LOG_UOP_BUFF_SIZE")
 
 
 def program_of(sig: str, point: Point) -> Hashable:
@@ -125,12 +129,11 @@ class NetworkFeatures:
             out.append(p)
         return out
 
-    def _table(self, sig: str, info: Any, combos: list[tuple[tuple[int, ...], dict[str, Any]]],
+    def _table(self, sig: str, info: HwInfo, combos: list[tuple[tuple[int, ...], dict[str, Any]]],
                fixed: dict[str, int]) -> ScheduleTable:
         """The legal knob combinations of unit ``sig`` on ``info``'s GEMM shape and widths
         with their hardware-independent features, cached: legality depends on the knob space
         and the GEMM shape only, the features on the widths too (``schedule_part``)."""
-        from vtatune.compiler.compile import program_hw
 
         f = self.featurizers[sig]
         key = (self._combo_key(sig, info), tuple(sorted(fixed.items())), program_hw(info.hw))
@@ -145,7 +148,7 @@ class NetworkFeatures:
             got = self._tables[key] = ScheduleTable.build(f, info, legal)
         return got
 
-    def _combos(self, sig: str, info: Any) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+    def _combos(self, sig: str, info: HwInfo) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
         """Searched knob values and their canonical parameters (thread counts, tile-knob
         log-positions) on ``info``'s knob space, cached per knob space and GEMM shape."""
         import itertools
@@ -166,7 +169,7 @@ class NetworkFeatures:
         return got
 
     @staticmethod
-    def _combo_key(sig: str, info: Any) -> Hashable:
+    def _combo_key(sig: str, info: HwInfo) -> Hashable:
         hw = info.hw
         return (sig, tuple((k, tuple(v)) for k, v in info.knob_space.axes.items()), hw.batch,
                 hw.block_in, hw.block_out)
@@ -202,7 +205,7 @@ class ScheduleTable:
         self.logs = logs
 
     @classmethod
-    def build(cls, f: Featurizer, info: Any,
+    def build(cls, f: Featurizer, info: HwInfo,
               legal: list[tuple[dict[str, int], tuple[int, ...], dict[str, Any]]]
               ) -> ScheduleTable:
         n, names = len(legal), list(f.param_space)
@@ -228,7 +231,7 @@ class ScheduleTable:
                        log2(out_tiles * red), log2(memory), log2(max(compute, memory))]
         return cls(legal, params, log2_knobs, footprint, logs)
 
-    def rows(self, f: Featurizer, info: Any) -> tuple[np.ndarray, np.ndarray]:
+    def rows(self, f: Featurizer, info: HwInfo) -> tuple[np.ndarray, np.ndarray]:
         """(feature rows of every schedule on ``info``'s design, in ``f.names`` order;
         whether its analytic footprint fits the design's buffers)."""
         hw = info.hw
@@ -258,8 +261,7 @@ class NetworkCostModel:
     def __init__(self, features: NetworkFeatures, seed: int | None = None):
         self.features = features
         self.rng = np.random.default_rng(seed)
-        self.latency = LatencyModel("reg")
-        self.feasibility = FeasibilityModel()
+        self.model = XGBCostModel("reg", infeasible_penalty=INFEASIBLE_PENALTY)
         self._rows: list[np.ndarray] = []
         self._ok: list[bool] = []
         self._y: list[float] = []
@@ -301,8 +303,7 @@ class NetworkCostModel:
         x = np.vstack(self._rows)
         ok = np.asarray(self._ok, dtype=bool)
         seed = int(self.rng.integers(2**31))
-        self.latency.fit(x[ok], np.asarray(self._y)[ok], seed=seed)
-        self.feasibility.fit(x, ok, seed=seed)
+        self.model.fit(x, np.asarray(self._y), ok, seed=seed)
         self._fitted_at = len(self._rows)
         self.version += 1
 
@@ -312,18 +313,16 @@ class NetworkCostModel:
         if not points:
             return []
         x = self.features.matrix(sig, points)
-        pred = self.latency.predict(x)
-        p = self.feasibility.predict(x)
+        pred, p = self.model.predict(x)
         for i, point in enumerate(points):
             y = self._measured.get(program_of(sig, point))
             if y is not None:
                 pred[i], p[i] = y, 1.0
-        doubt = np.clip((FEASIBLE_THRESHOLD - p) / FEASIBLE_THRESHOLD, 0.0, 1.0)
-        order = np.argsort(pred + INFEASIBLE_PENALTY * doubt, kind="stable")
+        order = np.argsort(pred + self.model.penalty(p), kind="stable")
         return [points[int(i)] for i in order]
 
 
-def _shape_features(wl: Any) -> dict[str, float]:
+def _shape_features(wl: Workload) -> dict[str, float]:
     """log2 of every positive integer field of a workload's shape, and of its MACs."""
     out = {"shape:log2_macs": math.log2(max(wl.macs, 1))}
     for f in fields(wl):

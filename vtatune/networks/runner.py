@@ -234,7 +234,7 @@ class _Loop:
         if sp is None or not rec.knobs or rec.status == "hw_invalid":
             return
         try:
-            hw = HwConfig(**{k.lower(): v for k, v in rec.hw.items()})
+            hw = HwConfig.from_params(rec.hw)
             params = sp.params_of(Candidate(sp.workload, hw, dict(rec.knobs)))
         except (KeyError, TypeError, ValueError):
             return

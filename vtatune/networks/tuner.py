@@ -12,7 +12,8 @@ share of the budget lags most behind its share of the design's current network t
 unit without any feasible schedule yet goes first; a unit whose candidates are all evaluated
 gets no more.
 
-**Proposals.** With the ``xgb`` sampler a unit's candidates (its whole knob space on the design
+**Proposals** come from each unit's ``LayerSampler`` (the ``[inner] sampler``, by name in
+``LAYER_SAMPLERS``). With ``xgb`` a unit's candidates (its whole knob space on the design
 minus the ones whose analytic SRAM footprint overflows) are ranked by the shared
 ``NetworkCostModel`` -- re-ranked when the model is refit -- and taken best first, with a
 share ``eps`` of uniformly random picks so the model keeps seeing what it does not favour.
@@ -26,16 +27,22 @@ proposes uniformly at random throughout (a baseline).
 from __future__ import annotations
 
 import statistics
+from abc import abstractmethod
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vtatune import schedules
 from vtatune.networks.network import Unit
+from vtatune.search.cost_model.analytic import estimate
 from vtatune.search.cost_model.features import Point
+from vtatune.search.samplers import Observation, Params, Sampler
 from vtatune.search.space import Candidate, SearchSpace
+from vtatune.simulator import bounds
+from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord, LayerResult
 
 if TYPE_CHECKING:
@@ -78,21 +85,160 @@ class Request:
     point: Point
 
 
+class LayerSampler(Sampler):
+    """Proposes schedules of one unit on one design, from its candidates on that design (the
+    ``Sampler`` contract; the tuner asks through ``propose``, which gives the cost model's
+    point of the proposal, and the shared ``NetworkCostModel`` learns every result, so
+    ``tell`` has nothing to add). Subclasses choose which remaining candidate comes next.
+
+    A tuner's units share its random generator: one stream per design, whatever the order.
+    """
+
+    warm_starts = False
+
+    def __init__(self, space: SearchSpace, n_objectives: int = 1, seed: int | None = None, *,
+                 unit: Unit, features: NetworkFeatures, model: NetworkCostModel,
+                 hw: HwConfig, hw_values: dict[str, int], board: Board,
+                 rng: np.random.Generator, issued: set[Hashable]):
+        super().__init__(space, n_objectives, seed)
+        self.unit = unit
+        self.features = features
+        self.model = model
+        self.hw = hw
+        self.hw_values = hw_values
+        self.board = board
+        self.rng = rng
+        self.issued = issued  # the unit's issued candidates (the tuner adds to it)
+        self.pool: list[Point] | None = None  # candidates not yet issued, in proposal order
+
+    @property
+    def exhausted(self) -> bool:
+        return self.pool is not None and not self.pool
+
+    def has_more(self) -> bool:
+        self._fill()
+        return bool(self.pool)
+
+    def propose(self) -> Point | None:
+        """The next candidate (taken from the pool), None when none is left."""
+        self._fill()
+        if not self.pool:
+            return None
+        i = self._index()  # may reorder the pool: pop from the list it leaves
+        return self.pool.pop(i)
+
+    def ask(self, n: int) -> list[Params]:
+        out: list[Params] = []
+        while len(out) < n and (p := self.propose()) is not None:
+            out.append(p.params)
+        return out
+
+    def tell(self, params: Params, obs: Observation) -> None:
+        """Nothing: the network's cost model learns every result (``NetworkCostModel``)."""
+
+    def drop(self, key: Hashable) -> None:
+        """A candidate issued before (a replayed result): never propose it."""
+        if self.pool is not None:
+            self.pool = [p for p in self.pool if p.key != key]
+
+    def forget(self) -> None:
+        """Free the pool (the design is finished)."""
+        self.pool = [] if self.pool is not None else None
+
+    def _fill(self) -> None:
+        if self.pool is None:
+            self.pool = [p for p in self.features.candidates(self.unit.signature,
+                                                             self.hw_values)
+                         if p.key not in self.issued]
+
+    @abstractmethod
+    def _index(self) -> int:
+        """Index of the next proposal in the (non-empty) pool."""
+
+
+class RandomLayerSampler(LayerSampler):
+    """``random``: uniformly at random throughout (a baseline)."""
+
+    name = "random"
+
+    def _index(self) -> int:
+        assert self.pool
+        return int(self.rng.integers(len(self.pool)))
+
+
+class RankedLayerSampler(LayerSampler):
+    """``xgb``: the network cost model's ranking with an ``EPS`` random share; before the
+    model is ready the template's suggestion first, then the analytic initial design (the
+    module docstring)."""
+
+    name = "xgb"
+
+    def __init__(self, *args: Any, **kw: Any):
+        super().__init__(*args, **kw)
+        self.ranked_with = -1  # model version of the pool's order (-1: knob-space order)
+
+    def _index(self) -> int:
+        assert self.pool
+        if self.model.ready:
+            if self.ranked_with != self.model.version:
+                self.pool = self.model.rank(self.unit.signature, self.pool)
+                self.ranked_with = self.model.version
+            return int(self.rng.integers(len(self.pool))) if self.rng.random() < EPS else 0
+        if not self.issued:
+            return self._suggestion_index()
+        return self._analytic_index()
+
+    def _analytic_index(self) -> int:
+        """Before the model is ready: the analytically fastest (``cost_model.analytic``) of
+        ``INITIAL_POOL`` random candidates of the unit's pool, or (``INITIAL_EPS`` of the
+        time) a random one -- the per-layer ``xgb`` sampler's initial design."""
+
+        pool = self.pool or []
+        k = 1 if self.rng.random() < INITIAL_EPS else min(INITIAL_POOL, len(pool))
+        picks = self.rng.choice(len(pool), size=k, replace=False)
+
+        def score(i: int) -> tuple[float, float]:
+            knobs = pool[i].knobs
+            assert knobs is not None
+            est = estimate(Candidate(self.unit.workload, self.hw, dict(knobs)),
+                           self.board.name, fit_board=False)  # the design fits: it is tuned
+            return (0.0, est.cycles) if est.cycles is not None else (1.0, est.violation)
+
+        return int(min((int(i) for i in picks), key=score))
+
+    def _suggestion_index(self) -> int:
+
+        want = schedules.suggest(self.unit.workload, self.hw)
+        for i, p in enumerate(self.pool or []):
+            if p.knobs == want:
+                return i
+        return int(self.rng.integers(len(self.pool or [0])))
+
+
+#: The inner samplers by ``[inner] sampler`` name (``networks.space.INNER_SAMPLERS``).
+LAYER_SAMPLERS: dict[str, type[LayerSampler]] = {
+    c.name: c for c in (RankedLayerSampler, RandomLayerSampler)}
+
+
 @dataclass
 class _UnitState:
     unit: Unit
     space: SearchSpace
     bound_cycles: float
-    pool: list[Point] | None = None  # candidates not yet issued, best first once ranked
-    ranked_with: int = -1  # model version of the pool's order (-1: knob-space order)
-    issued: set[Hashable] = field(default_factory=set)
+    sampler: LayerSampler
+    issued: set[Hashable]
     inflight: int = 0
     records: list[CandidateRecord] = field(default_factory=list)
     best: CandidateRecord | None = None
 
     @property
+    def pool(self) -> list[Point] | None:
+        """Candidates not yet issued (the sampler's)."""
+        return self.sampler.pool
+
+    @property
     def exhausted(self) -> bool:
-        return self.pool is not None and not self.pool
+        return self.sampler.exhausted
 
 
 class DesignTuner:
@@ -102,7 +248,6 @@ class DesignTuner:
                  model: NetworkCostModel, hw: HwConfig, hw_values: dict[str, int],
                  board: Board, *, budget: int, min_per_unit: int, sampler: str = "xgb",
                  seed: int | None = None):
-        from vtatune.simulator import bounds
 
         self.space = space
         self.features = features
@@ -116,9 +261,14 @@ class DesignTuner:
         self.rng = np.random.default_rng(seed)
         self.issued = 0
         self.units: dict[str, _UnitState] = {}
+        cls = LAYER_SAMPLERS[sampler]
         for u in space.units:
             b = bounds(u.workload.macs, u.workload.compulsory_bytes(hw), hw, board)
-            self.units[u.signature] = _UnitState(u, space.unit_spaces[u.signature], b.cycles)
+            sp = space.unit_spaces[u.signature]
+            issued: set[Hashable] = set()
+            smp = cls(sp, unit=u, features=features, model=model, hw=hw,
+                      hw_values=self.hw_values, board=board, rng=self.rng, issued=issued)
+            self.units[u.signature] = _UnitState(u, sp, b.cycles, smp, issued)
 
     # ---- bounds and totals ------------------------------------------------------------------
     @property
@@ -151,9 +301,9 @@ class DesignTuner:
         for layer in self.space.network.layers:
             s = self.units[layer.workload.signature]
             b = s.best
-            status = "ok" if b is not None else (
+            status = Status.OK if b is not None else (
                 Counter(r.status for r in s.records).most_common(1)[0][0] if s.records
-                else "no_candidate")
+                else Status.NO_CANDIDATE)
             out.append(LayerResult(
                 name=layer.name, workload=layer.workload.signature, count=layer.count,
                 key=b.key if b else None, knobs=dict(b.knobs) if b else {},
@@ -201,7 +351,7 @@ class DesignTuner:
             s = self._pick()
             if s is None:
                 return None
-            point = self._propose(s)
+            point = s.sampler.propose()
             if point is None:
                 continue  # that unit just ran out of candidates: pick again
             s.issued.add(point.key)
@@ -224,8 +374,7 @@ class DesignTuner:
         if point is None or point.key in s.issued:
             return
         s.issued.add(point.key)
-        if s.pool is not None:
-            s.pool = [p for p in s.pool if p.key != point.key]
+        s.sampler.drop(point.key)
         self.issued += 1
         self._learn(s, rec)
 
@@ -282,65 +431,13 @@ class DesignTuner:
             s = self._pick()
             if s is None:
                 return False
-            self._fill(s)
-            if s.pool:
+            if s.sampler.has_more():
                 return True
-
-    def _fill(self, s: _UnitState) -> None:
-        if s.pool is None:
-            s.pool = [p for p in self.features.candidates(s.unit.signature, self.hw_values)
-                      if p.key not in s.issued]
-
-    def _propose(self, s: _UnitState) -> Point | None:
-        self._fill(s)
-        if not s.pool:
-            return None
-        use_model = self.sampler == "xgb" and self.model.ready
-        if use_model and s.ranked_with != self.model.version:
-            s.pool = self.model.rank(s.unit.signature, s.pool)
-            s.ranked_with = self.model.version
-        if use_model:
-            i = int(self.rng.integers(len(s.pool))) if self.rng.random() < EPS else 0
-        elif self.sampler == "xgb" and not s.issued:
-            i = self._suggestion_index(s)
-        elif self.sampler == "xgb":
-            i = self._analytic_index(s)
-        else:
-            i = int(self.rng.integers(len(s.pool)))
-        return s.pool.pop(i)
-
-    def _analytic_index(self, s: _UnitState) -> int:
-        """Before the model is ready: the analytically fastest (``cost_model.analytic``) of
-        ``INITIAL_POOL`` random candidates of the unit's pool, or (``INITIAL_EPS`` of the
-        time) a random one -- the per-layer ``xgb`` sampler's initial design."""
-        from vtatune.search.cost_model.analytic import estimate
-
-        pool = s.pool or []
-        k = 1 if self.rng.random() < INITIAL_EPS else min(INITIAL_POOL, len(pool))
-        picks = self.rng.choice(len(pool), size=k, replace=False)
-
-        def score(i: int) -> tuple[float, float]:
-            knobs = pool[i].knobs
-            assert knobs is not None
-            est = estimate(Candidate(s.unit.workload, self.hw, dict(knobs)), self.board.name,
-                           fit_board=False)  # the design fits: it is being tuned
-            return (0.0, est.cycles) if est.cycles is not None else (1.0, est.violation)
-
-        return int(min((int(i) for i in picks), key=score))
-
-    def _suggestion_index(self, s: _UnitState) -> int:
-        from vtatune import schedules
-
-        want = schedules.suggest(s.unit.workload, self.hw)
-        for i, p in enumerate(s.pool or []):
-            if p.knobs == want:
-                return i
-        return int(self.rng.integers(len(s.pool or [0])))
 
     def forget(self) -> None:
         """Free the candidate pools and cached feature rows (the design is finished)."""
         for s in self.units.values():
-            s.pool = [] if s.pool is not None else None
+            s.sampler.forget()
         for f in self.features.featurizers.values():
             f.forget_rows()
 

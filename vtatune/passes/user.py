@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.errors import UserError
+from vtatune.readers import read_bytes
 
 #: The named phases, in pipeline order: (name, TVM integer alias or None, what the IR is when
 #: the phase's user passes run, what runs next).
@@ -118,7 +119,6 @@ def load(path: str | Path) -> PassSet:
     used: missing, not a regular file, larger than 1 MiB, unreadable, a syntax error, an error
     while importing it, no ``PASSES``, an unknown phase, something that is not a TVM pass, a
     verifier that is not callable."""
-    from vtatune.readers import read_bytes
 
     p = Path(path)
     source = read_bytes(p, "--passes")  # a regular file of at most 1 MiB (InputError)

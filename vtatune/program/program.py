@@ -269,7 +269,7 @@ class Program:
             )
         params = dict(zip(LOG_KEYS, logs, strict=True))
         if hw is None:
-            hw = validate(HwConfig(**{k.lower(): v for k, v in params.items()}), "program.bin")
+            hw = validate(HwConfig.from_params(params), "program.bin")
         elif hw.log_params() != params:
             raise ProgramError(
                 f"program.bin was built for {params}, not for {hw.name or hw.shape_label} "

@@ -40,6 +40,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from vtatune.search.space import SearchSpace
+from vtatune.statuses import Status
 
 if TYPE_CHECKING:
     from vtatune.networks.space import NetworkSpace
@@ -223,16 +224,16 @@ def design_violation(space: NetworkSpace, design: NetworkTrialRecord,
     from vtatune.search.evaluate import violation
     from vtatune.store.records import CandidateRecord
 
-    if design.status == "no_fit":
+    if design.status == Status.NO_FIT:
         if design.resources.get("over"):
             rec = CandidateRecord(key="", workload="", hw_key=design.hw_key, hw=design.hw,
-                                  hw_name=design.hw_name, knobs={}, status="no_fit",
+                                  hw_name=design.hw_name, knobs={}, status=Status.NO_FIT,
                                   resources=design.resources)
             return max(violation(rec), 1e-9)
         cap, area = space.max_area_mm2, design.area_mm2
         if cap and area and area > cap:
             return area / cap - 1.0
-    if design.status == "dominated" and design.bound_cycles:
+    if design.status == Status.DOMINATED and design.bound_cycles:
         best = min((t.seconds for t in others if t.feasible and t.seconds
                     and (t.area_mm2 or 0.0) <= (design.area_mm2 or 0.0)), default=None)
         if best:
@@ -476,7 +477,7 @@ class NetworkOptunaMirror(OptunaMirror):
 
     def _finished(self, store: Any, state: _State) -> set[int]:
         state.designs = {t.number: t for t in store.network_trials(self.name)
-                         if t.status != "running"}
+                         if t.status != Status.RUNNING}
         return set(state.designs)
 
     def _frozen(self, store: Any, state: _State, numbers: list[int]

@@ -14,19 +14,16 @@ from typing import Any
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
 from vtatune.search.space import Candidate, SearchSpace
+from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord
 from vtatune.workloads.base import Workload
-
-#: Statuses of a candidate record, from the store's vocabulary.
-OK, NO_FIT, INVALID, FAILED, HW_INVALID, TIMEOUT = (
-    "ok", "no_fit", "invalid", "failed", "hw_invalid", "timeout")
 
 
 def hw_invalid_record(wl: Workload, hw: HwConfig, reason: str) -> CandidateRecord:
     """The record of a parameter set whose hardware cannot be built."""
     return CandidateRecord(key=f"{wl.signature}|{hw.key}|hardware", workload=wl.signature,
                            hw_key=hw.key, hw=hw.log_params(), hw_name=hw.name, knobs={},
-                           status=HW_INVALID, reason=reason)
+                           status=Status.HW_INVALID, reason=reason)
 
 
 def failure_record(cand: Candidate, status: str, reason: str) -> CandidateRecord:
@@ -55,10 +52,10 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
                          "fits": fitted.fits, "over": list(fitted.over),
                          "utilization": {u.kind: u.utilization_pct for u in fitted.usage}}
     if fit_board and not fitted.fits:
-        return CandidateRecord(status=NO_FIT, reason=fitted.summary(), **base)
+        return CandidateRecord(status=Status.NO_FIT, reason=fitted.summary(), **base)
     if max_area_mm2 is not None and area.area_mm2 > max_area_mm2:
-        return CandidateRecord(status=NO_FIT, reason=f"area {area.area_mm2:.1f} mm2 exceeds "
-                               f"the {max_area_mm2:.1f} mm2 budget", **base)
+        return CandidateRecord(status=Status.NO_FIT, reason=f"area {area.area_mm2:.1f} mm2 "
+                               f"exceeds the {max_area_mm2:.1f} mm2 budget", **base)
 
     # one lowered program per distinct (workload, GEMM shape, widths, knobs), verified here
     # against this candidate's buffers (see vtatune.compiler.cache)
@@ -68,19 +65,19 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
         resources = dict(base["resources"])
         resources["problems"] = [p.as_dict() for p in res.problems]
         base["resources"] = resources
-        return CandidateRecord(status=INVALID if res.status == "invalid" else FAILED,
-                               reason=res.reason, **base)
+        status = Status.INVALID if res.status == "invalid" else Status.FAILED
+        return CandidateRecord(status=status, reason=res.reason, **base)
     t = time.perf_counter()
     try:
         m = measure(lowered, wl, hw, res.knobs, board)
     except VtatuneError as exc:
-        return CandidateRecord(status=FAILED, reason=f"{type(exc).__name__}: {exc}",
+        return CandidateRecord(status=Status.FAILED, reason=f"{type(exc).__name__}: {exc}",
                                sim_ms=(time.perf_counter() - t) * 1e3, **base)
     sim_ms = (time.perf_counter() - t) * 1e3
     b = bounds(wl.macs, wl.compulsory_bytes(hw), hw, board)
     timing = m.timing
     return CandidateRecord(
-        status=OK, cycles=int(timing.cycles), seconds=float(timing.seconds),
+        status=Status.OK, cycles=int(timing.cycles), seconds=float(timing.seconds),
         accelerator_seconds=float(timing.accelerator_seconds),
         host_seconds=float(timing.host_seconds), counters=dict(m.counters),
         bounds={"compute_cycles": b.compute_cycles, "memory_cycles": b.memory_cycles},
@@ -168,11 +165,11 @@ def violation(rec: CandidateRecord) -> float:
     """
     if rec.feasible:
         return 0.0
-    if rec.status == NO_FIT:
+    if rec.status == Status.NO_FIT:
         over = [u for k, u in rec.resources.get("utilization", {}).items()
                 if k in rec.resources.get("over", []) and u is not None]
         return max((u / 100.0 - 1.0 for u in over), default=1.0) or 1.0
-    if rec.status == INVALID:
+    if rec.status == Status.INVALID:
         ratios = [p["needed"] / p["available"] - 1.0 for p in rec.resources.get("problems", [])
                   if p.get("available")]
         return max(max(ratios, default=1.0), 1e-3)

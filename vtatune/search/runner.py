@@ -55,7 +55,7 @@ from vtatune.search.loop import (  # noqa: F401 - the loop's names, as this modu
     StudyLoop,
     ownership,
 )
-from vtatune.search.samplers import OPTUNA_BACKED, Observation, Params, make
+from vtatune.search.samplers import Observation, Params, make
 from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
 from vtatune.store.identity import EvalContext
 from vtatune.store.records import TRANSIENT, CandidateRecord
@@ -108,7 +108,7 @@ def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
     if space.stock_vta and rec.hw:
         from vtatune.hardware.config import HwConfig
 
-        problems = space.hardware_problems(HwConfig(**{k.lower(): v for k, v in rec.hw.items()}))
+        problems = space.hardware_problems(HwConfig.from_params(rec.hw))
         if problems:
             return replace(rec, status="hw_invalid", cycles=None, seconds=None,
                            reason="hardware: " + "; ".join(problems))
@@ -143,7 +143,7 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
             continue
         if not rec.knobs or any(rec.hw.get(k) not in v for k, v in space.hw_choices.items()):
             continue
-        hw = HwConfig(**{k.lower(): v for k, v in rec.hw.items()})
+        hw = HwConfig.from_params(rec.hw)
         cand = Candidate(space.workload, hw, dict(rec.knobs))
         try:
             params = space.params_of(cand)
@@ -197,7 +197,7 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         boot()  # the workers' fork server warms up while the sampler is set up
     # A resumed study replays its trials into the sampler; the cost-model sampler also learns
     # from the stored results of the workload on this board and models.
-    if warm_start and sampler not in OPTUNA_BACKED:
+    if warm_start and smp.warm_starts:
         mine = {t.candidate.key for t in own}
         smp.warm_start(history(space, [r for r in store.history(wl.signature,
                                                                  model=ctx.model_key)

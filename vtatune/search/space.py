@@ -40,6 +40,7 @@ from vtatune.errors import ConfigError, UserError
 from vtatune.hardware import boards, config
 from vtatune.hardware.config import LOG_KEYS, HwConfig
 from vtatune.schedules.knobs import NTHREADS, THREAD
+from vtatune.studies import DEFAULT_BOARD
 from vtatune.workloads.base import Workload
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class SearchSpace:
         for key, leader in TIED.items():
             if key not in self.hw_choices:
                 logs[key] = logs[leader]
-        return HwConfig(**{k.lower(): v for k, v in logs.items()}, target=self.base_hw.target,
+        return HwConfig.from_params(logs, target=self.base_hw.target,
                         hw_ver=self.base_hw.hw_ver, name=_hw_name(logs))
 
     def realize(self, params: dict[str, Any]) -> tuple[Candidate | None, str]:
@@ -428,7 +429,7 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
 
     file_board = _string(sec["study"], "study", "board", problems)
     board_name = board if board is not None else (file_board if file_board is not None
-                                                  else "pynq-z1")
+                                                  else DEFAULT_BOARD)
     for name in dict.fromkeys(n for n in (board_name, file_board) if n is not None):
         try:
             boards.load(name)

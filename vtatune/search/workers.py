@@ -31,6 +31,7 @@ from typing import Any
 from vtatune.compiler.cache import DEFAULT_SIZE as CACHE_SIZE
 from vtatune.errors import UserError
 from vtatune.search.space import Candidate
+from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord
 
 #: Workers that may die in a row before evaluating anything, per pool slot, before the pool
@@ -133,7 +134,7 @@ def _serve(conn: Connection, env: dict[str, str], board_name: str, fit_board: bo
     # task's clock includes it)
     import vtatune.search.worker_boot  # noqa: F401
     from vtatune.hardware.boards import load
-    from vtatune.search.evaluate import FAILED, evaluate, failure_record
+    from vtatune.search.evaluate import evaluate, failure_record
 
     board = load(board_name)
     if warmup is not None:
@@ -158,7 +159,7 @@ def _serve(conn: Connection, env: dict[str, str], board_name: str, fit_board: bo
             try:
                 rec = evaluate(cand, board, fit_board, max_area)
             except Exception as exc:  # a bug in a pass must not kill the search: record it
-                rec = failure_record(cand, FAILED, f"{type(exc).__name__}: {exc}")
+                rec = failure_record(cand, Status.FAILED, f"{type(exc).__name__}: {exc}")
             conn.send((DONE, task, (rec, time.monotonic() - t0)))
     except (BrokenPipeError, ConnectionResetError):
         return  # the search is gone
@@ -323,7 +324,7 @@ class WorkerPool:
 
     def poll(self, wait_s: float = 0.1) -> list[tuple[int, CandidateRecord]]:
         """Finished evaluations (including timeouts and crashes) since the last poll."""
-        from vtatune.search.evaluate import FAILED, TIMEOUT, failure_record
+        from vtatune.search.evaluate import failure_record
 
         out: list[tuple[int, CandidateRecord]] = []
         conns = [w.conn for w in self.workers if w.conn is not None]
@@ -349,7 +350,7 @@ class WorkerPool:
                             if took > self.timeout:
                                 assert w.cand is not None
                                 rec = failure_record(
-                                    w.cand, TIMEOUT,
+                                    w.cand, Status.TIMEOUT,
                                     f"evaluation took longer than {self.timeout:g} s")
                             out.append((task, rec))
                             w.task, w.cand = w.backlog.pop(0) if w.backlog else (None, None)
@@ -360,14 +361,14 @@ class WorkerPool:
                 if w.task is not None:
                     assert w.cand is not None
                     out.append((w.task, failure_record(
-                        w.cand, FAILED, f"evaluation crashed the worker (exit code "
+                        w.cand, Status.FAILED, f"evaluation crashed the worker (exit code "
                         f"{w.proc.exitcode})")))
                 self._replace(i)
                 self._hand_back(w.backlog)
             elif w.started is not None and now - w.started > self.timeout:
                 assert w.task is not None and w.cand is not None
                 out.append((w.task, failure_record(
-                    w.cand, TIMEOUT, f"evaluation took longer than {self.timeout:g} s")))
+                    w.cand, Status.TIMEOUT, f"evaluation took longer than {self.timeout:g} s")))
                 w.ready = True  # it did start: a timeout is not a start-up death
                 self._replace(i)
                 self._hand_back(w.backlog)

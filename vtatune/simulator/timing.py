@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from vtatune.errors import ConfigError, ProgramError, SimulationError
+from vtatune.hardware import timing_profiles
 from vtatune.hardware.boards import Board
 from vtatune.hardware.boards import load as load_board
 from vtatune.hardware.config import HwConfig
@@ -61,6 +62,7 @@ from vtatune.program.isa import (
     routing_problems,
 )
 from vtatune.program.program import Program
+from vtatune.readers import read_json
 from vtatune.simulator.functional import POPS, PUSHES, QUEUES
 
 #: Version of this timing model's equations: bump on any change that can change cycles, so
@@ -171,7 +173,6 @@ def params_from_dict(raw: Any, source: str) -> TimingParams:
 def load_params(board: str | Board) -> TimingParams:
     """The timing constants of ``board`` (a Board or a board name, ``NAME@PROFILE`` for a
     profile other than the default; see ``vtatune.hardware.timing_profiles``)."""
-    from vtatune.hardware import timing_profiles
 
     spec = board.name if isinstance(board, Board) else board
     base, profile = timing_profiles.split(spec)
@@ -182,8 +183,6 @@ def load_params(board: str | Board) -> TimingParams:
 def load_params_file(path: str | Path, profile: str | None = None) -> TimingParams:
     """Timing constants from a timing file (the format of hwconfigs/timing/<board>.json):
     its profile ``profile``, or its default."""
-    from vtatune.hardware import timing_profiles
-    from vtatune.readers import read_json
 
     raw = read_json(path, "timing parameters")
     board = raw.get("board") if isinstance(raw, dict) else None

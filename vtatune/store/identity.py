@@ -2,10 +2,10 @@
 
 Three identities, kept apart on purpose:
 
-- **program key** (``program_key``): what a compiled VTA program depends on: the workload, the
-  GEMM shape and data widths (``LOG_BATCH``, ``LOG_BLOCK_IN/OUT``, ``LOG_*_WIDTH``), the knobs
-  and any user passes. Buffer sizes only decide whether the program *fits* (verification), so
-  a compile cache may share one program across them.
+- **program key** (``vtatune.compiler.compile.program_key``): what a compiled VTA program
+  depends on: the workload, the GEMM shape and data widths (``hardware.config.PROGRAM_KEYS``),
+  the knobs and any user passes. Buffer sizes only decide whether the program *fits*
+  (verification), so the compile cache shares one program across them.
 - **candidate key** (``Candidate.key``: workload | full hardware | knobs): what a study explores;
   a trial is a candidate new to its study.
 - **evaluation context** (``EvalContext``): everything else a record's numbers depend on: the
@@ -41,24 +41,10 @@ RESULT_FORMAT_VERSION = 2
 #: Hex digits of a context or model key (64 bits: collisions are not a practical concern).
 KEY_HEX = 16
 
-#: Hardware parameters a compiled program depends on (the rest only bound the buffers).
-PROGRAM_HW_KEYS = ("LOG_INP_WIDTH", "LOG_WGT_WIDTH", "LOG_ACC_WIDTH", "LOG_BATCH",
-                   "LOG_BLOCK_IN", "LOG_BLOCK_OUT")
-
-
 def digest(obj: Any) -> str:
     """A short stable hash of a JSON-able object (key order does not matter)."""
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:KEY_HEX]
-
-
-def program_key(workload: str, hw: Mapping[str, int], knobs: Mapping[str, int],
-                passes: tuple[str, ...] = ()) -> str:
-    """Identity of a compiled program: workload signature, GEMM shape/widths, knobs, passes."""
-    gemm = "_".join(str(int(hw[k])) for k in PROGRAM_HW_KEYS)
-    knob_text = ",".join(f"{k}={int(v)}" for k, v in sorted(knobs.items()))
-    extra = f"|passes={','.join(passes)}" if passes else ""
-    return f"{workload}|{gemm}|{knob_text}{extra}"
 
 
 def file_digest(path: Path) -> str:

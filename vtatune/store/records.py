@@ -12,16 +12,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from vtatune.statuses import (  # noqa: F401 - the store's vocabulary, re-exported
+    CANDIDATE_STATUSES,
+    DETERMINISTIC,
+    NETWORK_STATUSES,
+    TRANSIENT,
+    Status,
+)
+
 #: Every candidate status. Only ``ok`` is feasible; the others say why not:
 #: ``invalid`` (the compile path's verification rejected it, e.g. SRAM overflow),
 #: ``no_fit`` (does not fit the board), ``failed`` (compile or simulation crashed),
 #: ``timeout`` (evaluation exceeded ``--timeout``), ``hw_invalid`` (hardware cannot be built).
-STATUSES = ("ok", "invalid", "no_fit", "failed", "timeout", "hw_invalid")
-#: Outcomes that evaluating the same candidate in the same context always gives again: only
-#: these are served from the store. ``failed`` and ``timeout`` may be transient (a crashed
-#: worker, a loaded machine) and are evaluated again by later trials.
-DETERMINISTIC = ("ok", "invalid", "no_fit", "hw_invalid")
-TRANSIENT = ("failed", "timeout")
+STATUSES = CANDIDATE_STATUSES
+#: ``DETERMINISTIC``: outcomes that evaluating the same candidate in the same context always
+#: gives again: only these are served from the store. ``TRANSIENT``: ``failed`` and ``timeout``
+#: may be transient (a crashed worker, a loaded machine) and are evaluated again by later
+#: trials. (Both, and ``Status``, are defined in ``vtatune.statuses``.)
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ class CandidateRecord:
 
     @property
     def feasible(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
     @property
     def reusable(self) -> bool:
@@ -146,7 +153,7 @@ class Slot:
 #: cannot reach the study's front, so its layers were not tuned (``reason`` names the trial
 #: that dominates it); ``no_schedule``: a layer got no feasible schedule within the design's
 #: budget; ``running``: being tuned (or interrupted; a rerun continues it).
-NETWORK_STATUSES = ("ok", "hw_invalid", "no_fit", "dominated", "no_schedule", "running")
+#: (``NETWORK_STATUSES`` is imported above.)
 
 
 @dataclass(frozen=True)
@@ -171,7 +178,7 @@ class LayerResult:
     seconds: float | None = None
     bound_cycles: float | None = None
     trials: int = 0
-    status: str = "ok"
+    status: str = Status.OK
     accelerator_seconds: float | None = None
     host_seconds: float | None = None
 
@@ -223,7 +230,7 @@ class NetworkTrialRecord:
 
     @property
     def feasible(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
 
 @dataclass(frozen=True)

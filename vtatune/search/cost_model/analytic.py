@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from vtatune import schedules
+from vtatune.hardware import boards
 from vtatune.schedules.knobs import REDUCTION, SPATIAL, THREAD
 from vtatune.search.space import Candidate
+from vtatune.simulator.timing import load_params
 
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
@@ -45,7 +48,6 @@ class Estimate:
 
 def estimate(cand: Candidate, board: str, fit_board: bool = True) -> Estimate:
     """Analytic cycles of ``cand`` on ``board`` (see the module docstring)."""
-    from vtatune import schedules
 
     wl, hw, k = cand.workload, cand.hw, cand.knobs
     fp = schedules.footprint(wl, hw, k)
@@ -89,8 +91,6 @@ def estimate(cand: Candidate, board: str, fit_board: bool = True) -> Estimate:
 
 @lru_cache(maxsize=16)
 def _board(name: str) -> tuple[Board, TimingParams]:
-    from vtatune.hardware import boards
-    from vtatune.simulator.timing import load_params
 
     return boards.load(name), load_params(name)
 

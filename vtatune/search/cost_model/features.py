@@ -29,6 +29,8 @@ import numpy as np
 
 from vtatune import schedules
 from vtatune.area import Coefficients
+from vtatune.compiler.compile import program_hw
+from vtatune.hardware import boards, config
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
 from vtatune.schedules.knobs import REDUCTION, SPATIAL, Knobs, KnobSpace
@@ -230,7 +232,6 @@ class Featurizer:
         so they are computed on the compiler's ``program_hw`` view of the hardware (which
         refuses any use of a buffer size) and cached by it: the designs of a joint or
         network search that differ only in buffer sizes share them."""
-        from vtatune.compiler.compile import program_hw
 
         assert p.knobs is not None and p.hw.knob_space is not None
         key = (program_hw(p.hw.hw), p.key[1])
@@ -348,7 +349,6 @@ def hardware_facts(hw: HwConfig, board: str) -> tuple[str, float, float]:
     """(why ``hw`` is impossible or "", its area in mm^2, its largest board-resource
     utilization as a fraction) on ``board``. Pure, so cached for the whole process."""
     from vtatune import area
-    from vtatune.hardware import config
 
     problems = config.problems_of(hw)
     if problems:
@@ -364,7 +364,6 @@ def hardware_facts(hw: HwConfig, board: str) -> tuple[str, float, float]:
 
 @lru_cache(maxsize=16)
 def _board(name: str) -> Board:
-    from vtatune.hardware import boards
 
     return boards.load(name)
 

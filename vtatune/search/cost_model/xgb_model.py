@@ -9,14 +9,27 @@ The classifier learns which proposals are feasible (SRAM overflow, board fit, fa
 from every observation; infeasible results never enter the ranker.
 
 Both train single-threaded with a fixed seed, so predictions are reproducible.
+``XGBCostModel`` pairs them behind the ``CostModel`` interface (fit, predict, save/load).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import base64
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xgboost as xgb
+
+from vtatune.search.cost_model.base import (
+    FEASIBLE_THRESHOLD,
+    INFEASIBLE_PENALTY,
+    CostModel,
+)
 
 OBJECTIVES = ("rank", "reg")
 
@@ -54,7 +67,7 @@ class LatencyModel:
             raise ValueError(f"objective {objective!r} is not one of {', '.join(OBJECTIVES)}")
         self.objective = objective
         self.params = params or TreeParams()
-        self._booster: Any = None
+        self._booster: xgb.Booster | None = None
 
     @property
     def fitted(self) -> bool:
@@ -91,7 +104,7 @@ class FeasibilityModel:
     def __init__(self, params: TreeParams | None = None, min_class: int = 2):
         self.params = params or TreeParams(rounds=30, max_depth=3)
         self.min_class = min_class
-        self._booster: Any = None
+        self._booster: xgb.Booster | None = None
         self._prior = 1.0
 
     @property
@@ -117,3 +130,70 @@ class FeasibilityModel:
         if self._booster is None:
             return np.full(len(x), self._prior, dtype=np.float64)
         return np.asarray(self._booster.inplace_predict(x), dtype=np.float64)
+
+
+class XGBCostModel(CostModel):
+    """A ``LatencyModel`` trained on the feasible rows and a ``FeasibilityModel`` on all."""
+
+    #: Version of the file ``save`` writes.
+    FORMAT = 1
+
+    def __init__(self, objective: str = "rank", *,
+                 infeasible_penalty: float = INFEASIBLE_PENALTY,
+                 feasible_threshold: float = FEASIBLE_THRESHOLD):
+        super().__init__(infeasible_penalty=infeasible_penalty,
+                         feasible_threshold=feasible_threshold)
+        self.latency = LatencyModel(objective)
+        self.feasibility = FeasibilityModel()
+
+    def fit(self, x: np.ndarray, y: np.ndarray, feasible: np.ndarray, seed: int = 0) -> None:
+        ok = np.asarray(feasible, dtype=bool)
+        self.latency.fit(x[ok], np.asarray(y)[ok], seed=seed)
+        self.feasibility.fit(x, ok, seed=seed)
+
+    def predict_latency(self, x: np.ndarray) -> np.ndarray:
+        return self.latency.predict(x)
+
+    def predict_feasible(self, x: np.ndarray) -> np.ndarray:
+        return self.feasibility.predict(x)
+
+    def save(self, path: str | Path) -> None:
+        """One JSON file: settings, the feasibility prior and both boosters (UBJSON, base64)."""
+        def raw(booster: xgb.Booster | None) -> str | None:
+            return None if booster is None else base64.b64encode(
+                bytes(booster.save_raw(raw_format="ubj"))).decode("ascii")
+
+        doc = {"format": self.FORMAT, "objective": self.latency.objective,
+               "infeasible_penalty": self.infeasible_penalty,
+               "feasible_threshold": self.feasible_threshold,
+               "latency_params": asdict(self.latency.params),
+               "feasibility_params": asdict(self.feasibility.params),
+               "min_class": self.feasibility.min_class, "prior": self.feasibility._prior,
+               "latency": raw(self.latency._booster),
+               "feasibility": raw(self.feasibility._booster)}
+        Path(path).write_text(json.dumps(doc))
+
+    @classmethod
+    def load(cls, path: str | Path) -> XGBCostModel:
+        import xgboost as xgb
+
+        doc = json.loads(Path(path).read_text())
+        if doc.get("format") != cls.FORMAT:
+            raise ValueError(f"{path}: not a cost model file of format {cls.FORMAT}")
+
+        def booster(text: str | None) -> xgb.Booster | None:
+            if text is None:
+                return None
+            b = xgb.Booster()
+            b.load_model(bytearray(base64.b64decode(text)))
+            return b
+
+        model = cls(doc["objective"], infeasible_penalty=doc["infeasible_penalty"],
+                    feasible_threshold=doc["feasible_threshold"])
+        model.latency.params = TreeParams(**doc["latency_params"])
+        model.latency._booster = booster(doc["latency"])
+        model.feasibility.params = TreeParams(**doc["feasibility_params"])
+        model.feasibility.min_class = doc["min_class"]
+        model.feasibility._prior = doc["prior"]
+        model.feasibility._booster = booster(doc["feasibility"])
+        return model

@@ -1,47 +1,60 @@
 """Search strategies behind one interface (``Sampler``), built by name with ``make``.
 
-The family is open: ``register(name, module, cls)`` adds a sampler (imported lazily when first
-made), so a new strategy is one module and one call, as Optuna accepts any sampler.
+The family is open and registers as operators do: every sampler is an entry point of the
+``vtatune.samplers`` group (vtatune's own are declared in pyproject.toml), so a sampler outside
+the package is an installed module away, and ``register`` adds one at run time. Classes are
+imported lazily, when first made, so listing the names (``--sampler``'s help) imports neither
+Optuna nor XGBoost.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from vtatune.errors import UserError
+from vtatune.escaping import shown
 from vtatune.search.samplers._base import Observation, Params, Sampler
 
-__all__ = ["NAMES", "OPTUNA_BACKED", "Observation", "Params", "Sampler", "make", "names",
+if TYPE_CHECKING:
+    from vtatune.search.space import SearchSpace
+
+__all__ = ["ENTRY_POINT_GROUP", "Observation", "Params", "Sampler", "described", "make", "names",
            "register", "require"]
 
-#: Sampler names accepted by ``--sampler``, each with its module and class (imported lazily).
-_REGISTRY = {
-    "tpe": ("vtatune.search.samplers._optuna", "TPESampler"),
-    "nsga2": ("vtatune.search.samplers._optuna", "NSGA2Sampler"),
-    "gp": ("vtatune.search.samplers._optuna", "GPSampler"),
-    "random": ("vtatune.search.samplers._optuna", "RandomSampler"),
-    "grid": ("vtatune.search.samplers._optuna", "GridSampler"),
-    "xgb": ("vtatune.search.samplers._xgb", "XGBSampler"),
-}
-#: The samplers vtatune ships (``names()`` includes registered ones).
-NAMES = tuple(_REGISTRY)
-#: Samplers whose state is an Optuna study (kept in the search's database).
-OPTUNA_BACKED = ("tpe", "nsga2", "gp", "random", "grid")
+#: Entry-point group of samplers (``name = "module:Class"``).
+ENTRY_POINT_GROUP = "vtatune.samplers"
+
+#: Sampler name -> "module:Class", from the entry points and ``register``.
+_registry: dict[str, str] = {}
+_discovered = False
 
 
 def register(name: str, module: str, cls: str) -> None:
     """Make ``module.cls`` (a ``Sampler`` subclass taking ``(space, n_objectives, seed,
     **kw)``) available as ``name``."""
-    if name in _REGISTRY and _REGISTRY[name] != (module, cls):
-        raise ValueError(f"sampler {name!r} is already registered as {_REGISTRY[name]}")
-    _REGISTRY[name] = (module, cls)
+    _discover()
+    target = f"{module}:{cls}"
+    if _registry.get(name, target) != target:
+        raise ValueError(f"sampler {name!r} is already registered as {_registry[name]}")
+    _registry[name] = target
+
+
+def described() -> str:
+    """The names for help texts: ``"tpe, nsga2, ... or xgb"``."""
+    found = names()
+    if not found:
+        return "none registered (reinstall vtatune)"
+    *first, last = found
+    return f"{', '.join(first)} or {last}" if first else last
 
 
 def names() -> tuple[str, ...]:
-    """Every sampler name ``make`` accepts."""
-    return tuple(_REGISTRY)
+    """Every sampler name ``make`` accepts (vtatune's first, in pyproject.toml's order)."""
+    _discover()
+    return tuple(_registry)
 
 
-def make(name: str, space: Any, n_objectives: int, seed: int | None = None, **kw: Any
+def make(name: str, space: SearchSpace, n_objectives: int, seed: int | None = None, **kw: Any
          ) -> Sampler:
     """The sampler called ``name``; ``UserError`` naming the known ones otherwise."""
     return _class(name)(space, n_objectives, seed, **kw)
@@ -56,9 +69,26 @@ def require(name: str) -> None:
 def _class(name: str) -> type[Sampler]:
     import importlib
 
-    from vtatune.errors import UserError
+    _discover()
+    if not _registry:  # an install made before the group existed, or a bare checkout
+        raise UserError(f"no samplers are registered (entry-point group {ENTRY_POINT_GROUP}): "
+                        "reinstall vtatune (make setup, or pip install -e .)")
+    if name not in _registry:
+        raise UserError(f"unknown sampler {shown(name)} (known: {', '.join(names())})")
+    module, _, attr = _registry[name].partition(":")
+    cls = getattr(importlib.import_module(module), attr)
+    if not (isinstance(cls, type) and issubclass(cls, Sampler)):
+        raise TypeError(f"sampler {name!r} ({_registry[name]}) is not a Sampler subclass")
+    return cls
 
-    if name not in _REGISTRY:
-        raise UserError(f"unknown sampler {name!r} (known: {', '.join(names())})")
-    module, cls = _REGISTRY[name]
-    return getattr(importlib.import_module(module), cls)
+
+def _discover() -> None:
+    """Read the entry points of ``ENTRY_POINT_GROUP`` (once; nothing is imported)."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        _registry.setdefault(ep.name, ep.value)

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vtatune.search.space import SearchSpace
+from vtatune.statuses import Status
+
+if TYPE_CHECKING:
+    from vtatune.search.space import SearchSpace
 
 Params = dict[str, Any]
 
@@ -35,7 +38,7 @@ class Observation:
 
     values: tuple[float, ...] | None
     violation: float = 0.0
-    status: str = "ok"
+    status: str = Status.OK
 
     @property
     def feasible(self) -> bool:
@@ -47,6 +50,9 @@ class Sampler(ABC):
 
     #: Name used by ``--sampler``.
     name: str = ""
+    #: Whether the search loop warm-starts it with the workload's stored results of other
+    #: studies (``warm_start``); a resumed study replays its own trials either way.
+    warm_starts: bool = True
 
     @classmethod
     def check_available(cls) -> None:

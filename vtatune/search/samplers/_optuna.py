@@ -13,10 +13,14 @@ no latency is made up for them. (Optuna 5 reads constraints stored with
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from vtatune.errors import UserError
 from vtatune.search.samplers._base import Observation, Params, Sampler
 from vtatune.search.space import SearchSpace
+
+if TYPE_CHECKING:
+    import optuna
 
 #: Grid levels of each tile-knob log-position in ``grid``.
 GRID_LEVELS = 5
@@ -39,7 +43,7 @@ def distributions(space: SearchSpace) -> dict[str, Any]:
 
 
 def finished_trial(dists: dict[str, Any], params: Params, obs: Observation, n_objectives: int,
-                   user_attrs: dict[str, Any] | None = None) -> Any:
+                   user_attrs: dict[str, Any] | None = None) -> optuna.trial.FrozenTrial:
     """An Optuna ``FrozenTrial`` recording ``params`` and what they gave."""
     import optuna
 
@@ -64,6 +68,9 @@ def _key(params: Params) -> tuple[tuple[str, Any], ...]:
 class OptunaSampler(Sampler):
     """Common ask/tell plumbing over an in-memory ``optuna.Study``."""
 
+    #: The study is the sampler's state: it learns from this study's trials only.
+    warm_starts = False
+
     def __init__(self, space: SearchSpace, n_objectives: int, seed: int | None = None):
         import optuna
 
@@ -72,9 +79,9 @@ class OptunaSampler(Sampler):
         self.distributions = distributions(space)
         self.study = optuna.create_study(directions=["minimize"] * n_objectives,
                                          sampler=self._make_sampler())
-        self._pending: dict[tuple[tuple[str, Any], ...], list[Any]] = {}
+        self._pending: dict[tuple[tuple[str, Any], ...], list[optuna.trial.Trial]] = {}
 
-    def _make_sampler(self) -> Any:
+    def _make_sampler(self) -> optuna.samplers.BaseSampler:
         raise NotImplementedError
 
     def ask(self, n: int) -> list[Params]:
@@ -118,7 +125,7 @@ class TPESampler(OptunaSampler):
 
     name = "tpe"
 
-    def _make_sampler(self) -> Any:
+    def _make_sampler(self) -> optuna.samplers.BaseSampler:
         import optuna
 
         return optuna.samplers.TPESampler(seed=self.seed, multivariate=True,
@@ -130,7 +137,7 @@ class NSGA2Sampler(OptunaSampler):
 
     name = "nsga2"
 
-    def _make_sampler(self) -> Any:
+    def _make_sampler(self) -> optuna.samplers.BaseSampler:
         import optuna
 
         return optuna.samplers.NSGAIISampler(seed=self.seed, population_size=32)
@@ -150,13 +157,12 @@ class GPSampler(OptunaSampler):
     def check_available(cls) -> None:
         import importlib.util
 
-        from vtatune.errors import UserError
 
         for module in ("torch", "scipy"):
             if importlib.util.find_spec(module) is None:
                 raise UserError(GP_MISSING.format(missing=module))
 
-    def _make_sampler(self) -> Any:
+    def _make_sampler(self) -> optuna.samplers.BaseSampler:
         import optuna
 
         self.check_available()
@@ -168,7 +174,7 @@ class RandomSampler(OptunaSampler):
 
     name = "random"
 
-    def _make_sampler(self) -> Any:
+    def _make_sampler(self) -> optuna.samplers.BaseSampler:
         import optuna
 
         return optuna.samplers.RandomSampler(seed=self.seed)
@@ -184,7 +190,7 @@ class GridSampler(OptunaSampler):
 
     name = "grid"
 
-    def _make_sampler(self) -> Any:
+    def _make_sampler(self) -> optuna.samplers.BaseSampler:
         import numpy as np
         import optuna
 

@@ -20,7 +20,8 @@ Each plan (``plan_size`` proposals, 64 by default, served across ``ask`` calls):
 4. The plan takes the pool's best ``(1 - eps)`` share and ends with ``eps`` random picks.
    The models are refit once ``plan_size`` new results arrived (or the plan ran out).
 
-Cost of a point (lower is better): ``g + infeasible_penalty * doubt`` where ``g`` is the
+Cost of a point (lower is better): ``g + infeasible_penalty * doubt`` (the cost model's doubt
+penalty, ``cost_model.base``) where ``g`` is the
 predicted latency normalized over the training points (0 = best seen, 1 = worst) and
 ``doubt`` grows linearly from 0 at P(feasible) >= ``feasible_threshold`` to 1 at P = 0, so a
 design near an SRAM or board limit is not punished for the classifier's mild uncertainty.
@@ -41,10 +42,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from vtatune.search.cost_model.analytic import estimate
 from vtatune.search.cost_model.features import Featurizer, Point
-from vtatune.search.cost_model.xgb_model import FeasibilityModel, LatencyModel
+from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.samplers._base import Observation, Params, Sampler
-from vtatune.search.space import U_PREFIX, SearchSpace
+from vtatune.search.space import U_PREFIX, Candidate, SearchSpace
 
 #: Weight of the plain sum in the augmented Tchebycheff scalarization (keeps it strictly
 #: monotone in every objective; 0.05 as in ParEGO).
@@ -81,14 +83,12 @@ class XGBSampler(Sampler):
         self.sa_chains = sa_chains
         self.sa_steps = sa_steps
         self.sa_temperature = sa_temperature
-        self.infeasible_penalty = infeasible_penalty
-        self.feasible_threshold = feasible_threshold
         self.initial_pool = initial_pool
         self.initial_eps = initial_eps
         self.features = Featurizer(space)
         self.rng = np.random.default_rng(seed)
-        self.latency = LatencyModel(objective)
-        self.feasibility = FeasibilityModel()
+        self.model = XGBCostModel(objective, infeasible_penalty=infeasible_penalty,
+                                  feasible_threshold=feasible_threshold)
         self._points: list[Point] = []  # observations, in tell order
         self._feasible: list[bool] = []
         self._log_cycles: list[float] = []  # nan when infeasible
@@ -159,11 +159,10 @@ class XGBSampler(Sampler):
         ok = np.asarray(self._feasible, dtype=bool)
         y = np.asarray(self._log_cycles, dtype=np.float64)
         seed = int(self.rng.integers(2**31))
-        self.latency.fit(x[ok], y[ok], seed=seed)
-        self.feasibility.fit(x, ok, seed=seed)
+        self.model.fit(x, y, ok, seed=seed)
         self._told_at_fit = len(self._points)
         # normalization of the scalarized objectives: the training points span [0, 1]
-        pred = self.latency.predict(x[ok])
+        pred = self.model.predict_latency(x[ok])
         area = np.array([p.hw.log2_area_mm2 for p, f in zip(self._points, ok, strict=True)
                          if f])
         self._norm = {"c0": float(pred.min()), "c1": float(pred.max()),
@@ -173,10 +172,11 @@ class XGBSampler(Sampler):
     def _predict(self, points: list[Point]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Normalized predicted latency, normalized log area and P(feasible) of ``points``."""
         x = self.features.matrix(points)
-        c = _scale(self.latency.predict(x), self._norm["c0"], self._norm["c1"])
+        lat, p_ok = self.model.predict(x)
+        c = _scale(lat, self._norm["c0"], self._norm["c1"])
         a = _scale(np.array([p.hw.log2_area_mm2 for p in points]), self._norm["a0"],
                    self._norm["a1"])
-        return c, a, self.feasibility.predict(x)
+        return c, a, p_ok
 
     def _cost(self, c: np.ndarray, a: np.ndarray, p: np.ndarray, w: np.ndarray | float
               ) -> np.ndarray:
@@ -185,8 +185,7 @@ class XGBSampler(Sampler):
             g = c
         else:
             g = np.maximum(w * a, (1 - w) * c) + TCHEBYCHEFF_RHO * (w * a + (1 - w) * c)
-        doubt = np.clip((self.feasible_threshold - p) / self.feasible_threshold, 0.0, 1.0)
-        return g + self.infeasible_penalty * doubt
+        return g + self.model.penalty(p)
 
     # ---- plans ---------------------------------------------------------------------------------
     def _make_plan(self, size: int) -> list[Point]:
@@ -314,8 +313,6 @@ class XGBSampler(Sampler):
 
     def _analytic_score(self, q: Point) -> tuple[float, float]:
         """(0, estimated cycles) when the estimate finds ``q`` feasible, else (1, violation)."""
-        from vtatune.search.cost_model.analytic import estimate
-        from vtatune.search.space import Candidate
 
         assert q.knobs is not None
         est = estimate(Candidate(self.space.workload, q.hw.hw, dict(q.knobs)), self.space.board,
