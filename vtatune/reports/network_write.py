@@ -168,8 +168,8 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.4f} of the box ({formats.area(data.ref_point[0])} mm² × "
-          f"{formats.ms(data.ref_point[1])} ms)")
+          f"{data.hypervolume:.4f} of the log box (reference point "
+          f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",
         f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
