@@ -139,3 +139,25 @@ def test_compare_shares_one_reference(network_studies, tmp_path) -> None:
         assert s.hypervolume == pytest.approx(_direct_hv(pts[s.study], lo, span))
     files = write_network_comparison(cmp, tmp_path)
     assert set(files) == {"compare.png", "compare.svg", "compare.csv", "index.html"}
+
+
+@pytest.mark.parametrize("name", ["$\\frac{a}$", "a$b^$c"])
+def test_mathtext_study_names_are_drawn_as_written(network_studies, data, name,
+                                                   tmp_path) -> None:
+    """A study (or network) named with mathtext neither crashes the report nor compare (the
+    operator plots' escaping): the figures are written and the names drawn as written."""
+    import dataclasses
+
+    from vtatune.reports import network_plots
+
+    named = dataclasses.replace(data, study=name, network=name)
+    files = write_network_report(named, tmp_path / "report")
+    assert {"front.png", "front.svg", "breakdown.png", "convergence.png"} <= set(files)
+    fig = network_plots.front_figure(named)
+    assert fig._suptitle.get_text().startswith(name + ": network " + name)
+    store = Store(network_studies.db)
+    cmp = network_compare_data([(store.study(n), store.network_trials(n))
+                                for n in (network_studies.study, network_studies.other)])
+    cmp = dataclasses.replace(cmp, network=name, series=tuple(
+        dataclasses.replace(s, study=f"{name}{i}") for i, s in enumerate(cmp.series)))
+    assert {"compare.png", "compare.svg"} <= set(write_network_comparison(cmp, tmp_path / "c"))
