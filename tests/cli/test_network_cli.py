@@ -106,6 +106,13 @@ def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None
      "takes 3 comma-separated integers"),
     ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
      '[objective]\nlatency = "accelerator"\n', "latency must be 'end-to-end' for a network"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[[network.host_ops]]\nop = "Max Pool"\ncount = 1\n', "host op 1: op 'Max Pool'"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[[network.host_ops]]\nop = "Add"\ncount = 1.5\n', "host op 1: count 1.5"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[[network.host_ops]]\nop = "Add"\ncount = 2\nshapes = ["1x2x\\u001b[31m"]\n',
+     "host op 1: shapes"),
 ])
 def test_bad_network_files_are_one_line_and_exit_2(capsys, tmp_path, text, message) -> None:
     p = tmp_path / "bad.toml"
@@ -280,3 +287,32 @@ def test_a_rerun_that_adds_nothing_says_how_to_search_on(capsys, tmp_path) -> No
     assert rc == 0, err
     assert ("nothing new: the study already holds 1 design and --trials is the total it "
             "should hold; to search on, raise it (--trials 2)") in out
+
+
+def test_show_and_report_state_the_host_operators(capsys, tmp_path) -> None:
+    """A network's host operators (kind, count, tensor sizes) are stated by show and report,
+    which say that their time is not in the latency."""
+    text = _toml(TINY).replace("[hardware]", '[[network.host_ops]]\nop = "MaxPool"\ncount = 1\n'
+                               'shapes = ["1x16x16x16"]\n[[network.host_ops]]\nop = "Add"\n'
+                               'count = 3\nshapes = ["1x16x8x8", "1x32x4x4"]\n[hardware]', 1)
+    space = tmp_path / "tiny.toml"
+    space.write_text(text)
+    db = f"sqlite:///{tmp_path / 'h.sqlite'}"
+    rc, _, err = _run(capsys, "search", "--space", str(space), "--trials", "2", "--layer-trials",
+                      "3", "--sampler", "random", "--seed", "0", "--workers", "1", "--db", db)
+    assert rc == 0, err
+    want = [{"op": "MaxPool", "count": 1, "shapes": ["1x16x16x16"]},
+            {"op": "Add", "count": 3, "shapes": ["1x16x8x8", "1x32x4x4"]}]
+    line = ("host operators (run on the host, not on VTA; their time is not in the latency): "
+            "MaxPool x1 (1x16x16x16); Add x3 (1x16x8x8, 1x32x4x4)")
+    rc, out, err = _run(capsys, "show", "network-tiny-random", "--db", db)
+    assert rc == 0 and line in out.splitlines(), err
+    rc, out, err = _run(capsys, "show", "network-tiny-random", "--db", db, "--json")
+    assert json.loads(out)["host_ops"] == want
+    rc, out, err = _run(capsys, "report", "network-tiny-random", "--db", db, "--out",
+                        str(tmp_path / "r"))
+    assert rc == 0 and line in out.splitlines(), err
+    assert line in (tmp_path / "r" / "index.html").read_text()
+    rc, out, err = _run(capsys, "report", "network-tiny-random", "--db", db, "--out",
+                        str(tmp_path / "r"), "--json")
+    assert json.loads(out)["host_ops"] == want

@@ -169,11 +169,14 @@ def _exhausted(result: Any, trials: int) -> str:
 def show_network(store: Any, info: Any, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.studies import aligned
+    from vtatune.escaping import terminal
     from vtatune.networks.summary import summarize
+    from vtatune.reports.network_data import host_ops_text, study_host_ops
 
+    host_ops = study_host_ops(info)
     data = summarize(info, store.network_trials(info.name))
     if json_:
-        console.print_json(data)
+        console.print_json({**data, "host_ops": [h.describe() for h in host_ops]})
         return
     console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
                  f"{info.objective}, sampler {info.sampler} ({store.display_url})")
@@ -186,6 +189,7 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                  + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))
+    console.line(terminal(host_ops_text(host_ops)))
     console.not_feasible(data["not_feasible"])
     if not data["feasible"]:
         console.line("no feasible design yet")
@@ -225,7 +229,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     import time
 
     from vtatune.cli.files import default_out, write_files
-    from vtatune.reports.network_data import network_report_data, require_feasible
+    from vtatune.escaping import terminal
+    from vtatune.reports.network_data import host_ops_text, network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
 
@@ -244,6 +249,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
             "out": str(folder), "files": {k: str(v) for k, v in files.items()},
             "trials": data.n_trials, "feasible": data.n_feasible,
             "hypervolume": data.hypervolume, "ref_point": data.ref_point,
+            "host_ops": [h.describe() for h in data.host_ops],
             "front": [_point_json(p) for p in data.front],
             **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return
@@ -251,6 +257,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
                  f"{formats.counted(data.n_trials, 'design')}, {data.n_feasible} feasible; front "
                  f"{len(data.front)} design{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.4f}")
+    console.line(terminal(host_ops_text(data.host_ops)))
     for label, p in picks.items():
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "

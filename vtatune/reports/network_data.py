@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vtatune.networks.network import HostOp, host_ops_of
 from vtatune.reports.data import (
     Convergence,
     HvBox,
@@ -25,6 +26,23 @@ from vtatune.reports.data import (
     knee,
 )
 from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
+
+#: What ``show`` and ``report`` say of a network's host operators.
+HOST_OPS_NOTE = "host operators (run on the host, not on VTA; their time is not in the latency)"
+
+
+def host_ops_text(host_ops: Sequence[HostOp]) -> str:
+    """One line naming a network's host operators (kind, count, tensor sizes), saying that
+    their time is not in the network's latency; escape it for a terminal or HTML."""
+    if not host_ops:
+        return (f"{HOST_OPS_NOTE}: none listed in the network file (an operator that is not "
+                "one of its layers runs on the host, outside the latency)")
+    return f"{HOST_OPS_NOTE}: " + "; ".join(h.text() for h in host_ops)
+
+
+def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...]:
+    """The host operators of a network study's network, as stored with the study."""
+    return tuple(host_ops_of((info.space or {}).get("network")))
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,8 @@ class NetworkReportData:
     convergence: Convergence
     evaluated: int
     cached: int
+    #: operators the network runs on the host (not in the latency)
+    host_ops: tuple[HostOp, ...] = ()
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
@@ -194,7 +214,8 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]
                     default=None),
         smallest=front[0] if front else None, hv_box=box,
         hypervolume=hypervolume(front, box), convergence=_convergence(points, box),
-        evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials))
+        evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials),
+        host_ops=study_host_ops(info))
 
 
 # ---- comparing network studies ----------------------------------------------------------------

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.reports import html, network_plots, plots
-from vtatune.reports.network_data import NetworkCompareData, NetworkPoint, NetworkReportData
+from vtatune.reports.network_data import (
+    NetworkCompareData,
+    NetworkPoint,
+    NetworkReportData,
+    host_ops_text,
+)
 
 
 def write_network_report(data: NetworkReportData, out: Path) -> dict[str, Path]:
@@ -180,6 +185,7 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
         'feasible '
         f"({escape(statuses)}) · front {formats.counted(len(data.front), 'design')} · "
         f"hypervolume {hv}</p>",
+        f'<p class="meta">{escape(host_ops_text(data.host_ops))}</p>',
         "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty.</p>",
         "<h2>Pareto front (area vs network latency)</h2>",
         html.image(images["front"], "front"),
