@@ -37,7 +37,6 @@ from vtatune.errors import UserError, VtatuneError
 from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.export.bundle import (
     MANIFEST,
-    PICKS,
     RESOURCES,
     SCHEDULE,
     VTA_CONFIG,
@@ -46,6 +45,7 @@ from vtatune.export.bundle import (
     autotvm_log,
     build,
     hw_of,
+    pick_record,
     sha256,
     versions,
     vta_flow,
@@ -114,36 +114,16 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
     """The design ``pick`` names: ``fastest`` (least network latency), ``smallest`` (least
     area on the front), ``knee`` (of the front) or a trial number; ``UserError`` otherwise."""
     from vtatune.hardware import boards
-    from vtatune.reports.data import knee
     from vtatune.reports.network_data import front_of, network_point, require_feasible
 
     require_feasible(info, trials)
-    by_number = {t.number: t for t in trials}
     done = [t for t in trials if t.status != "running"]
-    if pick in PICKS:
-        feasible = [t for t in done if t.feasible and t.seconds is not None]
-        if pick == "fastest":
-            return min(feasible, key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number))
-        clock = boards.load(info.board).clock_mhz
-        front = front_of([network_point(t, clock) for t in done])
-        chosen = front[0] if pick == "smallest" and front else knee(front)  # type: ignore
-        if chosen is None:
-            raise UserError(f"study '{info.name}' has no front to pick the {pick} from")
-        return by_number[chosen.trial]
-    try:
-        number = int(pick)
-    except ValueError:
-        raise UserError(f"--pick must be one of {', '.join(PICKS)} or a trial number, not "
-                        f"{pick!r}") from None
-    if number not in by_number:
-        raise UserError(f"study '{info.name}' has no trial {number} (trials "
-                        f"{min(by_number)}..{max(by_number)})")
-    t = by_number[number]
-    if not t.feasible:
-        raise UserError(f"trial {number} of '{info.name}' is {t.status}"
-                        + (f" ({t.reason})" if t.reason else "")
-                        + ": only feasible designs can be exported")
-    return t
+    clock = boards.load(info.board).clock_mhz
+    return pick_record(
+        info, pick, {t.number: t for t in trials}, status=lambda t: (t.status, t.reason),
+        fastest=lambda: min((t for t in done if t.feasible and t.seconds is not None),
+                            key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number)),
+        front=lambda: front_of([network_point(t, clock) for t in done]), noun="designs")
 
 
 def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str,
