@@ -234,11 +234,9 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
 
 def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
                   hw_name: str) -> tuple[dict[str, Path], float, dict[str, Any]]:
-    from vtatune.area import estimate, fit
     from vtatune.hardware.stock import stock_problems
 
-    area = estimate(built.hw, board)
-    fitted = fit(area, board)
+    area, resources = resources_of(built.hw, board)
     stock = stock_problems(built.hw, board)
     now, made_with = datetime.now(UTC), versions()
     log = autotvm_log(built.hw, [((built.workload.signature,), built)], now, made_with)
@@ -246,7 +244,7 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         VTA_CONFIG: _json(built.hw.to_vta_json()),
         SCHEDULE: _json(schedule_json(built, board)),
         PROGRAM: built.program_bytes,
-        RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        RESOURCES: _json(resources),
         AUTOTVM_LOG: log.text(),
     }
     manifest = {
@@ -269,6 +267,25 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         (out / name).write_bytes(data)
         files[name] = out / name
     return files, area.area_mm2, manifest
+
+
+def resources_of(hw: HwConfig, board: Board) -> tuple[Any, dict[str, Any]]:
+    """The area model's estimate of ``hw`` on ``board`` and ``resources.json``'s content
+    (area, totals and the fit on the board), for every kind of bundle."""
+    from vtatune.area import estimate, fit
+
+    area = estimate(hw, board)
+    return area, {**area.as_dict(), **fit(area, board).as_dict()}
+
+
+def same_program(raw: bytes, built: Built) -> str | None:
+    """None when ``built``'s program is ``raw`` byte for byte, else how they differ."""
+    if built.program_bytes == raw:
+        return None
+    n = min(len(raw), len(built.program_bytes))
+    first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
+    return (f"sizes {len(raw):,} vs {len(built.program_bytes):,} bytes, first difference at "
+            f"byte {first}")
 
 
 def schedule_json(built: Built, board: Board) -> dict[str, Any]:

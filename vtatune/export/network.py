@@ -46,6 +46,8 @@ from vtatune.export.bundle import (
     build,
     hw_of,
     pick_record,
+    resources_of,
+    same_program,
     sha256,
     versions,
     vta_flow,
@@ -69,6 +71,7 @@ from vtatune.export.verify import (
     _timing_of,
     _versions_line,
     _vta_config,
+    bit_exact,
 )
 from vtatune.networks.network import MAX_LAYERS, count_problem, name_problem
 from vtatune.store.records import NetworkTrialRecord, StudyInfo
@@ -129,7 +132,6 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
 def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str,
                          out: Path, db: str = "") -> NetworkBundleResult:
     """Rebuild the picked design's every layer and write the bundle into ``out``."""
-    from vtatune.area import estimate, fit
     from vtatune.hardware import boards
     from vtatune.hardware.stock import stock_problems
     from vtatune.workloads import from_signature
@@ -142,8 +144,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         if la.workload not in units:
             wl = from_signature(la.workload)
             units[la.workload] = (f"{PROGRAMS}/{la.name}.bin", build(wl, hw, la.knobs, board))
-    area = estimate(hw, board)
-    fitted = fit(area, board)
+    area, resources = resources_of(hw, board)
     schedule = network_schedule_json(info, t, units, board)
     now, made_with = datetime.now(UTC), versions()
     log = autotvm_log(hw, [(tuple(la.name for la in t.layers if la.workload == sig), built)
@@ -151,7 +152,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(hw.to_vta_json()),
         SCHEDULE: _json(schedule),
-        RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        RESOURCES: _json(resources),
         AUTOTVM_LOG: log.text(),
     }
     for path, built in units.values():
@@ -440,12 +441,10 @@ def _unit_program(raw: bytes, hw: Any, unit: dict[str, Any]) -> str:
 
 
 def _unit_rebuild(raw: bytes, hw: Any, board: Any, unit: dict[str, Any]) -> str:
-    built = build(unit["workload"], hw, unit["knobs"], board, unit["shift"])
-    if built.program_bytes != raw:
-        n = min(len(raw), len(built.program_bytes))
-        first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
-        raise _Failed(f"the rebuilt program differs (sizes {len(raw):,} vs "
-                      f"{len(built.program_bytes):,} bytes, first difference at byte {first})")
+    differs = same_program(raw, build(unit["workload"], hw, unit["knobs"], board,
+                                      unit["shift"]))
+    if differs:
+        raise _Failed(f"the rebuilt program differs ({differs})")
     return f"recompiled {unit['sig']}: byte-identical ({len(raw):,} bytes)"
 
 
@@ -465,16 +464,8 @@ def _unit_cycles(board: Any, exported: str, unit: dict[str, Any]) -> str:
 
 
 def _unit_functional(unit: dict[str, Any]) -> str:
-    from vtatune.runtime.execute import execute, random_inputs
-
-    wl = unit["workload"]
-    data, kernel = random_inputs(wl, CHECK_SEED)
-    got = execute(unit["program"], wl, data, kernel).output
-    want = wl.reference(data, kernel, unit["shift"])
-    if got.shape != want.shape or not (got == want).all():
-        wrong = int((got != want).sum()) if got.shape == want.shape else got.size
-        raise _Failed(f"{wrong:,} of {want.size:,} outputs differ from numpy")
-    return f"bit-exact vs numpy ({want.size:,} outputs, seed {CHECK_SEED})"
+    size = bit_exact(unit["program"], unit["workload"], unit["shift"])
+    return f"bit-exact vs numpy ({size:,} outputs, seed {CHECK_SEED})"
 
 
 def _network_cycles(state: dict[str, Any]) -> int:
