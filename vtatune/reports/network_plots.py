@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vtatune.reports import plots
 from vtatune.reports.network_data import NetworkCompareData, NetworkReportData
 from vtatune.reports.plots import (
     FEASIBLE_COLOR,
@@ -142,38 +143,12 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
     return fig
 
 
-@_plain_text
 def convergence_figure(data: NetworkReportData) -> Figure:
-    """Best network latency so far and front hypervolume against designs done."""
-    fig = _figure(12.0, 4.4)
-    lat, hv = fig.subplots(1, 2)
-    conv = data.convergence
-    fig.suptitle(f"{_n(data.study)}: convergence ({_n(data.sampler)}, {data.n_trials} designs, "
-                 f"{data.evaluated + data.cached:,} layer evaluations)", fontsize=12)
-    feas = [p for p in data.points if p.feasible]
-    lat.scatter([p.trial + 1 for p in feas], [p.latency_ms for p in feas], s=10, alpha=0.3,
-                color=FEASIBLE_COLOR, lw=0, label="feasible design")
-    pts = [(x, b) for x, b in zip(conv.trials, conv.best_latency_ms, strict=True)
-           if b is not None]
-    if pts:
-        lat.step([x for x, _ in pts] + [conv.trials[-1]], [b for _, b in pts] + [pts[-1][1]],
-                 where="post", color=FRONT_COLOR, lw=1.8,
-                 label=f"best so far ({pts[-1][1]:.3g} ms)")
-        _log_if_spread(lat, "y", [float(p.latency_ms or 0.0) for p in feas])
-    lat.set_title("Best network latency", loc="left", fontsize=11)
-    lat.set_xlabel("designs done")
-    lat.set_ylabel(LATENCY_LABEL)
-    lat.grid(True, which="both", alpha=0.25)
-    lat.legend(fontsize=8)
-    hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
-            label=f"final {data.hypervolume:.3f}")
-    hv.set_title("Hypervolume of the front (area × latency)", loc="left", fontsize=11)
-    hv.set_xlabel("designs done")
-    hv.set_ylabel("fraction of the reference box")
-    hv.set_ylim(0, max(1e-3, max(conv.hypervolume, default=0.0)) * 1.1)
-    hv.grid(True, alpha=0.25)
-    hv.legend(fontsize=8, loc="upper left")
-    return fig
+    """Best network latency so far and front hypervolume against designs done: the
+    operator studies' figure (``plots.convergence_figure``) with a network's words."""
+    return plots.convergence_figure(
+        data, noun="design", latency_label=LATENCY_LABEL, latency_title="Best network latency",
+        note=f", {data.evaluated + data.cached:,} layer evaluations")
 
 
 @_plain_text
