@@ -189,8 +189,8 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                  + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))
-    console.line(terminal(host_ops_text(host_ops)))
     console.not_feasible(data["not_feasible"])
+    console.line(terminal(host_ops_text(host_ops)))
     if not data["feasible"]:
         console.line("no feasible design yet")
         return
