@@ -328,8 +328,11 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
                          "front": [_point_json(p) for p in s.front]} for s in data.series],
             "elapsed_s": elapsed})
         return
-    console.line(f"network {data.network} on {data.board}; hypervolume in (area, network "
-                 "latency) against one shared reference")
+    ref = data.ref_point
+    console.line(f"network {data.network} on {data.board}; hypervolume: share of one box in "
+                 "log area and log network latency, from the fronts' ideal point to 10% beyond "
+                 "their nadir" + (f" (reference point {formats.area(ref[0])} mm², "
+                                  f"{formats.ms(ref[1])} ms)" if ref else ""))
     for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
                          "hypervolume", "layer evals"],
                         [[s.study, s.sampler, s.n_trials, s.n_feasible, formats.ms(s.best_ms),

@@ -216,8 +216,8 @@ def compare_page(data: NetworkCompareData, png: bytes) -> str:
             for s in data.series]
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
-            f"{data.clock_mhz:g} MHz · hypervolume in (area, network latency) against one "
-            "shared reference</p>",
+            f"{data.clock_mhz:g} MHz · hypervolume: share of one box in log area and log "
+            "network latency, from the fronts' ideal point to 10% beyond their nadir</p>",
             html.image(png, "comparison"), html.table(cols, rows, text_cols=(0, 1))]
     return html.page("vtatune compare", "\n".join(body))
 
