@@ -316,3 +316,30 @@ def test_show_and_report_state_the_host_operators(capsys, tmp_path) -> None:
     rc, out, err = _run(capsys, "report", "network-tiny-random", "--db", db, "--out",
                         str(tmp_path / "r"), "--json")
     assert json.loads(out)["host_ops"] == want
+
+
+def test_network_studies_compare_on_their_layers_and_board_not_host_ops(network_studies
+                                                                        ) -> None:
+    """compare's one rule (reports.data.require_comparable): a study that lists host
+    operators compares with one made before they were listed; another board or other layers
+    do not compare, in one line naming the difference."""
+    from dataclasses import replace
+
+    from vtatune.cli.network import _compared_network, _short
+    from vtatune.errors import UserError
+    from vtatune.reports.data import require_comparable
+    from vtatune.store import Store
+
+    facets = [("network", _compared_network, _short), ("board", lambda i: i.board, str)]
+    a = Store(network_studies.db).study(network_studies.study)
+    net = a.space["network"]
+    b = replace(a, name="b", space={**a.space, "network": {
+        **net, "host_ops": [{"op": "Add", "count": 2, "shapes": []}]}})
+    require_comparable([a, b], facets)
+    with pytest.raises(UserError, match=r"^studies differ in board \(.*: pynq-z1, c: ultra96"):
+        require_comparable([a, replace(a, name="c", board="ultra96")], facets)
+    layers = [{**net["layers"][0], "count": 9}, *net["layers"][1:]]
+    with pytest.raises(UserError, match=r"^studies differ in network \("):
+        require_comparable([a, replace(b, space={**b.space, "network": {**net,
+                                                                        "layers": layers}})],
+                           facets)

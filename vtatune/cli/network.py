@@ -286,6 +286,7 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     from vtatune.cli.studies import aligned
     from vtatune.errors import UserError
     from vtatune.reports import safe_name
+    from vtatune.reports.data import require_comparable
     from vtatune.reports.network_data import network_compare_data
     from vtatune.reports.network_write import write_network_comparison
     from vtatune.store import Store
@@ -302,13 +303,10 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
         if not trials:
             raise UserError(f"study '{name}' has no finished design yet")
         loaded.append((info, trials))
-    for what, get in (("network", lambda i: (i.space or {}).get("network")),
-                      ("board", lambda i: i.board)):
-        values = {json_key(get(info)) for info, _ in loaded}
-        if len(values) > 1:
-            raise UserError(f"studies differ in {what} ("
-                            + ", ".join(f"{i.name}: {_short(get(i))}" for i, _ in loaded)
-                            + "): their fronts are not comparable")
+    # the network's layers (not its host operators, listed by newer versions only)
+    require_comparable([info for info, _ in loaded],
+                       [("network", _compared_network, _short),
+                        ("board", lambda i: i.board, str)])
     if not any(t.feasible for _, trials in loaded for t in trials):
         raise UserError("none of the studies has a feasible design: every front is empty")
     data = network_compare_data(loaded)
@@ -346,10 +344,13 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
                  f"in {elapsed:.1f} s")
 
 
-def json_key(v: Any) -> str:
-    import json
-
-    return json.dumps(v, sort_keys=True, default=str)
+def _compared_network(info: Any) -> Any:
+    """What two network studies must share to be compared: their network but its host
+    operators (which a study made before they were listed does not carry)."""
+    network = (info.space or {}).get("network")
+    if not isinstance(network, dict):
+        return network
+    return {k: v for k, v in network.items() if k != "host_ops"}
 
 
 def _short(v: Any) -> str:

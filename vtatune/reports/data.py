@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -577,6 +577,26 @@ class CompareData:
     def ref_point(self) -> tuple[float, float] | None:
         """The shared reference point (area_mm2, latency ms)."""
         return None if self.hv_box is None else self.hv_box.ref_point
+
+
+#: What ``require_comparable`` compares: a name, how to read it from a study, how to show it.
+Facet = tuple[str, Callable[[StudyInfo], Any], Callable[[Any], str]]
+
+
+def require_comparable(infos: Sequence[StudyInfo], facets: Sequence[Facet]) -> None:
+    """``UserError`` (one line) naming the first facet in which ``infos`` differ (values
+    compared as canonical JSON): their fronts are not comparable. The one rule of
+    ``compare`` for every kind of study (operators: workload, board, latency; networks: the
+    network and the board)."""
+    import json
+
+    from vtatune.errors import UserError
+
+    for what, get, show in facets:
+        if len({json.dumps(get(i), sort_keys=True, default=str) for i in infos}) > 1:
+            raise UserError(f"studies differ in {what} ("
+                            + ", ".join(f"{i.name}: {show(get(i))}" for i in infos)
+                            + "): their fronts are not comparable")
 
 
 def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> CompareData:
