@@ -343,3 +343,17 @@ def test_network_studies_compare_on_their_layers_and_board_not_host_ops(network_
         require_comparable([a, replace(b, space={**b.space, "network": {**net,
                                                                         "layers": layers}})],
                            facets)
+
+
+def test_a_study_made_before_host_ops_were_recorded_says_so(capsys, tmp_path) -> None:
+    from vtatune.store import Store
+
+    db = f"sqlite:///{tmp_path / 'o.sqlite'}"
+    Store(db).create_or_load_study("old", "network:tiny", {"network": TINY["network"]},
+                                   "random", "area-latency", "pynq-z1", 0)
+    rc, out, err = _run(capsys, "show", "old", "--db", db)
+    assert rc == 0, err
+    assert ("host operators (run on the host, not on VTA; their time is not in the latency): "
+            "not recorded with this study") in out
+    rc, out, err = _run(capsys, "show", "old", "--db", db, "--json")
+    assert json.loads(out)["host_ops"] is None

@@ -176,7 +176,8 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
     host_ops = study_host_ops(info)
     data = summarize(info, store.network_trials(info.name))
     if json_:
-        console.print_json({**data, "host_ops": [h.describe() for h in host_ops]})
+        console.print_json({**data, "host_ops": None if host_ops is None
+                            else [h.describe() for h in host_ops]})
         return
     console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
                  f"{info.objective}, sampler {info.sampler} ({store.display_url})")
@@ -249,7 +250,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
             "out": str(folder), "files": {k: str(v) for k, v in files.items()},
             "trials": data.n_trials, "feasible": data.n_feasible,
             "hypervolume": data.hypervolume, "ref_point": data.ref_point,
-            "host_ops": [h.describe() for h in data.host_ops],
+            "host_ops": None if data.host_ops is None
+            else [h.describe() for h in data.host_ops],
             "front": [_point_json(p) for p in data.front],
             **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return

@@ -153,8 +153,7 @@ class Network:
                 "layers": [layer.describe() for layer in self.layers],
                 "invocations": self.invocations, "macs": self.macs,
                 **({"fingerprint": self.fingerprint} if self.fingerprint else {}),
-                **({"host_ops": [h.describe() for h in self.host_ops]} if self.host_ops
-                   else {})}
+                "host_ops": [h.describe() for h in self.host_ops]}
 
 
 def host_ops_of(network: dict[str, Any] | None) -> list[HostOp]:

@@ -31,18 +31,26 @@ from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
 HOST_OPS_NOTE = "host operators (run on the host, not on VTA; their time is not in the latency)"
 
 
-def host_ops_text(host_ops: Sequence[HostOp]) -> str:
+def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
     """One line naming a network's host operators (kind, count, tensor sizes), saying that
-    their time is not in the network's latency; escape it for a terminal or HTML."""
+    their time is not in the network's latency (None: the study was made before they were
+    recorded); escape it for a terminal or HTML."""
+    if host_ops is None:
+        return (f"{HOST_OPS_NOTE}: not recorded with this study (made before vtatune listed "
+                "them; a new study of the network lists those its file names)")
     if not host_ops:
         return (f"{HOST_OPS_NOTE}: none listed in the network file (an operator that is not "
                 "one of its layers runs on the host, outside the latency)")
     return f"{HOST_OPS_NOTE}: " + "; ".join(h.text() for h in host_ops)
 
 
-def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...]:
-    """The host operators of a network study's network, as stored with the study."""
-    return tuple(host_ops_of((info.space or {}).get("network")))
+def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
+    """The host operators of a network study's network, as stored with the study (None for
+    a study made before they were recorded)."""
+    network = (info.space or {}).get("network")
+    if not isinstance(network, dict) or "host_ops" not in network:
+        return None
+    return tuple(host_ops_of(network))
 
 
 @dataclass(frozen=True)
@@ -132,8 +140,8 @@ class NetworkReportData:
     convergence: Convergence
     evaluated: int
     cached: int
-    #: operators the network runs on the host (not in the latency)
-    host_ops: tuple[HostOp, ...] = ()
+    #: operators the network runs on the host (not in the latency; None: not recorded)
+    host_ops: tuple[HostOp, ...] | None = ()
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
