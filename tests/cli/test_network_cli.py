@@ -106,6 +106,13 @@ def test_bad_network_input_is_one_line_and_exit_2(capsys, argv, message) -> None
      "takes 3 comma-separated integers"),
     ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
      '[objective]\nlatency = "accelerator"\n', "latency must be 'end-to-end' for a network"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[[network.host_ops]]\nop = "Max Pool"\ncount = 1\n', "host op 1: op 'Max Pool'"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[[network.host_ops]]\nop = "Add"\ncount = 1.5\n', "host op 1: count 1.5"),
+    ('[network]\n[[network.layers]]\nname = "a"\nkind = "conv2d"\nlayer = "C2"\n'
+     '[[network.host_ops]]\nop = "Add"\ncount = 2\nshapes = ["1x2x\\u001b[31m"]\n',
+     "host op 1: shapes"),
 ])
 def test_bad_network_files_are_one_line_and_exit_2(capsys, tmp_path, text, message) -> None:
     p = tmp_path / "bad.toml"
@@ -280,3 +287,73 @@ def test_a_rerun_that_adds_nothing_says_how_to_search_on(capsys, tmp_path) -> No
     assert rc == 0, err
     assert ("nothing new: the study already holds 1 design and --trials is the total it "
             "should hold; to search on, raise it (--trials 2)") in out
+
+
+def test_show_and_report_state_the_host_operators(capsys, tmp_path) -> None:
+    """A network's host operators (kind, count, tensor sizes) are stated by show and report,
+    which say that their time is not in the latency."""
+    text = _toml(TINY).replace("[hardware]", '[[network.host_ops]]\nop = "MaxPool"\ncount = 1\n'
+                               'shapes = ["1x16x16x16"]\n[[network.host_ops]]\nop = "Add"\n'
+                               'count = 3\nshapes = ["1x16x8x8", "1x32x4x4"]\n[hardware]', 1)
+    space = tmp_path / "tiny.toml"
+    space.write_text(text)
+    db = f"sqlite:///{tmp_path / 'h.sqlite'}"
+    rc, _, err = _run(capsys, "search", "--space", str(space), "--trials", "2", "--layer-trials",
+                      "3", "--sampler", "random", "--seed", "0", "--workers", "1", "--db", db)
+    assert rc == 0, err
+    want = [{"op": "MaxPool", "count": 1, "shapes": ["1x16x16x16"]},
+            {"op": "Add", "count": 3, "shapes": ["1x16x8x8", "1x32x4x4"]}]
+    line = ("host operators (run on the host, not on VTA; their time is not in the latency): "
+            "MaxPool x1 (1x16x16x16); Add x3 (1x16x8x8, 1x32x4x4)")
+    rc, out, err = _run(capsys, "show", "network-tiny-random", "--db", db)
+    assert rc == 0 and line in out.splitlines(), err
+    rc, out, err = _run(capsys, "show", "network-tiny-random", "--db", db, "--json")
+    assert json.loads(out)["host_ops"] == want
+    rc, out, err = _run(capsys, "report", "network-tiny-random", "--db", db, "--out",
+                        str(tmp_path / "r"))
+    assert rc == 0 and line in out.splitlines(), err
+    assert line in (tmp_path / "r" / "index.html").read_text()
+    rc, out, err = _run(capsys, "report", "network-tiny-random", "--db", db, "--out",
+                        str(tmp_path / "r"), "--json")
+    assert json.loads(out)["host_ops"] == want
+
+
+def test_network_studies_compare_on_their_layers_and_board_not_host_ops(network_studies
+                                                                        ) -> None:
+    """compare's one rule (reports.data.require_comparable): a study that lists host
+    operators compares with one made before they were listed; another board or other layers
+    do not compare, in one line naming the difference."""
+    from dataclasses import replace
+
+    from vtatune.cli.network import _compared_network, _short
+    from vtatune.errors import UserError
+    from vtatune.reports.data import require_comparable
+    from vtatune.store import Store
+
+    facets = [("network", _compared_network, _short), ("board", lambda i: i.board, str)]
+    a = Store(network_studies.db).study(network_studies.study)
+    net = a.space["network"]
+    b = replace(a, name="b", space={**a.space, "network": {
+        **net, "host_ops": [{"op": "Add", "count": 2, "shapes": []}]}})
+    require_comparable([a, b], facets)
+    with pytest.raises(UserError, match=r"^studies differ in board \(.*: pynq-z1, c: ultra96"):
+        require_comparable([a, replace(a, name="c", board="ultra96")], facets)
+    layers = [{**net["layers"][0], "count": 9}, *net["layers"][1:]]
+    with pytest.raises(UserError, match=r"^studies differ in network \("):
+        require_comparable([a, replace(b, space={**b.space, "network": {**net,
+                                                                        "layers": layers}})],
+                           facets)
+
+
+def test_a_study_made_before_host_ops_were_recorded_says_so(capsys, tmp_path) -> None:
+    from vtatune.store import Store
+
+    db = f"sqlite:///{tmp_path / 'o.sqlite'}"
+    Store(db).create_or_load_study("old", "network:tiny", {"network": TINY["network"]},
+                                   "random", "area-latency", "pynq-z1", 0)
+    rc, out, err = _run(capsys, "show", "old", "--db", db)
+    assert rc == 0, err
+    assert ("host operators (run on the host, not on VTA; their time is not in the latency): "
+            "not recorded with this study") in out
+    rc, out, err = _run(capsys, "show", "old", "--db", db, "--json")
+    assert json.loads(out)["host_ops"] is None

@@ -194,3 +194,29 @@ def test_picks(studies) -> None:
     for name, message in [(studies.nofit, "no feasible trial"), (studies.empty, "no trials")]:
         with pytest.raises(UserError, match=message):
             pick_trial(store.study(name), store.trials(name), "knee")
+
+
+def test_the_shared_program_and_functional_checks_fail_when_they_should() -> None:
+    """``same_program`` and ``bit_exact`` (used by operator and network bundles alike) pass
+    the program as built and fail a changed one / another requantization shift."""
+    from dataclasses import replace
+
+    from vtatune.export.bundle import build, same_program
+    from vtatune.export.verify import _Failed, bit_exact
+    from vtatune.hardware import boards
+    from vtatune.hardware.config import default
+    from vtatune.workloads.dense import Dense
+
+    wl = Dense(16, 64, 64)
+    built = build(wl, replace(default(), target="pynq"),
+                  {"tile_b": 16, "tile_ci": 2, "tile_co": 2, "oc_nthread": 2},
+                  boards.load("pynq-z1"))
+    raw = built.program_bytes
+    assert same_program(raw, built) is None
+    changed = raw[:10] + bytes([raw[10] ^ 1]) + raw[11:]
+    assert same_program(changed, built) == (f"sizes {len(raw):,} vs {len(raw):,} bytes, "
+                                            "first difference at byte 10")
+    assert "first difference at byte" in same_program(raw[:-1], built)
+    assert bit_exact(built.program, wl, built.shift) == 16 * 64
+    with pytest.raises(_Failed, match="outputs differ from numpy"):
+        bit_exact(built.program, wl, built.shift + 3)

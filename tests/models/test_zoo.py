@@ -157,3 +157,32 @@ def test_the_int8_qdq_form_gives_the_same_layers(tmp_path) -> None:
 
 def test_zoo_names_are_search_names() -> None:
     assert set(ZOO) <= set(nspace.builtin_names())
+
+
+# ---- host operators --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arch", ZOO)
+def test_zoo_host_ops_are_what_import_reads(tmp_path, arch) -> None:
+    """The zoo file lists the host operators `vtatune import` reads from the same model."""
+    path = tmp_path / f"{arch}.onnx"
+    examples.build(arch, batch="N", weights="external", path=path)
+    imported = [(h.op, h.count) for h in import_model(path).host_ops]
+    zoo = nspace.load(arch).network.host_ops
+    assert [(h.op, h.count) for h in zoo] == imported
+    assert all(h.shapes for h in zoo)
+
+
+def test_resnet_host_ops_from_table_1() -> None:
+    """He et al. 2016, Table 1: one max pool after conv1, one residual addition per block
+    (a ReLU after it and after every convolution of the block but its last, plus conv1's),
+    one global average pool; batch normalization after every convolution."""
+    for arch, blocks, convs_per_block, convs in (("resnet18", 8, 2, 20),
+                                                  ("resnet50", 16, 3, 53)):
+        host = {h.op: h for h in nspace.load(arch).network.host_ops}
+        assert host["Add"].count == blocks
+        assert host["Relu"].count == 1 + blocks * convs_per_block
+        assert host["BatchNormalization"].count == convs
+        assert host["MaxPool"].count == 1 and host["MaxPool"].shapes == ("1x64x112x112",)
+        assert host["GlobalAveragePool"].count == 1
+    assert nspace.load("resnet18").network.host_ops[2].shapes == (
+        "1x64x56x56", "1x128x28x28", "1x256x14x14", "1x512x7x7")

@@ -5,14 +5,10 @@ from __future__ import annotations
 import csv
 import io
 
+import numpy as np
 import pytest
 
-from vtatune.reports.network_data import (
-    hypervolume,
-    network_compare_data,
-    network_report_data,
-    reference_point,
-)
+from vtatune.reports.network_data import network_compare_data, network_report_data
 from vtatune.reports.network_write import write_network_comparison, write_network_report
 from vtatune.search.pareto import hypervolume_2d
 from vtatune.store import Store
@@ -37,14 +33,32 @@ def test_front_is_non_dominated_and_complete(data) -> None:
     assert data.fastest.latency_ms == min(p.latency_ms for p in feas)
 
 
+def _log_box(fronts):
+    """The documented box, computed here: log area and log latency, 0 at the fronts' ideal
+    point, 1 at their nadir (an axis without spread: a unit of log 1.1); reference at 1.1."""
+    logs = np.log(np.array(fronts, dtype=float))
+    lo, span = logs.min(axis=0), np.ptp(logs, axis=0)
+    span = np.where(span > 0, span, np.log(1.1))
+    return lo, span
+
+
+def _direct_hv(points, lo, span) -> float:
+    u = [tuple((np.log(p) - lo) / span) for p in points]
+    return hypervolume_2d(u, (1.1, 1.1)) / 1.21
+
+
+def _front(pts):
+    return [p for p in pts if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in pts)]
+
+
 def test_hypervolume_and_convergence(data) -> None:
-    ref = reference_point(data.points)
-    feas = [p for p in data.points if p.feasible]
-    assert ref == pytest.approx((1.1 * max(p.area_mm2 for p in feas),
-                                 1.1 * max(p.latency_ms for p in feas)))
-    want = hypervolume_2d([(p.area_mm2, p.latency_ms) for p in feas], ref) / (ref[0] * ref[1])
+    """A network study's hypervolume is the operator studies' (the log box), not a share of
+    a linear box from 0."""
+    feas = [(p.area_mm2, p.latency_ms) for p in data.points if p.feasible]
+    lo, span = _log_box(_front(feas))
+    assert data.ref_point == pytest.approx(tuple(np.exp(lo + 1.1 * span)))
+    want = _direct_hv(feas, lo, span)
     assert data.hypervolume == pytest.approx(want) and 0 < data.hypervolume < 1
-    assert hypervolume(data.front, ref) == pytest.approx(want)
     conv = data.convergence
     assert conv.trials == tuple(range(1, 5)) and conv.hypervolume[-1] == pytest.approx(want)
     assert conv.best_latency_ms[-1] == pytest.approx(data.fastest.latency_ms)
@@ -117,9 +131,33 @@ def test_compare_shares_one_reference(network_studies, tmp_path) -> None:
               for n in (network_studies.study, network_studies.other)]
     cmp = network_compare_data(loaded)
     assert [s.study for s in cmp.series] == [network_studies.study, network_studies.other]
-    every = [p for s in cmp.series for p in s.points]
-    assert cmp.ref_point == reference_point(every)
+    pts = {s.study: [(p.area_mm2, p.latency_ms) for p in s.points if p.feasible]
+           for s in cmp.series}
+    lo, span = _log_box([p for ps in pts.values() for p in _front(ps)])
+    assert cmp.ref_point == pytest.approx(tuple(np.exp(lo + 1.1 * span)))
     for s in cmp.series:
-        assert s.hypervolume == pytest.approx(hypervolume(s.points, cmp.ref_point))
+        assert s.hypervolume == pytest.approx(_direct_hv(pts[s.study], lo, span))
     files = write_network_comparison(cmp, tmp_path)
     assert set(files) == {"compare.png", "compare.svg", "compare.csv", "index.html"}
+
+
+@pytest.mark.parametrize("name", ["$\\frac{a}$", "a$b^$c"])
+def test_mathtext_study_names_are_drawn_as_written(network_studies, data, name,
+                                                   tmp_path) -> None:
+    """A study (or network) named with mathtext neither crashes the report nor compare (the
+    operator plots' escaping): the figures are written and the names drawn as written."""
+    import dataclasses
+
+    from vtatune.reports import network_plots
+
+    named = dataclasses.replace(data, study=name, network=name)
+    files = write_network_report(named, tmp_path / "report")
+    assert {"front.png", "front.svg", "breakdown.png", "convergence.png"} <= set(files)
+    fig = network_plots.front_figure(named)
+    assert fig._suptitle.get_text().startswith(name + ": network " + name)
+    store = Store(network_studies.db)
+    cmp = network_compare_data([(store.study(n), store.network_trials(n))
+                                for n in (network_studies.study, network_studies.other)])
+    cmp = dataclasses.replace(cmp, network=name, series=tuple(
+        dataclasses.replace(s, study=f"{name}{i}") for i, s in enumerate(cmp.series)))
+    assert {"compare.png", "compare.svg"} <= set(write_network_comparison(cmp, tmp_path / "c"))

@@ -57,19 +57,12 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
         if not trials:
             raise UserError(f"study '{name}' has no trials yet")
         loaded.append((info, trials))
-    for what in ("workload", "board"):
-        values = {getattr(info, what) for info, _ in loaded}
-        if len(values) > 1:
-            raise UserError(f"studies differ in {what} ("
-                            + ", ".join(f"{i.name}: {getattr(i, what)}" for i, _ in loaded)
-                            + "): their fronts are not comparable")
-    from vtatune.reports.data import study_latency
+    from vtatune.reports.data import require_comparable, study_latency
 
+    require_comparable([info for info, _ in loaded],
+                       [("workload", lambda i: i.workload, str), ("board", lambda i: i.board, str),
+                        ("latency", study_latency, str)])
     kinds = {study_latency(info) for info, _ in loaded}
-    if len(kinds) > 1:
-        raise UserError("studies differ in latency (" + ", ".join(
-            f"{i.name}: {study_latency(i)}" for i, _ in loaded) + "): their fronts are not "
-            "comparable")
     if not any(t.candidate.feasible for _, trials in loaded for t in trials):
         raise UserError("none of the studies has a feasible trial: every front is empty")
     data = compare_data(loaded)

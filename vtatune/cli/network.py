@@ -169,11 +169,15 @@ def _exhausted(result: Any, trials: int) -> str:
 def show_network(store: Any, info: Any, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.studies import aligned
+    from vtatune.escaping import terminal
     from vtatune.networks.summary import summarize
+    from vtatune.reports.network_data import host_ops_text, study_host_ops
 
+    host_ops = study_host_ops(info)
     data = summarize(info, store.network_trials(info.name))
     if json_:
-        console.print_json(data)
+        console.print_json({**data, "host_ops": None if host_ops is None
+                            else [h.describe() for h in host_ops]})
         return
     console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
                  f"{info.objective}, sampler {info.sampler} ({store.display_url})")
@@ -187,6 +191,7 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))
     console.not_feasible(data["not_feasible"])
+    console.line(terminal(host_ops_text(host_ops)))
     if not data["feasible"]:
         console.line("no feasible design yet")
         return
@@ -225,7 +230,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     import time
 
     from vtatune.cli.files import default_out, write_files
-    from vtatune.reports.network_data import network_report_data, require_feasible
+    from vtatune.escaping import terminal
+    from vtatune.reports.network_data import host_ops_text, network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
     from vtatune.store import Store
 
@@ -244,6 +250,8 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
             "out": str(folder), "files": {k: str(v) for k, v in files.items()},
             "trials": data.n_trials, "feasible": data.n_feasible,
             "hypervolume": data.hypervolume, "ref_point": data.ref_point,
+            "host_ops": None if data.host_ops is None
+            else [h.describe() for h in data.host_ops],
             "front": [_point_json(p) for p in data.front],
             **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return
@@ -251,6 +259,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
                  f"{formats.counted(data.n_trials, 'design')}, {data.n_feasible} feasible; front "
                  f"{len(data.front)} design{'' if len(data.front) == 1 else 's'}, hypervolume "
                  f"{data.hypervolume:.4f}")
+    console.line(terminal(host_ops_text(data.host_ops)))
     for label, p in picks.items():
         if p is not None:
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
@@ -279,6 +288,7 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     from vtatune.cli.studies import aligned
     from vtatune.errors import UserError
     from vtatune.reports import safe_name
+    from vtatune.reports.data import require_comparable
     from vtatune.reports.network_data import network_compare_data
     from vtatune.reports.network_write import write_network_comparison
     from vtatune.store import Store
@@ -295,13 +305,10 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
         if not trials:
             raise UserError(f"study '{name}' has no finished design yet")
         loaded.append((info, trials))
-    for what, get in (("network", lambda i: (i.space or {}).get("network")),
-                      ("board", lambda i: i.board)):
-        values = {json_key(get(info)) for info, _ in loaded}
-        if len(values) > 1:
-            raise UserError(f"studies differ in {what} ("
-                            + ", ".join(f"{i.name}: {_short(get(i))}" for i, _ in loaded)
-                            + "): their fronts are not comparable")
+    # the network's layers (not its host operators, listed by newer versions only)
+    require_comparable([info for info, _ in loaded],
+                       [("network", _compared_network, _short),
+                        ("board", lambda i: i.board, str)])
     if not any(t.feasible for _, trials in loaded for t in trials):
         raise UserError("none of the studies has a feasible design: every front is empty")
     data = network_compare_data(loaded)
@@ -321,8 +328,11 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
                          "front": [_point_json(p) for p in s.front]} for s in data.series],
             "elapsed_s": elapsed})
         return
-    console.line(f"network {data.network} on {data.board}; hypervolume in (area, network "
-                 "latency) against one shared reference")
+    ref = data.ref_point
+    console.line(f"network {data.network} on {data.board}; hypervolume: share of one box in "
+                 "log area and log network latency, from the fronts' ideal point to 10% beyond "
+                 "their nadir" + (f" (reference point {formats.area(ref[0])} mm², "
+                                  f"{formats.ms(ref[1])} ms)" if ref else ""))
     for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
                          "hypervolume", "layer evals"],
                         [[s.study, s.sampler, s.n_trials, s.n_feasible, formats.ms(s.best_ms),
@@ -336,10 +346,13 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
                  f"in {elapsed:.1f} s")
 
 
-def json_key(v: Any) -> str:
-    import json
-
-    return json.dumps(v, sort_keys=True, default=str)
+def _compared_network(info: Any) -> Any:
+    """What two network studies must share to be compared: their network but its host
+    operators (which a study made before they were listed does not carry)."""
+    network = (info.space or {}).get("network")
+    if not isinstance(network, dict):
+        return network
+    return {k: v for k, v in network.items() if k != "host_ops"}
 
 
 def _short(v: Any) -> str:

@@ -29,11 +29,11 @@ import hashlib
 import json
 import math
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtatune.errors import UserError
 from vtatune.export.autotvm import AUTOTVM_LOG
@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from vtatune.program.program import Program
     from vtatune.simulator.timing import TimingResult
     from vtatune.workloads.base import Workload
+
+#: A study's record (an operator trial or a network design), for ``pick_record``.
+R = TypeVar("R")
 
 BUNDLE_FORMAT = "vtatune-bundle/2"
 SCHEDULE_FORMAT = "vtatune-schedule/1"
@@ -107,13 +110,7 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
     end per call, or the accelerator's time), ``smallest`` (least area, then
     fewest cycles), ``knee`` (of the front, see ``reports.data.knee``) or a trial number.
     ``UserError`` for an unknown or infeasible trial, an empty study or an empty front."""
-    from vtatune.reports.data import (
-        front_points,
-        knee,
-        objective_ms,
-        require_feasible,
-        study_latency,
-    )
+    from vtatune.reports.data import front_points, objective_ms, require_feasible, study_latency
 
     passes = {t.candidate.key.partition("|passes=")[2] for t in trials} - {""}
     if passes:
@@ -122,15 +119,32 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
         raise UserError(f"study '{info.name}' was compiled with user passes (fingerprint "
                         f"{', '.join(sorted(passes))}): export cannot rebuild its programs")
     require_feasible(info, trials)
-    by_number = {t.number: t for t in trials}
+    latency = study_latency(info)
+    return pick_record(
+        info, pick, {t.number: t for t in trials},
+        status=lambda t: (t.candidate.status, t.candidate.reason),
+        # in the study's latency, as the report's fastest
+        fastest=lambda: min((t for t in trials
+                             if t.candidate.feasible and t.candidate.cycles is not None),
+                            key=lambda t: (objective_ms(t.candidate, latency) or math.inf,
+                                           t.candidate.area_mm2 or 0.0, t.number)),
+        front=lambda: front_points(info, trials), noun="trials")
+
+
+def pick_record(info: StudyInfo, pick: str, by_number: dict[int, R], *,
+                status: Callable[[R], tuple[str, str]], fastest: Callable[[], R],
+                front: Callable[[], Sequence[Any]], noun: str) -> R:
+    """The record ``pick`` names, for every kind of study: ``fastest`` (``fastest()``),
+    ``smallest`` (the first point of ``front()``, by area), ``knee`` (``reports.data.knee``
+    of the front) or a trial number whose record is feasible (``status``: its status and
+    reason; ``noun``: what the study's trials are called). ``UserError`` otherwise."""
+    from vtatune.reports.data import knee
+
     if pick in PICKS:
-        feasible = [t for t in trials if t.candidate.feasible and t.candidate.cycles is not None]
-        if pick == "fastest":  # in the study's latency, as the report's fastest
-            latency = study_latency(info)
-            return min(feasible, key=lambda t: (objective_ms(t.candidate, latency) or math.inf,
-                                                t.candidate.area_mm2 or 0.0, t.number))
-        front = front_points(info, trials)
-        chosen = front[0] if pick == "smallest" else knee(front)
+        if pick == "fastest":
+            return fastest()
+        points = list(front())
+        chosen = points[0] if pick == "smallest" and points else knee(points)
         if chosen is None:
             raise UserError(f"study '{info.name}' has no front with areas to pick the {pick} "
                             "from")
@@ -144,9 +158,11 @@ def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> Tri
         raise UserError(f"study '{info.name}' has no trial {number} (trials "
                         f"{min(by_number)}..{max(by_number)})")
     t = by_number[number]
-    if not t.candidate.feasible:
-        raise UserError(f"trial {number} of '{info.name}' is {t.candidate.status} "
-                        f"({t.candidate.reason}): only feasible trials can be exported")
+    st, reason = status(t)
+    if st != "ok":
+        raise UserError(f"trial {number} of '{info.name}' is {st}"
+                        + (f" ({reason})" if reason else "")
+                        + f": only feasible {noun} can be exported")
     return t
 
 
@@ -218,11 +234,9 @@ def write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
 
 def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
                   hw_name: str) -> tuple[dict[str, Path], float, dict[str, Any]]:
-    from vtatune.area import estimate, fit
     from vtatune.hardware.stock import stock_problems
 
-    area = estimate(built.hw, board)
-    fitted = fit(area, board)
+    area, resources = resources_of(built.hw, board)
     stock = stock_problems(built.hw, board)
     now, made_with = datetime.now(UTC), versions()
     log = autotvm_log(built.hw, [((built.workload.signature,), built)], now, made_with)
@@ -230,7 +244,7 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         VTA_CONFIG: _json(built.hw.to_vta_json()),
         SCHEDULE: _json(schedule_json(built, board)),
         PROGRAM: built.program_bytes,
-        RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        RESOURCES: _json(resources),
         AUTOTVM_LOG: log.text(),
     }
     manifest = {
@@ -253,6 +267,25 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         (out / name).write_bytes(data)
         files[name] = out / name
     return files, area.area_mm2, manifest
+
+
+def resources_of(hw: HwConfig, board: Board) -> tuple[Any, dict[str, Any]]:
+    """The area model's estimate of ``hw`` on ``board`` and ``resources.json``'s content
+    (area, totals and the fit on the board), for every kind of bundle."""
+    from vtatune.area import estimate, fit
+
+    area = estimate(hw, board)
+    return area, {**area.as_dict(), **fit(area, board).as_dict()}
+
+
+def same_program(raw: bytes, built: Built) -> str | None:
+    """None when ``built``'s program is ``raw`` byte for byte, else how they differ."""
+    if built.program_bytes == raw:
+        return None
+    n = min(len(raw), len(built.program_bytes))
+    first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
+    return (f"sizes {len(raw):,} vs {len(built.program_bytes):,} bytes, first difference at "
+            f"byte {first}")
 
 
 def schedule_json(built: Built, board: Board) -> dict[str, Any]:

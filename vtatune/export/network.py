@@ -37,7 +37,6 @@ from vtatune.errors import UserError, VtatuneError
 from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.export.bundle import (
     MANIFEST,
-    PICKS,
     RESOURCES,
     SCHEDULE,
     VTA_CONFIG,
@@ -46,6 +45,9 @@ from vtatune.export.bundle import (
     autotvm_log,
     build,
     hw_of,
+    pick_record,
+    resources_of,
+    same_program,
     sha256,
     versions,
     vta_flow,
@@ -69,6 +71,7 @@ from vtatune.export.verify import (
     _timing_of,
     _versions_line,
     _vta_config,
+    bit_exact,
 )
 from vtatune.networks.network import MAX_LAYERS, count_problem, name_problem
 from vtatune.store.records import NetworkTrialRecord, StudyInfo
@@ -114,42 +117,21 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
     """The design ``pick`` names: ``fastest`` (least network latency), ``smallest`` (least
     area on the front), ``knee`` (of the front) or a trial number; ``UserError`` otherwise."""
     from vtatune.hardware import boards
-    from vtatune.reports.data import knee
     from vtatune.reports.network_data import front_of, network_point, require_feasible
 
     require_feasible(info, trials)
-    by_number = {t.number: t for t in trials}
     done = [t for t in trials if t.status != "running"]
-    if pick in PICKS:
-        feasible = [t for t in done if t.feasible and t.seconds is not None]
-        if pick == "fastest":
-            return min(feasible, key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number))
-        clock = boards.load(info.board).clock_mhz
-        front = front_of([network_point(t, clock) for t in done])
-        chosen = front[0] if pick == "smallest" and front else knee(front)  # type: ignore
-        if chosen is None:
-            raise UserError(f"study '{info.name}' has no front to pick the {pick} from")
-        return by_number[chosen.trial]
-    try:
-        number = int(pick)
-    except ValueError:
-        raise UserError(f"--pick must be one of {', '.join(PICKS)} or a trial number, not "
-                        f"{pick!r}") from None
-    if number not in by_number:
-        raise UserError(f"study '{info.name}' has no trial {number} (trials "
-                        f"{min(by_number)}..{max(by_number)})")
-    t = by_number[number]
-    if not t.feasible:
-        raise UserError(f"trial {number} of '{info.name}' is {t.status}"
-                        + (f" ({t.reason})" if t.reason else "")
-                        + ": only feasible designs can be exported")
-    return t
+    clock = boards.load(info.board).clock_mhz
+    return pick_record(
+        info, pick, {t.number: t for t in trials}, status=lambda t: (t.status, t.reason),
+        fastest=lambda: min((t for t in done if t.feasible and t.seconds is not None),
+                            key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number)),
+        front=lambda: front_of([network_point(t, clock) for t in done]), noun="designs")
 
 
 def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str,
                          out: Path, db: str = "") -> NetworkBundleResult:
     """Rebuild the picked design's every layer and write the bundle into ``out``."""
-    from vtatune.area import estimate, fit
     from vtatune.hardware import boards
     from vtatune.hardware.stock import stock_problems
     from vtatune.workloads import from_signature
@@ -162,8 +144,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         if la.workload not in units:
             wl = from_signature(la.workload)
             units[la.workload] = (f"{PROGRAMS}/{la.name}.bin", build(wl, hw, la.knobs, board))
-    area = estimate(hw, board)
-    fitted = fit(area, board)
+    area, resources = resources_of(hw, board)
     schedule = network_schedule_json(info, t, units, board)
     now, made_with = datetime.now(UTC), versions()
     log = autotvm_log(hw, [(tuple(la.name for la in t.layers if la.workload == sig), built)
@@ -171,7 +152,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(hw.to_vta_json()),
         SCHEDULE: _json(schedule),
-        RESOURCES: _json({**area.as_dict(), **fitted.as_dict()}),
+        RESOURCES: _json(resources),
         AUTOTVM_LOG: log.text(),
     }
     for path, built in units.values():
@@ -460,12 +441,10 @@ def _unit_program(raw: bytes, hw: Any, unit: dict[str, Any]) -> str:
 
 
 def _unit_rebuild(raw: bytes, hw: Any, board: Any, unit: dict[str, Any]) -> str:
-    built = build(unit["workload"], hw, unit["knobs"], board, unit["shift"])
-    if built.program_bytes != raw:
-        n = min(len(raw), len(built.program_bytes))
-        first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
-        raise _Failed(f"the rebuilt program differs (sizes {len(raw):,} vs "
-                      f"{len(built.program_bytes):,} bytes, first difference at byte {first})")
+    differs = same_program(raw, build(unit["workload"], hw, unit["knobs"], board,
+                                      unit["shift"]))
+    if differs:
+        raise _Failed(f"the rebuilt program differs ({differs})")
     return f"recompiled {unit['sig']}: byte-identical ({len(raw):,} bytes)"
 
 
@@ -485,16 +464,8 @@ def _unit_cycles(board: Any, exported: str, unit: dict[str, Any]) -> str:
 
 
 def _unit_functional(unit: dict[str, Any]) -> str:
-    from vtatune.runtime.execute import execute, random_inputs
-
-    wl = unit["workload"]
-    data, kernel = random_inputs(wl, CHECK_SEED)
-    got = execute(unit["program"], wl, data, kernel).output
-    want = wl.reference(data, kernel, unit["shift"])
-    if got.shape != want.shape or not (got == want).all():
-        wrong = int((got != want).sum()) if got.shape == want.shape else got.size
-        raise _Failed(f"{wrong:,} of {want.size:,} outputs differ from numpy")
-    return f"bit-exact vs numpy ({want.size:,} outputs, seed {CHECK_SEED})"
+    size = bit_exact(unit["program"], unit["workload"], unit["shift"])
+    return f"bit-exact vs numpy ({size:,} outputs, seed {CHECK_SEED})"
 
 
 def _network_cycles(state: dict[str, Any]) -> int:

@@ -291,14 +291,12 @@ def _program(raw: bytes, state: dict[str, Any]) -> str:
 
 
 def _rebuild(raw: bytes, board: Any, state: dict[str, Any]) -> str:
-    from vtatune.export.bundle import build
+    from vtatune.export.bundle import build, same_program
 
-    built = build(state["workload"], state["hw"], state["knobs"], board, state["shift"])
-    if built.program_bytes != raw:
-        n = min(len(raw), len(built.program_bytes))
-        first = next((i for i in range(n) if raw[i] != built.program_bytes[i]), n)
-        raise _Failed(f"the rebuilt program differs from {PROGRAM} (sizes {len(raw):,} vs "
-                      f"{len(built.program_bytes):,} bytes, first difference at byte {first})")
+    differs = same_program(raw, build(state["workload"], state["hw"], state["knobs"], board,
+                                      state["shift"]))
+    if differs:
+        raise _Failed(f"the rebuilt program differs from {PROGRAM} ({differs})")
     return f"recompiled program is byte-identical ({len(raw):,} bytes)"
 
 
@@ -316,16 +314,23 @@ def _cycles(board: Any, exported: str, state: dict[str, Any]) -> str:
 
 
 def _functional(state: dict[str, Any]) -> str:
+    size = bit_exact(state["program"], state["workload"], state["shift"])
+    return f"bit-exact vs numpy on random int8 inputs (seed {CHECK_SEED}, {size:,} outputs)"
+
+
+def bit_exact(program: Any, wl: Any, shift: int) -> int:
+    """The functional check of every bundle: ``program`` run on random int8 inputs (seed
+    ``CHECK_SEED``) against ``wl``'s numpy reference; the number of outputs, or ``_Failed``
+    saying how many differ."""
     from vtatune.runtime.execute import execute, random_inputs
 
-    wl = state["workload"]
     data, kernel = random_inputs(wl, CHECK_SEED)
-    got = execute(state["program"], wl, data, kernel).output
-    want = wl.reference(data, kernel, state["shift"])
+    got = execute(program, wl, data, kernel).output
+    want = wl.reference(data, kernel, shift)
     if got.shape != want.shape or not (got == want).all():
         wrong = int((got != want).sum()) if got.shape == want.shape else got.size
         raise _Failed(f"{wrong:,} of {want.size:,} outputs differ from numpy")
-    return f"bit-exact vs numpy on random int8 inputs (seed {CHECK_SEED}, {want.size:,} outputs)"
+    return int(want.size)
 
 
 def _finite(value: Any) -> float:

@@ -39,7 +39,31 @@ def network_table(m: ImportedModel) -> dict[str, Any]:
     return {"name": m.name, "description": m.description,
             "layers": [{"name": la.name, "kind": la.workload.kind,
                         "shape": shape_text(la.workload), "count": la.count}
-                       for la in m.layers]}
+                       for la in m.layers],
+            **({"host_ops": host_ops_table(m)} if m.host_ops else {})}
+
+
+def host_ops_table(m: ImportedModel) -> list[dict[str, Any]]:
+    """``[[network.host_ops]]`` of ``m``: per host operator its count, the distinct sizes
+    of its nodes' first input where shape inference fixed them, and the reason a node of a
+    kind VTA runs stays on the host."""
+    from vtatune.escaping import terminal
+
+    g = m.graph
+    index = {g.node_name(i): i for i in range(len(g.nodes))}
+    out = []
+    for h in m.host_ops:
+        sizes: list[str] = []
+        for name in h.nodes:
+            node = g.nodes[index[name]] if name in index else None
+            shape = g.shape(node.input[0]) if node is not None and node.input else None
+            if shape and all(isinstance(d, int) and d >= 0 for d in shape):
+                text = "x".join(str(d) for d in shape)
+                if text not in sizes and len(sizes) < 64:
+                    sizes.append(text)
+        out.append({"op": h.op, "count": h.count, "shapes": sizes,
+                    **({"reason": terminal(h.reason)[:300]} if h.reason else {})})
+    return out
 
 
 def network_space(path: str | Path, *, batch: int | None = None, name: str | None = None,
@@ -87,6 +111,11 @@ def toml_text(m: ImportedModel) -> str:
         lines += [f"name = {_str(la.name)}", f"kind = {_str(la.workload.kind)}",
                   f"shape = {_str(shape_text(la.workload))}   # {la.workload.SHAPE}",
                   f"count = {la.count}"]
+    for h in (host_ops_table(m) if m.host_ops else []):
+        lines += ["", "[[network.host_ops]]", f"op = {_str(h['op'])}", f"count = {h['count']}",
+                  "shapes = [" + ", ".join(_str(v) for v in h["shapes"]) + "]"]
+        if "reason" in h:
+            lines.append(f"reason = {_str(h['reason'])}")
     for section, values in body.items():
         if section != "study":
             lines += ["", *_table(section, values)]

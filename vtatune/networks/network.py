@@ -12,6 +12,16 @@ count-weighted sum of the layers' latencies. Layers are read from a ``[network]`
     shape = "1,64,56,56,64,3,3,1,1"  # as ``--shape`` (or a list of integers)
     count = 4                        # times the network runs this layer (>= 1)
 
+Operators that do not run on VTA (pooling, residual additions, activations, ...) may be
+listed as host operators; their time is not in the network's latency, and ``show`` and
+``report`` say so::
+
+    [[network.host_ops]]
+    op = "MaxPool"                   # an operator name (the same characters as a layer name)
+    count = 1                        # times the network runs it (>= 1)
+    shapes = ["1x64x112x112"]        # optional: its input tensor sizes, where known
+    reason = "..."                   # optional: why a node of a kind VTA runs stays on the host
+
 ``layer = "C2"`` may replace ``shape`` for kinds with named layers (``conv2d``: ResNet-18's
 C1..C11 from VTA's benchmark table). Layers are parsed through the workload registry, so any
 operator it knows can appear in a network file. Validation lists every problem at once.
@@ -38,7 +48,13 @@ MAX_COUNT = 1_000_000
 #: Keys of one ``[[network.layers]]`` entry.
 LAYER_KEYS = ("name", "kind", "shape", "layer", "count")
 #: Keys of the ``[network]`` table.
-NETWORK_KEYS = ("name", "description", "layers")
+NETWORK_KEYS = ("name", "description", "layers", "host_ops")
+#: Keys of one ``[[network.host_ops]]`` entry.
+HOST_OP_KEYS = ("op", "count", "shapes", "reason")
+#: A host operator's tensor size: dimensions joined by ``x`` (``1x64x56x56``).
+TENSOR_PATTERN = re.compile(r"[0-9]{1,9}(x[0-9]{1,9}){0,7}")
+#: Longest reason a host operator's entry may give (characters).
+MAX_REASON = 300
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,27 @@ class Layer:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.workload.kind,
                 "signature": self.workload.signature, "count": self.count}
+
+
+@dataclass(frozen=True)
+class HostOp:
+    """Operators of one kind the network runs on the host, not on VTA: their time is not in
+    the network's latency."""
+
+    op: str
+    count: int
+    shapes: tuple[str, ...] = ()  # tensor sizes, where known
+    reason: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        return {"op": self.op, "count": self.count, "shapes": list(self.shapes),
+                **({"reason": self.reason} if self.reason else {})}
+
+    def text(self) -> str:
+        """``MaxPool x1 (1x64x112x112)``: for ``show`` and reports (escape it for a
+        terminal or HTML)."""
+        sizes = f" ({', '.join(self.shapes)})" if self.shapes else ""
+        return f"{self.op} x{self.count}{sizes}" + (f": {self.reason}" if self.reason else "")
 
 
 @dataclass(frozen=True)
@@ -84,6 +121,8 @@ class Network:
     description: str = ""
     #: sha256 of the model the network was imported from (``vtatune.models``), or "".
     fingerprint: str = ""
+    #: operators run on the host (not on VTA; not in the latency)
+    host_ops: tuple[HostOp, ...] = ()
 
     @property
     def invocations(self) -> int:
@@ -113,7 +152,19 @@ class Network:
         return {"name": self.name, "description": self.description,
                 "layers": [layer.describe() for layer in self.layers],
                 "invocations": self.invocations, "macs": self.macs,
-                **({"fingerprint": self.fingerprint} if self.fingerprint else {})}
+                **({"fingerprint": self.fingerprint} if self.fingerprint else {}),
+                "host_ops": [h.describe() for h in self.host_ops]}
+
+
+def host_ops_of(network: dict[str, Any] | None) -> list[HostOp]:
+    """The host operators a study's stored network (``Network.describe()``) lists; entries
+    that do not read as one are left out (a stored study is read, never refused)."""
+    out = []
+    for h in (network or {}).get("host_ops") or []:
+        if isinstance(h, dict) and not _host_op_problems(h):
+            out.append(HostOp(h["op"], int(h["count"]), tuple(h.get("shapes") or ()),
+                              str(h.get("reason") or "")))
+    return out
 
 
 def from_table(raw: Any, source: str, default_name: str = "network") -> Network:
@@ -154,7 +205,34 @@ def table_problems(raw: Any) -> list[str]:
                 problems.append(f"{where}: duplicate name (also layer {seen[n]})")
             else:
                 seen[n] = i
+    host = raw.get("host_ops", [])
+    if not isinstance(host, list) or not all(isinstance(e, dict) for e in host):
+        return problems + ["[network] host_ops must be a list of tables ([[network.host_ops]])"]
+    if len(host) > MAX_LAYERS:
+        return problems + [f"[network] has {len(host)} host_ops; at most {MAX_LAYERS}"]
+    for i, entry in enumerate(host, 1):
+        problems += [f"host op {i}: {p}" for p in _host_op_problems(entry)]
     return problems
+
+
+def _host_op_problems(entry: dict[str, Any]) -> list[str]:
+    out = [f"unknown key {_show(k)} (known: {', '.join(HOST_OP_KEYS)})"
+           for k in entry if k not in HOST_OP_KEYS]
+    op = entry.get("op")
+    if op is None:
+        out.append("no op (e.g. op = \"MaxPool\")")
+    elif not (isinstance(op, str) and NAME_PATTERN.fullmatch(op)):
+        out.append(f"op {_show(op)} must be 1-64 letters, digits, '_', '.' or '-'")
+    out += [p for p in (count_problem(entry.get("count")),) if p]
+    shapes = entry.get("shapes", [])
+    if not isinstance(shapes, list) or len(shapes) > 64 or not all(
+            isinstance(v, str) and TENSOR_PATTERN.fullmatch(v) for v in shapes):
+        out.append(f"shapes {_show(shapes)} must be a list of at most 64 tensor sizes such "
+                   "as \"1x64x56x56\"")
+    reason = entry.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON or not reason.isprintable():
+        out.append(f"reason must be a line of at most {MAX_REASON} printable characters")
+    return out
 
 
 def _entry_problems(entry: dict[str, Any]) -> list[str]:
@@ -222,7 +300,8 @@ def _build(raw: dict[str, Any], default_name: str) -> Network:
         layers.append(Layer(entry["name"], parse(entry["kind"], named, text),
                             int(entry.get("count", 1))))
     return Network(name=raw.get("name", default_name), layers=tuple(layers),
-                   description=raw.get("description", ""))
+                   description=raw.get("description", ""),
+                   host_ops=tuple(host_ops_of(raw)))
 
 
 def shape_text(shape: Any) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -350,10 +350,24 @@ def hypervolume(points: Iterable[DesignPoint], box: HvBox | None) -> float:
                             if p.feasible and p.area_mm2 is not None and p.objective_ms])
 
 
-def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
-                clock_mhz: float, latency: str = "end-to-end") -> Convergence:
-    """Best cycles, best end-to-end latency (ms per call) and hypervolume (in ``box``, of
-    the study's ``latency``) after each trial (in trial-number order)."""
+def front_of(points: Iterable[Any]) -> list[Any]:
+    """Feasible ``points`` non-dominated in (area_mm2, the study's latency), by increasing
+    area: a network study's front (an operator study's is ``front_points``, ``show``'s)."""
+    from vtatune.search.pareto import pareto_front
+
+    feas = [p for p in points if p.feasible and p.area_mm2 is not None
+            and p.objective_ms is not None]
+    return [feas[i] for i in pareto_front([(float(p.area_mm2), float(p.objective_ms))
+                                           for p in feas])]
+
+
+def convergence_of(points: Iterable[Any], box: HvBox | None,
+                   clock_mhz: float | None = None) -> Convergence:
+    """Best cycles, best end-to-end latency (ms per call) and hypervolume (in ``box``, of the
+    study's latency) after each of ``points``, one per trial in trial order: the one
+    definition for every kind of study (a point has ``feasible``, ``cycles``,
+    ``latency_ms``, ``area_mm2``, ``objective_ms``). A feasible point without a measured
+    latency counts its cycles at ``clock_mhz``."""
     from vtatune.search.pareto import pareto_front
 
     best: int | None = None
@@ -363,15 +377,17 @@ def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
     bests: list[int | None] = []
     bests_ms: list[float | None] = []
     hvs: list[float] = []
-    for t in sorted(trials, key=lambda t: t.number):
-        c = t.candidate
-        if c.feasible and c.cycles is not None:
-            best = c.cycles if best is None else min(best, c.cycles)
-            ms = c.seconds * 1e3 if c.seconds is not None else cycles_to_ms(c.cycles, clock_mhz)
-            best_ms = ms if best_ms is None else min(best_ms, ms)
-            obj = objective_ms(c, latency)
-            if c.area_mm2 is not None and box is not None and obj:
-                cand = [*front, (c.area_mm2, obj)]
+    for p in points:
+        if p.feasible and p.cycles is not None:
+            best = p.cycles if best is None else min(best, p.cycles)
+            ms = p.latency_ms
+            if ms is None and clock_mhz:
+                ms = cycles_to_ms(p.cycles, clock_mhz)
+            if ms is not None:
+                best_ms = ms if best_ms is None else min(best_ms, ms)
+            obj = p.objective_ms
+            if p.area_mm2 is not None and box is not None and obj:
+                cand = [*front, (p.area_mm2, obj)]
                 front = [cand[i] for i in pareto_front(cand)]
                 hv = box.hypervolume(front)
         bests.append(best)
@@ -379,6 +395,13 @@ def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
         hvs.append(hv)
     return Convergence(trials=tuple(range(1, len(bests) + 1)), best_cycles=tuple(bests),
                        best_latency_ms=tuple(bests_ms), hypervolume=tuple(hvs))
+
+
+def convergence(trials: Sequence[TrialRecord], box: HvBox | None,
+                clock_mhz: float, latency: str = "end-to-end") -> Convergence:
+    """``convergence_of`` an operator study's trials (in trial-number order)."""
+    return convergence_of([design_point(t, None, latency)
+                           for t in sorted(trials, key=lambda t: t.number)], box, clock_mhz)
 
 
 def cycles_to_ms(cycles: float, clock_mhz: float) -> float:
@@ -554,6 +577,26 @@ class CompareData:
     def ref_point(self) -> tuple[float, float] | None:
         """The shared reference point (area_mm2, latency ms)."""
         return None if self.hv_box is None else self.hv_box.ref_point
+
+
+#: What ``require_comparable`` compares: a name, how to read it from a study, how to show it.
+Facet = tuple[str, Callable[[StudyInfo], Any], Callable[[Any], str]]
+
+
+def require_comparable(infos: Sequence[StudyInfo], facets: Sequence[Facet]) -> None:
+    """``UserError`` (one line) naming the first facet in which ``infos`` differ (values
+    compared as canonical JSON): their fronts are not comparable. The one rule of
+    ``compare`` for every kind of study (operators: workload, board, latency; networks: the
+    network and the board)."""
+    import json
+
+    from vtatune.errors import UserError
+
+    for what, get, show in facets:
+        if len({json.dumps(get(i), sort_keys=True, default=str) for i in infos}) > 1:
+            raise UserError(f"studies differ in {what} ("
+                            + ", ".join(f"{i.name}: {show(get(i))}" for i in infos)
+                            + "): their fronts are not comparable")
 
 
 def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> CompareData:

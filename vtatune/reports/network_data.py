@@ -4,9 +4,8 @@ A network trial is one hardware design with every layer tuned. Units: ``latency_
 network's latency (the count-weighted sum of its layers' best latencies) in milliseconds, end
 to end (one call per layer run), ``accelerator_ms`` + ``host_ms``;
 ``area_mm2`` as in ``reports.data``. The front is ``vtatune show``'s: finished feasible
-designs, non-dominated in (area_mm2, network latency). Hypervolume is the share of the box
-[0, ref] the front dominates, in (area_mm2, latency_ms), ``ref`` being ``HV_MARGIN`` beyond
-the worst feasible design.
+designs, non-dominated in (area_mm2, network latency). Front, knee, hypervolume (the log box,
+``reports.data.HvBox``) and convergence are ``reports.data``'s, as for every study.
 """
 
 from __future__ import annotations
@@ -16,9 +15,42 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vtatune.reports.data import HV_MARGIN, Convergence, knee
-from vtatune.search.pareto import hypervolume_2d, pareto_front
+from vtatune.networks.network import HostOp, host_ops_of
+from vtatune.reports.data import (
+    Convergence,
+    HvBox,
+    convergence_of,
+    front_of,
+    hv_box,
+    hypervolume,
+    knee,
+)
 from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
+
+#: What ``show`` and ``report`` say of a network's host operators.
+HOST_OPS_NOTE = "host operators (run on the host, not on VTA; their time is not in the latency)"
+
+
+def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
+    """One line naming a network's host operators (kind, count, tensor sizes), saying that
+    their time is not in the network's latency (None: the study was made before they were
+    recorded); escape it for a terminal or HTML."""
+    if host_ops is None:
+        return (f"{HOST_OPS_NOTE}: not recorded with this study (made before vtatune listed "
+                "them; a new study of the network lists those its file names)")
+    if not host_ops:
+        return (f"{HOST_OPS_NOTE}: none listed in the network file (an operator that is not "
+                "one of its layers runs on the host, outside the latency)")
+    return f"{HOST_OPS_NOTE}: " + "; ".join(h.text() for h in host_ops)
+
+
+def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
+    """The host operators of a network study's network, as stored with the study (None for
+    a study made before they were recorded)."""
+    network = (info.space or {}).get("network")
+    if not isinstance(network, dict) or "host_ops" not in network:
+        return None
+    return tuple(host_ops_of(network))
 
 
 @dataclass(frozen=True)
@@ -103,11 +135,18 @@ class NetworkReportData:
     knee: NetworkPoint | None
     fastest: NetworkPoint | None
     smallest: NetworkPoint | None
-    ref_point: tuple[float, float] | None  # (area_mm2, latency_ms)
+    hv_box: HvBox | None
     hypervolume: float
     convergence: Convergence
     evaluated: int
     cached: int
+    #: operators the network runs on the host (not in the latency; None: not recorded)
+    host_ops: tuple[HostOp, ...] | None = ()
+
+    @property
+    def ref_point(self) -> tuple[float, float] | None:
+        """The hypervolume's reference point (area_mm2, latency ms)."""
+        return None if self.hv_box is None else self.hv_box.ref_point
 
 
 def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = None
@@ -145,56 +184,6 @@ def layer_share(la: LayerResult, network_seconds: float | None) -> LayerShare:
     return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials)
 
 
-def front_of(points: Sequence[NetworkPoint]) -> list[NetworkPoint]:
-    """Feasible points non-dominated in (area, latency), by increasing area."""
-    feas = [p for p in points if p.feasible and p.area_mm2 is not None]
-    return [feas[i] for i in pareto_front([(float(p.area_mm2 or 0.0), float(p.latency_ms or 0))
-                                           for p in feas])]
-
-
-def reference_point(points: Sequence[NetworkPoint], margin: float = HV_MARGIN
-                    ) -> tuple[float, float] | None:
-    feas = [p for p in points if p.feasible and p.area_mm2 is not None]
-    if not feas:
-        return None
-    return (max(float(p.area_mm2 or 0.0) for p in feas) * (1 + margin),
-            max(float(p.latency_ms or 0.0) for p in feas) * (1 + margin))
-
-
-def hypervolume(points: Sequence[NetworkPoint], ref: tuple[float, float] | None) -> float:
-    """Share of the box [0, ref] dominated by the feasible ``points`` (0..1)."""
-    if ref is None:
-        return 0.0
-    xy = [(float(p.area_mm2 or 0.0), float(p.latency_ms or 0.0)) for p in points
-          if p.feasible and p.area_mm2 is not None]
-    return hypervolume_2d(xy, ref) / (ref[0] * ref[1])
-
-
-def convergence(points: Sequence[NetworkPoint], ref: tuple[float, float] | None
-                ) -> Convergence:
-    """Best network latency and hypervolume after each design (in trial order)."""
-    best: float | None = None
-    best_cycles: int | None = None
-    front: list[tuple[float, float]] = []
-    hv = 0.0
-    bests: list[float | None] = []
-    cycles: list[int | None] = []
-    hvs: list[float] = []
-    for p in sorted(points, key=lambda p: p.trial):
-        if p.feasible and p.latency_ms is not None:
-            if best is None or p.latency_ms < best:
-                best, best_cycles = p.latency_ms, p.cycles
-            if p.area_mm2 is not None and ref is not None:
-                cand = [*front, (p.area_mm2, p.latency_ms)]
-                front = [cand[i] for i in pareto_front(cand)]
-                hv = hypervolume_2d(front, ref) / (ref[0] * ref[1])
-        bests.append(best)
-        cycles.append(best_cycles)
-        hvs.append(hv)
-    return Convergence(trials=tuple(range(1, len(bests) + 1)), best_cycles=tuple(cycles),
-                       best_latency_ms=tuple(bests), hypervolume=tuple(hvs))
-
-
 def require_feasible(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -> None:
     """``UserError`` (one line) for a network study without a finished feasible design."""
     from vtatune.errors import UserError
@@ -220,7 +209,7 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]
     points = [network_point(t, board.clock_mhz, board.name) for t in done]
     front = front_of(points)
     feas = [p for p in points if p.feasible]
-    ref = reference_point(points)
+    box = hv_box(front)
     network = (info.space or {}).get("network", {})
     return NetworkReportData(
         study=info.name, network=network.get("name", info.workload), board=board.name,
@@ -231,9 +220,10 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]
         points=tuple(points), front=tuple(front), knee=knee(front),  # type: ignore[arg-type]
         fastest=min(feas, key=lambda p: (p.latency_ms, p.area_mm2 or 0.0, p.trial),
                     default=None),
-        smallest=front[0] if front else None, ref_point=ref,
-        hypervolume=hypervolume(front, ref), convergence=convergence(points, ref),
-        evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials))
+        smallest=front[0] if front else None, hv_box=box,
+        hypervolume=hypervolume(front, box), convergence=_convergence(points, box),
+        evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials),
+        host_ops=study_host_ops(info))
 
 
 # ---- comparing network studies ----------------------------------------------------------------
@@ -259,20 +249,25 @@ class NetworkCompareData:
     network: str
     board: str
     clock_mhz: float
-    ref_point: tuple[float, float] | None
+    hv_box: HvBox | None
     series: tuple[NetworkSeries, ...]
+
+    @property
+    def ref_point(self) -> tuple[float, float] | None:
+        """The shared reference point (area_mm2, latency ms)."""
+        return None if self.hv_box is None else self.hv_box.ref_point
 
 
 def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTrialRecord]]]
                          ) -> NetworkCompareData:
-    """Fronts, hypervolumes and convergence of network studies of one network and board,
-    against one reference point (the worst feasible design of all, plus ``HV_MARGIN``)."""
+    """Fronts, hypervolumes and convergence of network studies of one network and board, in
+    one ``HvBox`` spanned by the points of all their fronts (as ``compare_data``)."""
     from vtatune.hardware import boards
 
     board = boards.load(studies[0][0].board)
     every = [(info, trials, [network_point(t, board.clock_mhz) for t in trials
                              if t.status != "running"]) for info, trials in studies]
-    ref = reference_point([p for _, _, pts in every for p in pts])
+    box = hv_box([p for _, _, pts in every for p in front_of(pts)])
     series = []
     for info, trials, pts in every:
         front = front_of(pts)
@@ -280,11 +275,16 @@ def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTria
         series.append(NetworkSeries(
             study=info.name, sampler=info.sampler, n_trials=len(pts),
             n_feasible=len(feas), best_ms=min(feas, default=None), front=tuple(front),
-            points=tuple(pts), hypervolume=hypervolume(front, ref),
-            convergence=convergence(pts, ref), evaluated=sum(t.evaluated for t in trials)))
+            points=tuple(pts), hypervolume=hypervolume(front, box),
+            convergence=_convergence(pts, box), evaluated=sum(t.evaluated for t in trials)))
     network = (studies[0][0].space or {}).get("network", {}).get("name", "")
     return NetworkCompareData(network=network, board=board.name, clock_mhz=board.clock_mhz,
-                              ref_point=ref, series=tuple(series))
+                              hv_box=box, series=tuple(series))
+
+
+def _convergence(points: Sequence[NetworkPoint], box: HvBox | None) -> Convergence:
+    """``convergence_of`` the designs in trial order."""
+    return convergence_of(sorted(points, key=lambda p: p.trial), box)
 
 
 def _num(v: Any) -> float | None:

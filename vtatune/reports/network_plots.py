@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vtatune.reports import plots
 from vtatune.reports.network_data import NetworkCompareData, NetworkReportData
 from vtatune.reports.plots import (
     FEASIBLE_COLOR,
@@ -18,6 +19,8 @@ from vtatune.reports.plots import (
     _figure,
     _log_axis,
     _log_if_spread,
+    _n,
+    _plain_text,
     _step_front,
 )
 
@@ -31,12 +34,13 @@ _STATUS_COLORS = {"dominated": "tab:gray", "no_fit": "tab:red", "no_schedule": "
                   "hw_invalid": "silver"}
 
 
+@_plain_text
 def front_figure(data: NetworkReportData) -> Figure:
     """Area vs network latency: every feasible design, the front, the knee, the dominated
     designs at their bound; a side panel counts the designs of every other status."""
     fig = _figure(12.5, 6.2)
     ax, side = fig.subplots(1, 2, width_ratios=[5, 1.3])
-    fig.suptitle(f"{data.study}: network {data.network} on {data.board} @ "
+    fig.suptitle(f"{_n(data.study)}: network {_n(data.network)} on {_n(data.board)} @ "
                  f"{data.clock_mhz:g} MHz — {data.n_feasible} of {data.n_trials} designs "
                  "feasible", fontsize=12)
     feas = [p for p in data.points if p.feasible and p.area_mm2 is not None]
@@ -68,7 +72,7 @@ def front_figure(data: NetworkReportData) -> Figure:
         ax.scatter([k.latency_ms], [k.area_mm2], s=150, facecolor="none", edgecolor="black",
                    lw=1.5, zorder=5, label=f"knee: trial {k.trial}")
         _label_inside(ax, float(k.latency_ms or 0.0), float(k.area_mm2 or 0.0),
-                      f"knee: trial {k.trial}\n{k.hw_name}\n{k.latency_ms:.3g} ms, "
+                      f"knee: trial {k.trial}\n{_n(k.hw_name)}\n{k.latency_ms:.3g} ms, "
                       f"{k.area_mm2:.3g} mm²")
     # the legend below the panel: inside, "best" may still cover the knee's label
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.11), ncol=2, fontsize=8,
@@ -100,13 +104,14 @@ def _label_inside(ax: Any, x: float, y: float, text: str) -> None:
                 bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85}, zorder=6)
 
 
+@_plain_text
 def breakdown_figure(data: NetworkReportData) -> Figure:
     """Where each front design's network time goes: one stacked bar per design, one segment
     per layer (count x its latency), in the network's layer order."""
     front = sorted(data.front, key=lambda p: float(p.area_mm2 or 0.0))
     fig = _figure(12.5, 1.8 + 0.42 * max(len(front), 1))
     ax = fig.subplots()
-    ax.set_title(f"{data.study}: where the network's time goes (front designs, by area; each "
+    ax.set_title(f"{_n(data.study)}: where the network's time goes (front designs, by area; each "
                  "segment is a layer's count × latency)", loc="left", fontsize=11)
     names = list(data.layer_names) or sorted({la.name for p in front for la in p.layers})
     colors = {n: f"C{i % 10}" for i, n in enumerate(names)}
@@ -119,12 +124,12 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
                 continue
             ax.barh(row, la.total_ms, left=left, color=colors.get(la.name, "gray"),
                     hatch=hatches.get(la.name, ""), edgecolor="white", lw=0.5,
-                    label=la.name if row == 0 else None)
+                    label=_n(la.name) if row == 0 else None)
             if la.share is not None and la.share >= 0.06:
-                ax.text(left + la.total_ms / 2, row, la.name, ha="center", va="center",
+                ax.text(left + la.total_ms / 2, row, _n(la.name), ha="center", va="center",
                         fontsize=7, color="white")
             left += la.total_ms
-        labels.append(f"trial {p.trial}: {p.hw_name}, {p.area_mm2:.3g} mm²")
+        labels.append(f"trial {p.trial}: {_n(p.hw_name)}, {p.area_mm2:.3g} mm²")
     ax.set_yticks(range(len(front)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
@@ -139,43 +144,19 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
 
 
 def convergence_figure(data: NetworkReportData) -> Figure:
-    """Best network latency so far and front hypervolume against designs done."""
-    fig = _figure(12.0, 4.4)
-    lat, hv = fig.subplots(1, 2)
-    conv = data.convergence
-    fig.suptitle(f"{data.study}: convergence ({data.sampler}, {data.n_trials} designs, "
-                 f"{data.evaluated + data.cached:,} layer evaluations)", fontsize=12)
-    feas = [p for p in data.points if p.feasible]
-    lat.scatter([p.trial + 1 for p in feas], [p.latency_ms for p in feas], s=10, alpha=0.3,
-                color=FEASIBLE_COLOR, lw=0, label="feasible design")
-    pts = [(x, b) for x, b in zip(conv.trials, conv.best_latency_ms, strict=True)
-           if b is not None]
-    if pts:
-        lat.step([x for x, _ in pts] + [conv.trials[-1]], [b for _, b in pts] + [pts[-1][1]],
-                 where="post", color=FRONT_COLOR, lw=1.8,
-                 label=f"best so far ({pts[-1][1]:.3g} ms)")
-        _log_if_spread(lat, "y", [float(p.latency_ms or 0.0) for p in feas])
-    lat.set_title("Best network latency", loc="left", fontsize=11)
-    lat.set_xlabel("designs done")
-    lat.set_ylabel(LATENCY_LABEL)
-    lat.grid(True, which="both", alpha=0.25)
-    lat.legend(fontsize=8)
-    hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
-            label=f"final {data.hypervolume:.3f}")
-    hv.set_title("Hypervolume of the front (area × latency)", loc="left", fontsize=11)
-    hv.set_xlabel("designs done")
-    hv.set_ylabel("fraction of the reference box")
-    hv.set_ylim(0, max(1e-3, max(conv.hypervolume, default=0.0)) * 1.1)
-    hv.grid(True, alpha=0.25)
-    hv.legend(fontsize=8, loc="upper left")
-    return fig
+    """Best network latency so far and front hypervolume against designs done: the
+    operator studies' figure (``plots.convergence_figure``) with a network's words."""
+    return plots.convergence_figure(
+        data, noun="design", latency_label=LATENCY_LABEL, latency_title="Best network latency",
+        note=f", {data.evaluated + data.cached:,} layer evaluations")
 
 
+@_plain_text
 def compare_figure(data: NetworkCompareData) -> Figure:
     """Fronts of several network studies overlaid; best latency and hypervolume per design."""
     fig = _figure(16.0, 5.2)
     fr, lat, hv = fig.subplots(1, 3, width_ratios=[1.25, 1, 1])
-    fig.suptitle(f"network {data.network} on {data.board} @ {data.clock_mhz:g} MHz: "
+    fig.suptitle(f"network {_n(data.network)} on {_n(data.board)} @ {data.clock_mhz:g} MHz: "
                  f"{len(data.series)} studies", fontsize=12)
     every = [float(p.latency_ms or 0.0) for s in data.series for p in s.points if p.feasible]
     for i, s in enumerate(data.series):
@@ -187,19 +168,19 @@ def compare_figure(data: NetworkCompareData) -> Figure:
             fx = [float(p.latency_ms or 0.0) for p in s.front]
             fy = [float(p.area_mm2 or 0.0) for p in s.front]
             _step_front(fr, [*fx, max(every)], [*fy, min(fy)], color=color, lw=1.8,
-                        label=f"{s.study}: HV {s.hypervolume:.3f}, {len(s.front)} on front")
+                        label=f"{_n(s.study)}: HV {s.hypervolume:.3f}, {len(s.front)} on front")
             fr.scatter(fx, fy, s=26, color=color, edgecolor="black", lw=0.5, zorder=4)
         else:
-            fr.plot([], [], color=color, label=f"{s.study}: no feasible design")
+            fr.plot([], [], color=color, label=f"{_n(s.study)}: no feasible design")
         conv = s.convergence
         pts = [(x, b) for x, b in zip(conv.trials, conv.best_latency_ms, strict=True)
                if b is not None]
         if pts:
             lat.step([x for x, _ in pts] + [conv.trials[-1]],
                      [b for _, b in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
-                     label=f"{s.study} ({pts[-1][1]:.3g} ms)")
+                     label=f"{_n(s.study)} ({pts[-1][1]:.3g} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
-                label=f"{s.study} ({s.hypervolume:.3f})")
+                label=f"{_n(s.study)} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", every)
     fr.set_title("Pareto fronts (faint: feasible designs)", loc="left", fontsize=11)
     fr.set_xlabel(LATENCY_LABEL)

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.reports import html, network_plots, plots
-from vtatune.reports.network_data import NetworkCompareData, NetworkPoint, NetworkReportData
+from vtatune.reports.network_data import (
+    NetworkCompareData,
+    NetworkPoint,
+    NetworkReportData,
+    host_ops_text,
+)
 
 
 def write_network_report(data: NetworkReportData, out: Path) -> dict[str, Path]:
@@ -168,8 +173,8 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.4f} of the box ({formats.area(data.ref_point[0])} mm² × "
-          f"{formats.ms(data.ref_point[1])} ms)")
+          f"{data.hypervolume:.4f} of the log box (reference point "
+          f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",
         f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
@@ -180,6 +185,7 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
         'feasible '
         f"({escape(statuses)}) · front {formats.counted(len(data.front), 'design')} · "
         f"hypervolume {hv}</p>",
+        f'<p class="meta">{escape(host_ops_text(data.host_ops))}</p>',
         "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty.</p>",
         "<h2>Pareto front (area vs network latency)</h2>",
         html.image(images["front"], "front"),
@@ -210,8 +216,8 @@ def compare_page(data: NetworkCompareData, png: bytes) -> str:
             for s in data.series]
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">network {escape(data.network)} on {escape(data.board)} at '
-            f"{data.clock_mhz:g} MHz · hypervolume in (area, network latency) against one "
-            "shared reference</p>",
+            f"{data.clock_mhz:g} MHz · hypervolume: share of one box in log area and log "
+            "network latency, from the fronts' ideal point to 10% beyond their nadir</p>",
             html.image(png, "comparison"), html.table(cols, rows, text_cols=(0, 1))]
     return html.page("vtatune compare", "\n".join(body))
 

@@ -270,16 +270,20 @@ def _infeasible_strip(ax: Axes, points: Sequence[DesignPoint], attr: str,
 # ---- convergence.png -------------------------------------------------------------------------
 
 @_plain_text
-def convergence_figure(data: ReportData) -> Figure:
-    """Best latency so far (with every feasible trial faint) and hypervolume vs trial."""
+def convergence_figure(data: Any, noun: str = "trial",
+                       latency_label: str = "latency (ms per call, end to end)",
+                       latency_title: str = "Best latency", note: str = "") -> Figure:
+    """Best latency so far (with every feasible trial faint) and hypervolume vs trial: the
+    one convergence figure of every study (``data``: a ``ReportData`` or a network's
+    ``NetworkReportData``; ``noun``: what its trials are, ``note``: added to the title)."""
     fig = _figure(12.0, 4.6)
     lat, hv = fig.subplots(1, 2)
     conv = data.convergence
-    fig.suptitle(f"{_n(data.study)}: convergence ({_n(data.sampler)}, {data.n_trials} trials)",
-                 fontsize=12)
+    fig.suptitle(f"{_n(data.study)}: convergence ({_n(data.sampler)}, {data.n_trials} "
+                 f"{noun}s{note})", fontsize=12)
     feas = [p for p in data.points if p.feasible]
     lat.scatter([p.trial + 1 for p in feas], [p.latency_ms for p in feas], s=10, alpha=0.3,
-                color=FEASIBLE_COLOR, lw=0, label="feasible trial")
+                color=FEASIBLE_COLOR, lw=0, label=f"feasible {noun}")
     xs = [x for x, b in zip(conv.trials, conv.best_latency_ms, strict=True) if b is not None]
     ys = [b for b in conv.best_latency_ms if b is not None]
     if xs:
@@ -287,16 +291,16 @@ def convergence_figure(data: ReportData) -> Figure:
                  lw=1.8, label=f"best so far ({formats.ms(ys[-1])} ms)")
         _log_if_spread(lat, "y", [p.latency_ms for p in feas])
     else:
-        lat.text(0.5, 0.5, "no feasible trial yet", transform=lat.transAxes, ha="center")
-    lat.set_title("Best latency", loc="left", fontsize=11)
-    lat.set_xlabel("trials done")
-    lat.set_ylabel("latency (ms per call, end to end)")
+        lat.text(0.5, 0.5, f"no feasible {noun} yet", transform=lat.transAxes, ha="center")
+    lat.set_title(latency_title, loc="left", fontsize=11)
+    lat.set_xlabel(f"{noun}s done")
+    lat.set_ylabel(latency_label)
     lat.grid(True, which="both", alpha=0.25)
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
             label=f"final {data.hypervolume:.3f}")
     hv.set_title("Hypervolume of the front (log area × log latency)", loc="left", fontsize=11)
-    hv.set_xlabel("trials done")
+    hv.set_xlabel(f"{noun}s done")
     ref = data.ref_point
     hv.set_ylabel("share of the box dominated")
     if ref is not None:
