@@ -384,7 +384,7 @@ class _Loop:
         else:  # a design stored without its sampler params: its hardware is stored
             t = next(t for t in self.store.network_trials(self.study)
                      if t.number == slot.number)
-            params, hw = dict(t.params), HwConfig(**{k.lower(): v for k, v in t.hw.items()})
+            params, hw = dict(t.params), HwConfig.from_params(t.hw)
         self._begin(slot, params, hw,
                     replay=self.store.network_evals(self.study, slot.number))
 
