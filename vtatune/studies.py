@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import UserError
+from vtatune.hardware.boards import DEFAULT_BOARD  # noqa: F401 - a study default too
 
 if TYPE_CHECKING:
     from vtatune.networks.space import NetworkSpace
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 DEFAULT_SAMPLER = "xgb"
 #: Outer sampler (over hardware designs) of network searches when none is given.
 DEFAULT_NETWORK_SAMPLER = "xgb"
-#: Board of the shipped spaces; default study names mention any other.
-DEFAULT_BOARD = "pynq-z1"
 
 #: Seeds numpy's and Optuna's generators accept: 0 .. 2^32 - 1.
 SEED_MAX = 2**32 - 1

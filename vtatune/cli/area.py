@@ -8,7 +8,7 @@ import typer
 
 from vtatune.cli import console
 from vtatune.cli.options import BoardOption, HwOption, JsonOption
-from vtatune.studies import DEFAULT_BOARD
+from vtatune.hardware.boards import DEFAULT_BOARD
 
 
 def area(hw: HwOption = "default", board: BoardOption = DEFAULT_BOARD, json_: JsonOption = False

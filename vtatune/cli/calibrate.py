@@ -9,7 +9,7 @@ import typer
 
 from vtatune.cli import console
 from vtatune.cli.options import BoardOption, JsonOption
-from vtatune.studies import DEFAULT_BOARD
+from vtatune.hardware.boards import DEFAULT_BOARD
 
 
 def calibrate_cmd(

@@ -17,7 +17,7 @@ from vtatune.cli.options import (
     ShapeOption,
     WorkloadArg,
 )
-from vtatune.studies import DEFAULT_BOARD
+from vtatune.hardware.boards import DEFAULT_BOARD
 
 PRINT_CHOICES = ("tir", "scheduled")
 

@@ -20,7 +20,7 @@ from vtatune.cli.options import (
     WorkloadArg,
     int_in,
 )
-from vtatune.studies import DEFAULT_BOARD
+from vtatune.hardware.boards import DEFAULT_BOARD
 from vtatune.workloads.base import DEFAULT_SHIFT
 
 #: Largest epilogue shift: the accumulator is 32 bits wide.

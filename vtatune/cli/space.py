@@ -25,7 +25,7 @@ from vtatune.cli.options import (
     int_in,
     refuse_memory_db,
 )
-from vtatune.studies import DEFAULT_BOARD
+from vtatune.hardware.boards import DEFAULT_BOARD
 
 #: Fastest candidates listed by ``--simulate`` (all of them are in ``--json`` and ``--csv``).
 TOP = 10

@@ -18,6 +18,10 @@ from vtatune.hardware.config import TARGETS
 from vtatune.paths import project_root
 from vtatune.readers import read_json
 
+#: Board of the shipped spaces and the commands' default; default study names mention any
+#: other.
+DEFAULT_BOARD = "pynq-z1"
+
 #: Resource kinds a board may list. Xilinx: lut, ff, bram36, uram, dsp. Intel: alm, ff, m10k, dsp.
 RESOURCE_KINDS = ("lut", "ff", "bram36", "uram", "dsp", "alm", "m10k")
 FAMILIES = ("xilinx-7series", "xilinx-ultrascale+", "intel-cyclonev")

@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import ConfigError, UserError
 from vtatune.hardware import boards, config
+from vtatune.hardware.boards import DEFAULT_BOARD
 from vtatune.hardware.config import LOG_KEYS, HwConfig
 from vtatune.schedules.knobs import NTHREADS, THREAD
-from vtatune.studies import DEFAULT_BOARD
 from vtatune.workloads.base import Workload
 
 if TYPE_CHECKING:
