@@ -416,8 +416,8 @@ class _Loop:
             a, s, n = by
             self._close(slot, NetworkTrialRecord(
                 status="dominated", layers=tuner.layers(), reason=(
-                    f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm2 is dominated by "
-                    f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm2): layers not tuned"), **base),
+                    f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm² is dominated by "
+                    f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm²): layers not tuned"), **base),
                 violation=max(bound_s / s - 1.0, 1e-3))
             return
         design = _Design(slot, number, params, hw, area_mm2, resources, tuner)

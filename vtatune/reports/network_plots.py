@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vtatune import formats
 from vtatune.reports import plots
 from vtatune.reports.network_data import NetworkCompareData, NetworkReportData
 from vtatune.reports.plots import (
@@ -72,8 +73,8 @@ def front_figure(data: NetworkReportData) -> Figure:
         ax.scatter([k.latency_ms], [k.area_mm2], s=150, facecolor="none", edgecolor="black",
                    lw=1.5, zorder=5, label=f"knee: trial {k.trial}")
         _label_inside(ax, float(k.latency_ms or 0.0), float(k.area_mm2 or 0.0),
-                      f"knee: trial {k.trial}\n{_n(k.hw_name)}\n{k.latency_ms:.3g} ms, "
-                      f"{k.area_mm2:.3g} mm²")
+                      f"knee: trial {k.trial}\n{_n(k.hw_name)}\n{formats.ms(k.latency_ms)} ms, "
+                      f"{formats.area(k.area_mm2)} mm²")
     # the legend below the panel: inside, "best" may still cover the knee's label
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.11), ncol=2, fontsize=8,
               framealpha=0.9)
@@ -129,7 +130,7 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
                 ax.text(left + la.total_ms / 2, row, _n(la.name), ha="center", va="center",
                         fontsize=7, color="white")
             left += la.total_ms
-        labels.append(f"trial {p.trial}: {_n(p.hw_name)}, {p.area_mm2:.3g} mm²")
+        labels.append(f"trial {p.trial}: {_n(p.hw_name)}, {formats.area(p.area_mm2)} mm²")
     ax.set_yticks(range(len(front)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
@@ -178,7 +179,7 @@ def compare_figure(data: NetworkCompareData) -> Figure:
         if pts:
             lat.step([x for x, _ in pts] + [conv.trials[-1]],
                      [b for _, b in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
-                     label=f"{_n(s.study)} ({pts[-1][1]:.3g} ms)")
+                     label=f"{_n(s.study)} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
                 label=f"{_n(s.study)} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", every)

@@ -54,8 +54,8 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
     if fit_board and not fitted.fits:
         return CandidateRecord(status=Status.NO_FIT, reason=fitted.summary(), **base)
     if max_area_mm2 is not None and area.area_mm2 > max_area_mm2:
-        return CandidateRecord(status=Status.NO_FIT, reason=f"area {area.area_mm2:.1f} mm2 "
-                               f"exceeds the {max_area_mm2:.1f} mm2 budget", **base)
+        return CandidateRecord(status=Status.NO_FIT, reason=f"area {area.area_mm2:.1f} mm² "
+                               f"exceeds the {max_area_mm2:.1f} mm² budget", **base)
 
     # one lowered program per distinct (workload, GEMM shape, widths, knobs), verified here
     # against this candidate's buffers (see vtatune.compiler.cache)

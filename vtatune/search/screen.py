@@ -93,7 +93,7 @@ def screen(space: SearchSpace, hw: HwConfig) -> Verdict:
     cap = space.max_area_mm2
     if cap is not None and area > cap:
         return Verdict(reason="over_area", status="no_fit",
-                       why=f"area {area:.1f} mm2 exceeds the {cap:.1f} mm2 budget",
+                       why=f"area {area:.1f} mm² exceeds the {cap:.1f} mm² budget",
                        violation=max(area / cap - 1.0, 1e-3), area_mm2=area,
                        resources=resources)
     return Verdict(area_mm2=area, resources=resources)
