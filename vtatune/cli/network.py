@@ -166,21 +166,21 @@ def _exhausted(result: Any, trials: int) -> str:
             "hardware design that passes the screen left to propose")
 
 
-def show_network(store: Any, info: Any, json_: bool) -> None:
+def show_network(study: Any, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.studies import aligned
     from vtatune.escaping import terminal
     from vtatune.networks.summary import summarize
-    from vtatune.reports.network_data import host_ops_text, study_host_ops
+    from vtatune.reports.network_data import host_ops_text
 
-    host_ops = study_host_ops(info)
-    data = summarize(info, store.network_trials(info.name))
+    info, host_ops = study.info, study.host_ops
+    data = summarize(info, study.designs)
     if json_:
         console.print_json({**data, "host_ops": None if host_ops is None
                             else [h.describe() for h in host_ops]})
         return
     console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
-                 f"{info.objective}, sampler {info.sampler} ({store.display_url})")
+                 f"{info.objective}, sampler {info.sampler} ({study.display_url})")
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     best = data["best_seconds"]
     console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
