@@ -68,8 +68,9 @@ class Study:
         return study_host_ops(self.info) if self.kind == "network" else None
 
 
-def load(name: str, store: Store) -> Study:
-    """Study ``name`` of ``store`` with its trials (``StoreError`` if there is none)."""
-    info = store.study(name)
-    records = store.network_trials(name) if info.is_network else store.trials(name)
+def load(study: str | StudyInfo, store: Store) -> Study:
+    """Study ``study`` (a name, or the ``StudyInfo`` already read) of ``store`` with its
+    trials (``StoreError`` if there is no such study)."""
+    info = store.study(study) if isinstance(study, str) else study
+    records = store.network_trials(info.name) if info.is_network else store.trials(info.name)
     return Study(info, tuple(records), store.display_url)
