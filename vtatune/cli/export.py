@@ -38,7 +38,8 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     from vtatune.export import pick_trial, write_bundle
 
     t0 = time.perf_counter()
-    info, trials, where = open_study(study, db)
+    loaded = open_study(study, db)
+    info, trials, where = loaded.info, list(loaded.trials), loaded.display_url
     if info.is_network:
         from vtatune.cli.network import export_network
 

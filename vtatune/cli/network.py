@@ -279,8 +279,9 @@ def _point_json(p: Any) -> dict[str, Any] | None:
                         "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}
 
 
-def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> None:
-    """``vtatune compare`` of network studies (same network and board)."""
+def compare_network(studies: list[Any], out: Any, json_: bool, t0: float) -> None:
+    """``vtatune compare`` of network studies (same network and board), as study models
+    (``vtatune.reports.study``) that each have a finished design."""
     import time
     from pathlib import Path
 
@@ -291,20 +292,9 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     from vtatune.reports.data import require_comparable
     from vtatune.reports.network_data import network_compare_data
     from vtatune.reports.network_write import write_network_comparison
-    from vtatune.store import Store
 
-    t0 = time.perf_counter()
-    store = Store(db)
-    loaded = []
-    for name in names:
-        info = store.study(name)
-        if not info.is_network:
-            raise UserError(f"study '{name}' is not a network study: compare network studies "
-                            "with network studies")
-        trials = [t for t in store.network_trials(name) if t.status != "running"]
-        if not trials:
-            raise UserError(f"study '{name}' has no finished design yet")
-        loaded.append((info, trials))
+    names = [s.name for s in studies]
+    loaded = [(s.info, s.finished) for s in studies]
     # the network's layers (not its host operators, listed by newer versions only)
     require_comparable([info for info, _ in loaded],
                        [("network", _compared_network, _short),
@@ -318,7 +308,7 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({
-            "db": store.display_url, "out": str(folder),
+            "db": studies[0].display_url, "out": str(folder),
             "files": {k: str(v) for k, v in files.items()}, "network": data.network,
             "board": data.board, "ref_point": data.ref_point,
             "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,

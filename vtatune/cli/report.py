@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,6 +12,9 @@ from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.files import default_out, write_files
 from vtatune.cli.options import DbOption, JsonOption, valid_text
+
+if TYPE_CHECKING:
+    from vtatune.reports.study import Study
 
 OutOption = Annotated[
     Path | None,
@@ -36,7 +39,8 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     from vtatune.reports import report_data, require_feasible, write_report
 
     t0 = time.perf_counter()
-    info, trials, where = open_study(study, db)
+    loaded = open_study(study, db)
+    info, trials, where = loaded.info, list(loaded.trials), loaded.display_url
     if info.is_network:
         from vtatune.cli.network import report_network
 
@@ -72,15 +76,15 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
 
-def open_study(study: str, db: str | None) -> tuple[Any, list[Any], str]:
-    """(StudyInfo, trials, database shown) of an existing study; one-line errors otherwise."""
+def open_study(study: str, db: str | None) -> Study:
+    """An existing study, as the one study model (``vtatune.reports.study``); one-line
+    errors otherwise."""
+    from vtatune.reports.study import load
     from vtatune.store import Store, StoreError, database_exists, normalize_url
 
     if not database_exists(db):  # a read-only command does not create the file
         raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
-    store = Store(db, readonly=True)
-    info = store.study(study)
-    return info, store.trials(study), store.display_url
+    return load(study, Store(db, readonly=True))
 
 
 def point_json(p: Any) -> dict[str, Any] | None:

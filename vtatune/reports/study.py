@@ -51,6 +51,13 @@ class Study:
         """The designs of a network study (empty for an operator study)."""
         return list(self.trials) if self.kind == "network" else []
 
+    @property
+    def finished(self) -> list[Any]:
+        """The trials that are done (a network study's designs still running left out)."""
+        if self.kind == "network":
+            return [t for t in self.trials if t.status != "running"]
+        return list(self.trials)
+
     def feasible_seconds(self) -> list[float]:
         """End-to-end seconds of every feasible design point, in trial order."""
         if self.kind == "network":
