@@ -225,19 +225,16 @@ def show_network(study: Any, json_: bool) -> None:
         console.line(console.stock_note(rows))
 
 
-def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
-    """``vtatune report`` of a network study."""
+def report_network(study: Any, out: Any, json_: bool, t0: float) -> None:
+    """``vtatune report`` of a network study (the study model, ``vtatune.reports.study``)."""
     import time
 
     from vtatune.cli.files import default_out, write_files
     from vtatune.escaping import terminal
     from vtatune.reports.network_data import host_ops_text, network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
-    from vtatune.store import Store
 
-    t0 = time.perf_counter()
-    store = Store(db)
-    trials = store.network_trials(info.name)
+    info, trials = study.info, study.designs
     require_feasible(info, trials)
     data = network_report_data(info, trials)
     folder = out if out is not None else default_out(info.name)
@@ -246,7 +243,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     picks = {"knee": data.knee, "fastest": data.fastest, "smallest": data.smallest}
     if json_:
         console.print_json({
-            "study": data.study, "network": data.network, "db": store.display_url,
+            "study": data.study, "network": data.network, "db": study.display_url,
             "out": str(folder), "files": {k: str(v) for k, v in files.items()},
             "trials": data.n_trials, "feasible": data.n_feasible,
             "hypervolume": data.hypervolume, "ref_point": data.ref_point,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,19 +37,19 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
       vtatune report conv2d-C8-xgb
       vtatune report network-resnet18-xgb --out /tmp/resnet18-report
     """
-    from vtatune.reports import report_data, require_feasible, write_report
-
     t0 = time.perf_counter()
     loaded = open_study(study, db)
-    info, trials, where = loaded.info, list(loaded.trials), loaded.display_url
-    if info.is_network:
-        from vtatune.cli.network import report_network
+    _REPORT[loaded.kind](loaded, out, json_, t0)
 
-        report_network(info, db, out, json_)
-        return
+
+def report_operator(study: Study, out: Path | None, json_: bool, t0: float) -> None:
+    """``vtatune report`` of an operator study."""
+    from vtatune.reports import report_data, require_feasible, write_report
+
+    info, trials, where = study.info, list(study.trials), study.display_url
     require_feasible(info, trials)
     data = report_data(info, trials)
-    folder = out if out is not None else default_out(study)
+    folder = out if out is not None else default_out(study.name)
     files = write_files(lambda: write_report(data, folder), folder)
     elapsed = time.perf_counter() - t0
     if json_:
@@ -74,6 +75,17 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                          f"{formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
+
+
+def _report_network(study: Study, out: Path | None, json_: bool, t0: float) -> None:
+    from vtatune.cli.network import report_network
+
+    report_network(study, out, json_, t0)
+
+
+#: The report of a study of each kind.
+_REPORT: dict[str, Callable[[Study, Path | None, bool, float], None]] = {
+    "operator": report_operator, "network": _report_network}
 
 
 def open_study(study: str, db: str | None) -> Study:
