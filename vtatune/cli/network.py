@@ -348,21 +348,19 @@ def _short(v: Any) -> str:
     return str(v)
 
 
-def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) -> None:
-    """``vtatune export`` of a network study: one bundle for the whole network."""
+def export_network(study: Any, pick: str, out: Any, json_: bool, t0: float) -> None:
+    """``vtatune export`` of a network study (the study model, ``vtatune.reports.study``):
+    one bundle for the whole network."""
     import time
 
     from vtatune.cli.files import default_out, write_files
     from vtatune.export.network import pick_design, write_network_bundle
-    from vtatune.store import Store
 
-    t0 = time.perf_counter()
-    store = Store(db)
-    trials = store.network_trials(info.name)
+    info, trials = study.info, study.designs
     design = pick_design(info, trials, pick)  # bad picks fail here, before any compile
     folder = out if out is not None else default_out(info.name, f"export-trial{design.number}")
     res = write_files(lambda: write_network_bundle(info, trials, pick, folder,
-                                                   store.display_url), folder)
+                                                   study.display_url), folder)
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({
