@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
 from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, valid_text
-from vtatune.reports.study import Study, load
 from vtatune.search.summary import summarize
+
+if TYPE_CHECKING:
+    from vtatune.reports.study import Study
 
 
 def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
@@ -24,11 +27,9 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
       vtatune show conv2d-C8-xgb
       vtatune show conv2d-C8-xgb --json | jq '.pareto[0]'
     """
-    from vtatune.store import Store, StoreError, database_exists, normalize_url
+    from vtatune.cli.report import open_study
 
-    if not database_exists(db):  # a read-only command does not create the file
-        raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
-    loaded = load(study, Store(db, readonly=True))
+    loaded = open_study(study, db)
     _SHOW[loaded.kind](loaded, json_)
 
 
