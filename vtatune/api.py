@@ -45,12 +45,14 @@ Importing this module is light: pandas, TVM and the store load on first use.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from vtatune.reports.study import Study
     from vtatune.store import Store
     from vtatune.store.records import NetworkTrialRecord, TrialRecord
 
@@ -130,11 +132,10 @@ def trials(study: str, db: str | Store | None = None) -> pd.DataFrame:
     """Every trial of ``study`` in order, any status (columns: see the module's doc)."""
     import pandas as pd
 
-    store = open_store(db)
-    info = store.study(study)
-    if info.is_network:
-        return _designs_frame(pd, store.network_trials(info.name))
-    return _trials_frame(pd, store.trials(info.name))
+    from vtatune.reports.study import load
+
+    loaded = load(study, open_store(db))
+    return _TRIAL_FRAMES[loaded.kind](pd, list(loaded.trials))
 
 
 def front(study: str, db: str | Store | None = None) -> pd.DataFrame:
@@ -143,13 +144,17 @@ def front(study: str, db: str | Store | None = None) -> pd.DataFrame:
     increasing area; ``show``'s front), with a ``knee`` column (``vtatune.reports.knee``)."""
     import pandas as pd
 
+    from vtatune.reports.study import load
+
+    loaded = load(study, open_store(db))
+    return _FRONTS[loaded.kind](pd, loaded)
+
+
+def _operator_front(pd: Any, study: Study) -> pd.DataFrame:
+    """An operator study's front (``show``'s), its knee the report's."""
     from vtatune.reports.data import front_points, knee
 
-    store = open_store(db)
-    info = store.study(study)
-    if info.is_network:
-        return _network_front(pd, info, store.network_trials(info.name))
-    records = store.trials(info.name)
+    info, records = study.info, study.operator_trials
     points = front_points(info, records)
     k = knee(points)
     by_number = {t.number: t for t in records}
@@ -172,13 +177,13 @@ def layers(study: str, db: str | Store | None = None) -> pd.DataFrame:
 
     from vtatune.errors import UserError
     from vtatune.escaping import shown
+    from vtatune.reports.study import load
 
-    store = open_store(db)
-    info = store.study(study)
-    if not info.is_network:
-        raise UserError(f"study {shown(info.name)} is a single-operator study: it has no "
+    loaded = load(study, open_store(db))
+    if loaded.kind == "operator":
+        raise UserError(f"study {shown(loaded.name)} is a single-operator study: it has no "
                         "layers (read its trials with trials())")
-    return _layers_frame(pd, store.network_trials(info.name))
+    return _layers_frame(pd, loaded.designs)
 
 
 def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | None = None,
@@ -356,7 +361,7 @@ def _layers_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
     return _frame(pd, rows, cols, ints=("cycles", *knob_names))
 
 
-def _network_front(pd: Any, info: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
+def _network_front(pd: Any, study: Study) -> pd.DataFrame:
     """The front ``show`` gives a network study (finished ``ok`` designs non-dominated in
     area and network latency, by increasing area), its knee the report's."""
     from vtatune.hardware import boards
@@ -364,7 +369,8 @@ def _network_front(pd: Any, info: Any, records: list[NetworkTrialRecord]) -> pd.
     from vtatune.reports.data import knee
     from vtatune.reports.network_data import network_point
 
-    designs = front_trials([t for t in records if t.status != "running"])
+    info = study.info
+    designs = front_trials([t for t in study.designs if t.status != "running"])
     try:
         clock = boards.load(info.board).clock_mhz
     except Exception:  # noqa: BLE001 - the knee needs no clock (area and latency only)
@@ -373,6 +379,15 @@ def _network_front(pd: Any, info: Any, records: list[NetworkTrialRecord]) -> pd.
     df = _designs_frame(pd, designs)
     df["knee"] = [k is not None and t.number == k.trial for t in designs]
     return df
+
+
+#: A study's trials as a frame (a network study's: its designs), for each kind of study.
+_TRIAL_FRAMES: dict[str, Callable[[Any, list[Any]], pd.DataFrame]] = {
+    "operator": _trials_frame, "network": _designs_frame}
+
+#: A study's front as a frame, for each kind of study.
+_FRONTS: dict[str, Callable[[Any, Study], pd.DataFrame]] = {"operator": _operator_front,
+                                                            "network": _network_front}
 
 
 def _hw_columns(hw: dict[str, int]) -> dict[str, Any]:
@@ -415,11 +430,9 @@ def _best_ms(store: Store, info: Any) -> float | None:
     """The least latency of ``info``'s study in its own measure (see ``studies``)."""
     if (info.space or {}).get("latency") == "accelerator":
         return _ms(info.best_cycles, info.board)
-    if info.is_network:
-        times = [t.seconds for t in store.network_trials(info.name) if t.status == "ok"]
-    else:
-        times = [t.candidate.seconds for t in store.trials(info.name) if t.candidate.feasible]
-    times = [s for s in times if s is not None]
+    from vtatune.reports.study import load
+
+    times = load(info, store).feasible_seconds()
     return 1e3 * min(times) if times else None
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from vtatune.errors import UserError
 from vtatune.export.network import (
+    bundle_kind,
     is_network_bundle,
     pick_design,
     verify_network_bundle,
@@ -46,6 +47,15 @@ def test_bundle_holds_every_layer(bundle) -> None:
     assert set(manifest["files"]) == {"vta_config.json", "schedule.json", "resources.json",
                                       "autotvm.log", "programs/a.bin", "programs/b.bin",
                                       "programs/fc.bin"}
+
+
+def test_bundle_kind(bundle, tmp_path) -> None:
+    res, _ = bundle
+    assert bundle_kind(res.folder) == "network"
+    # no manifest, a missing folder, a name with a NUL: the operator checks say what is wrong
+    assert bundle_kind(tmp_path) == "operator"
+    assert bundle_kind(tmp_path / "missing") == "operator"
+    assert bundle_kind(tmp_path / "a\0b") == "operator"
 
 
 def test_autotvm_log_has_a_record_per_shape_vta_can_run(bundle) -> None:

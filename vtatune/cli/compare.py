@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +13,9 @@ from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, point_json, write_files
+
+if TYPE_CHECKING:
+    from vtatune.reports.study import Study
 
 StudiesArg = Annotated[list[str], typer.Argument(
     help="Study names (same workload and board), e.g. one per sampler.", callback=valid_text)]
@@ -38,27 +42,39 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
       vtatune compare conv2d-C8-xgb conv2d-C8-tpe --json | jq '.studies[]'
     """
     from vtatune.errors import UserError
-    from vtatune.reports import compare_data, safe_name, write_comparison
 
     t0 = time.perf_counter()
     names = list(dict.fromkeys(studies))
-    if open_study(names[0], db)[0].is_network:
-        from vtatune.cli.network import compare_network
-
-        compare_network(names, db, out, json_)
-        return
-    loaded = []
-    where = ""
+    loaded: list[Study] = []
     for name in names:
-        info, trials, where = open_study(name, db)
-        if info.is_network:
-            raise UserError(f"study '{name}' is a network study: compare it with network "
-                            "studies")
-        if not trials:
-            raise UserError(f"study '{name}' has no trials yet")
-        loaded.append((info, trials))
+        study = open_study(name, db)
+        kind = loaded[0].kind if loaded else study.kind
+        if study.kind != kind:
+            raise UserError(f"study '{name}' {_OTHER_KIND[kind]}")
+        if not study.finished:
+            raise UserError(f"study '{name}' has no {_NOTHING_YET[kind]} yet")
+        loaded.append(study)
+    _COMPARE[kind](loaded, out, json_, t0)
+
+
+#: Why a study cannot join a comparison of studies of another kind (the first study's).
+_OTHER_KIND = {"operator": "is a network study: compare it with network studies",
+               "network": "is not a network study: compare network studies with network "
+                          "studies"}
+#: What a study needs before it can be compared, by kind.
+_NOTHING_YET = {"operator": "trials", "network": "finished design"}
+
+
+def compare_operators(studies: list[Study], out: Path | None, json_: bool, t0: float) -> None:
+    """``vtatune compare`` of operator studies (same workload, board and latency)."""
+    from vtatune.errors import UserError
+    from vtatune.reports import compare_data, safe_name, write_comparison
+
+    names = [s.name for s in studies]
+    where = studies[-1].display_url
     from vtatune.reports.data import require_comparable, study_latency
 
+    loaded = [(s.info, list(s.trials)) for s in studies]
     require_comparable([info for info, _ in loaded],
                        [("workload", lambda i: i.workload, str), ("board", lambda i: i.board, str),
                         ("latency", study_latency, str)])
@@ -99,6 +115,17 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
     console.line(f"{best_ms}: {BEST_MS[latency]}")
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
+
+
+def _compare_networks(studies: list[Study], out: Path | None, json_: bool, t0: float) -> None:
+    from vtatune.cli.network import compare_network
+
+    compare_network(studies, out, json_, t0)
+
+
+#: The comparison of studies of each kind.
+_COMPARE: dict[str, Callable[[list[Study], Path | None, bool, float], None]] = {
+    "operator": compare_operators, "network": _compare_networks}
 
 
 def register(app: typer.Typer) -> None:

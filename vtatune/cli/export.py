@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,6 +13,9 @@ from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, write_files
+
+if TYPE_CHECKING:
+    from vtatune.reports.study import Study
 
 PickOption = Annotated[str, typer.Option(
     "--pick", help="fastest (least latency, as the study measures it), smallest (least area), "
@@ -33,19 +39,19 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
       vtatune export conv2d-C8-xgb --pick fastest --out bundle/
       vtatune verify-export bundle/
     """
-    import time
+    t0 = time.perf_counter()
+    loaded = open_study(study, db)
+    _EXPORT[loaded.kind](loaded, pick, out, json_, t0)
 
+
+def export_operator(study: Study, pick: str, out: Path | None, json_: bool, t0: float) -> None:
+    """``vtatune export`` of an operator study: one bundle for the picked trial."""
     from vtatune.export import pick_trial, write_bundle
 
-    t0 = time.perf_counter()
-    info, trials, where = open_study(study, db)
-    if info.is_network:
-        from vtatune.cli.network import export_network
-
-        export_network(info, pick, db, out, json_)
-        return
+    info, trials, where = study.info, list(study.trials), study.display_url
     trial = pick_trial(info, trials, pick)  # bad picks fail here, before any compile
-    folder = out if out is not None else default_out(study, f"export-trial{trial.number}")
+    folder = out if out is not None else default_out(study.name,
+                                                     f"export-trial{trial.number}")
     res = write_files(lambda: write_bundle(info, trials, pick, folder, where), folder)
     elapsed = time.perf_counter() - t0
     if json_:
@@ -77,6 +83,18 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     console.line(summary(res.vta_flow))
     console.line(f"wrote {res.folder}/ ({', '.join(res.files)}) in {elapsed:.1f} s; check it "
                  f"with: {shell_command(['vtatune', 'verify-export', str(res.folder)])}")
+
+
+def _export_network(study: Study, pick: str, out: Path | None, json_: bool, t0: float
+                    ) -> None:
+    from vtatune.cli.network import export_network
+
+    export_network(study, pick, out, json_, t0)
+
+
+#: The bundle of a study of each kind.
+_EXPORT: dict[str, Callable[[Study, str, Path | None, bool, float], None]] = {
+    "operator": export_operator, "network": _export_network}
 
 
 def register(app: typer.Typer) -> None:

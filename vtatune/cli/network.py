@@ -166,21 +166,21 @@ def _exhausted(result: Any, trials: int) -> str:
             "hardware design that passes the screen left to propose")
 
 
-def show_network(store: Any, info: Any, json_: bool) -> None:
+def show_network(study: Any, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.studies import aligned
     from vtatune.escaping import terminal
     from vtatune.networks.summary import summarize
-    from vtatune.reports.network_data import host_ops_text, study_host_ops
+    from vtatune.reports.network_data import host_ops_text
 
-    host_ops = study_host_ops(info)
-    data = summarize(info, store.network_trials(info.name))
+    info, host_ops = study.info, study.host_ops
+    data = summarize(info, study.designs)
     if json_:
         console.print_json({**data, "host_ops": None if host_ops is None
                             else [h.describe() for h in host_ops]})
         return
     console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
-                 f"{info.objective}, sampler {info.sampler} ({store.display_url})")
+                 f"{info.objective}, sampler {info.sampler} ({study.display_url})")
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     best = data["best_seconds"]
     console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
@@ -225,19 +225,16 @@ def show_network(store: Any, info: Any, json_: bool) -> None:
         console.line(console.stock_note(rows))
 
 
-def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
-    """``vtatune report`` of a network study."""
+def report_network(study: Any, out: Any, json_: bool, t0: float) -> None:
+    """``vtatune report`` of a network study (the study model, ``vtatune.reports.study``)."""
     import time
 
     from vtatune.cli.files import default_out, write_files
     from vtatune.escaping import terminal
     from vtatune.reports.network_data import host_ops_text, network_report_data, require_feasible
     from vtatune.reports.network_write import write_network_report
-    from vtatune.store import Store
 
-    t0 = time.perf_counter()
-    store = Store(db)
-    trials = store.network_trials(info.name)
+    info, trials = study.info, study.designs
     require_feasible(info, trials)
     data = network_report_data(info, trials)
     folder = out if out is not None else default_out(info.name)
@@ -246,7 +243,7 @@ def report_network(info: Any, db: str | None, out: Any, json_: bool) -> None:
     picks = {"knee": data.knee, "fastest": data.fastest, "smallest": data.smallest}
     if json_:
         console.print_json({
-            "study": data.study, "network": data.network, "db": store.display_url,
+            "study": data.study, "network": data.network, "db": study.display_url,
             "out": str(folder), "files": {k: str(v) for k, v in files.items()},
             "trials": data.n_trials, "feasible": data.n_feasible,
             "hypervolume": data.hypervolume, "ref_point": data.ref_point,
@@ -279,8 +276,9 @@ def _point_json(p: Any) -> dict[str, Any] | None:
                         "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}
 
 
-def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> None:
-    """``vtatune compare`` of network studies (same network and board)."""
+def compare_network(studies: list[Any], out: Any, json_: bool, t0: float) -> None:
+    """``vtatune compare`` of network studies (same network and board), as study models
+    (``vtatune.reports.study``) that each have a finished design."""
     import time
     from pathlib import Path
 
@@ -291,20 +289,9 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     from vtatune.reports.data import require_comparable
     from vtatune.reports.network_data import network_compare_data
     from vtatune.reports.network_write import write_network_comparison
-    from vtatune.store import Store
 
-    t0 = time.perf_counter()
-    store = Store(db)
-    loaded = []
-    for name in names:
-        info = store.study(name)
-        if not info.is_network:
-            raise UserError(f"study '{name}' is not a network study: compare network studies "
-                            "with network studies")
-        trials = [t for t in store.network_trials(name) if t.status != "running"]
-        if not trials:
-            raise UserError(f"study '{name}' has no finished design yet")
-        loaded.append((info, trials))
+    names = [s.name for s in studies]
+    loaded = [(s.info, s.finished) for s in studies]
     # the network's layers (not its host operators, listed by newer versions only)
     require_comparable([info for info, _ in loaded],
                        [("network", _compared_network, _short),
@@ -318,7 +305,7 @@ def compare_network(names: list[str], db: str | None, out: Any, json_: bool) -> 
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({
-            "db": store.display_url, "out": str(folder),
+            "db": studies[0].display_url, "out": str(folder),
             "files": {k: str(v) for k, v in files.items()}, "network": data.network,
             "board": data.board, "ref_point": data.ref_point,
             "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
@@ -361,21 +348,19 @@ def _short(v: Any) -> str:
     return str(v)
 
 
-def export_network(info: Any, pick: str, db: str | None, out: Any, json_: bool) -> None:
-    """``vtatune export`` of a network study: one bundle for the whole network."""
+def export_network(study: Any, pick: str, out: Any, json_: bool, t0: float) -> None:
+    """``vtatune export`` of a network study (the study model, ``vtatune.reports.study``):
+    one bundle for the whole network."""
     import time
 
     from vtatune.cli.files import default_out, write_files
     from vtatune.export.network import pick_design, write_network_bundle
-    from vtatune.store import Store
 
-    t0 = time.perf_counter()
-    store = Store(db)
-    trials = store.network_trials(info.name)
+    info, trials = study.info, study.designs
     design = pick_design(info, trials, pick)  # bad picks fail here, before any compile
     folder = out if out is not None else default_out(info.name, f"export-trial{design.number}")
     res = write_files(lambda: write_network_bundle(info, trials, pick, folder,
-                                                   store.display_url), folder)
+                                                   study.display_url), folder)
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,6 +13,9 @@ from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.files import default_out, write_files
 from vtatune.cli.options import DbOption, JsonOption, valid_text
+
+if TYPE_CHECKING:
+    from vtatune.reports.study import Study
 
 OutOption = Annotated[
     Path | None,
@@ -33,18 +37,19 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
       vtatune report conv2d-C8-xgb
       vtatune report network-resnet18-xgb --out /tmp/resnet18-report
     """
+    t0 = time.perf_counter()
+    loaded = open_study(study, db)
+    _REPORT[loaded.kind](loaded, out, json_, t0)
+
+
+def report_operator(study: Study, out: Path | None, json_: bool, t0: float) -> None:
+    """``vtatune report`` of an operator study."""
     from vtatune.reports import report_data, require_feasible, write_report
 
-    t0 = time.perf_counter()
-    info, trials, where = open_study(study, db)
-    if info.is_network:
-        from vtatune.cli.network import report_network
-
-        report_network(info, db, out, json_)
-        return
+    info, trials, where = study.info, list(study.trials), study.display_url
     require_feasible(info, trials)
     data = report_data(info, trials)
-    folder = out if out is not None else default_out(study)
+    folder = out if out is not None else default_out(study.name)
     files = write_files(lambda: write_report(data, folder), folder)
     elapsed = time.perf_counter() - t0
     if json_:
@@ -72,15 +77,26 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
 
-def open_study(study: str, db: str | None) -> tuple[Any, list[Any], str]:
-    """(StudyInfo, trials, database shown) of an existing study; one-line errors otherwise."""
+def _report_network(study: Study, out: Path | None, json_: bool, t0: float) -> None:
+    from vtatune.cli.network import report_network
+
+    report_network(study, out, json_, t0)
+
+
+#: The report of a study of each kind.
+_REPORT: dict[str, Callable[[Study, Path | None, bool, float], None]] = {
+    "operator": report_operator, "network": _report_network}
+
+
+def open_study(study: str, db: str | None) -> Study:
+    """An existing study, as the one study model (``vtatune.reports.study``); one-line
+    errors otherwise."""
+    from vtatune.reports.study import load
     from vtatune.store import Store, StoreError, database_exists, normalize_url
 
     if not database_exists(db):  # a read-only command does not create the file
         raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
-    store = Store(db, readonly=True)
-    info = store.study(study)
-    return info, store.trials(study), store.display_url
+    return load(study, Store(db, readonly=True))
 
 
 def point_json(p: Any) -> dict[str, Any] | None:

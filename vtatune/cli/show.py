@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import typer
 
 from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, valid_text
 from vtatune.search.summary import summarize
+
+if TYPE_CHECKING:
+    from vtatune.reports.study import Study
 
 
 def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
@@ -21,25 +27,23 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
       vtatune show conv2d-C8-xgb
       vtatune show conv2d-C8-xgb --json | jq '.pareto[0]'
     """
-    from vtatune.store import Store, StoreError, database_exists, normalize_url
+    from vtatune.cli.report import open_study
 
-    if not database_exists(db):  # a read-only command does not create the file
-        raise StoreError(f"no study '{study}': no database at {normalize_url(db)}")
-    store = Store(db, readonly=True)
-    info = store.study(study)
-    if info.is_network:
-        from vtatune.cli.network import show_network
+    loaded = open_study(study, db)
+    _SHOW[loaded.kind](loaded, json_)
 
-        show_network(store, info, json_)
-        return
-    data = summarize(info, store.trials(study))
+
+def show_operator(study: Study, json_: bool) -> None:
+    """An operator study: counts, then its front (or its fastest trials)."""
+    info = study.info
+    data = summarize(info, study.operator_trials)
     if json_:
         console.print_json(data)
         return
     lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
     console.line(f"study {info.name}: {info.workload} on {info.board}, objective "
                  f"{info.objective} ({data['latency']} latency), sampler {info.sampler} "
-                 f"({store.display_url})")
+                 f"({study.display_url})")
     wl = console.workload_of(info.workload)
     if wl is not None:
         console.line(f"workload: {wl.summary()}")
@@ -58,6 +62,17 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
                         data["pareto"], wl)
     else:
         console.designs(f"top {len(data['top'])} by {lat}:", data["top"], wl)
+
+
+def _show_network(study: Study, json_: bool) -> None:
+    from vtatune.cli.network import show_network
+
+    show_network(study, json_)
+
+
+#: The output of ``show`` for each kind of study.
+_SHOW: dict[str, Callable[[Study, bool], None]] = {"operator": show_operator,
+                                                  "network": _show_network}
 
 
 def register(app: typer.Typer) -> None:

@@ -36,20 +36,17 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     import time
 
     from vtatune.export import verify_bundle
-    from vtatune.export.network import is_network_bundle, verify_network_bundle
+    from vtatune.export.network import bundle_kind, verify_network_bundle
 
     t0 = time.perf_counter()
-    try:  # a name too long or with a NUL: not a folder (read_manifest says so, exit 2)
-        network = folder.is_dir() and is_network_bundle(folder)
-    except (OSError, ValueError):
-        network = False
-    width = 18 if network else 11
+    # the checks of each kind of bundle, and the width of their names
+    verify, width = {"operator": (verify_bundle, 11),
+                     "network": (verify_network_bundle, 18)}[bundle_kind(folder)]
 
     def show(c: Check) -> None:
         if not json_:
             console.line(f"{c.status:5s} {c.name:{width}s} {c.detail}")
 
-    verify = verify_network_bundle if network else verify_bundle
     report = verify(folder, board, on_check=show)
     elapsed = time.perf_counter() - t0
     if json_:

@@ -238,6 +238,16 @@ def is_network_bundle(folder: Path) -> bool:
     return isinstance(doc, dict) and doc.get("format") == NETWORK_BUNDLE_FORMAT
 
 
+def bundle_kind(folder: Path) -> str:
+    """The kind of study ``folder``'s bundle was exported from: ``network`` when its
+    manifest says so, ``operator`` otherwise (also for a folder that is not a bundle: the
+    operator checks say what is missing)."""
+    try:  # a name too long or with a NUL: not a folder (read_manifest says so, exit 2)
+        return "network" if folder.is_dir() and is_network_bundle(folder) else "operator"
+    except (OSError, ValueError):
+        return "operator"
+
+
 def read_network_manifest(folder: Path) -> dict[str, Any]:
     """The manifest of a network bundle; ``UserError`` when the bundle is incomplete."""
     from vtatune.escaping import shown

@@ -1,0 +1,83 @@
+"""One study model for every reader of a stored study (``show``, the API, ...).
+
+A study's trials are design points whatever its kind: an operator study's trial is one
+candidate (``TrialRecord``), a network study's trial one hardware design whose children are
+its layer results (``NetworkTrialRecord.layers``). ``load`` reads a study, with its trials,
+from the store once; the kind-specific parts (a network's host operators) hang off the model,
+and readers dispatch kind-specific output on ``Study.kind`` instead of asking the store
+twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from vtatune.networks.network import HostOp
+    from vtatune.store import Store
+    from vtatune.store.records import NetworkTrialRecord, StudyInfo, TrialRecord
+
+Kind = Literal["operator", "network"]
+
+
+@dataclass(frozen=True)
+class Study:
+    """A stored study: what it is for (``info``), its trials in order, and where it lives.
+
+    ``trials`` holds ``TrialRecord``s for an operator study and ``NetworkTrialRecord``s
+    (designs with their layer results as children) for a network study."""
+
+    info: StudyInfo
+    trials: tuple[Any, ...]
+    display_url: str
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def kind(self) -> Kind:
+        return "network" if self.info.is_network else "operator"
+
+    @property
+    def operator_trials(self) -> list[TrialRecord]:
+        """The trials of an operator study (empty for a network study)."""
+        return [] if self.kind == "network" else list(self.trials)
+
+    @property
+    def designs(self) -> list[NetworkTrialRecord]:
+        """The designs of a network study (empty for an operator study)."""
+        return list(self.trials) if self.kind == "network" else []
+
+    @property
+    def finished(self) -> list[Any]:
+        """The trials that are done (a network study's designs still running left out)."""
+        if self.kind == "network":
+            return [t for t in self.trials if t.status != "running"]
+        return list(self.trials)
+
+    def feasible_seconds(self) -> list[float]:
+        """End-to-end seconds of every feasible design point, in trial order."""
+        if self.kind == "network":
+            times = [t.seconds for t in self.trials if t.status == "ok"]
+        else:
+            times = [t.candidate.seconds for t in self.trials if t.candidate.feasible]
+        return [s for s in times if s is not None]
+
+    @cached_property
+    def host_ops(self) -> tuple[HostOp, ...] | None:
+        """A network study's host operators as stored with it (None for an operator study
+        or a network study made before they were recorded)."""
+        from vtatune.reports.network_data import study_host_ops
+
+        return study_host_ops(self.info) if self.kind == "network" else None
+
+
+def load(study: str | StudyInfo, store: Store) -> Study:
+    """Study ``study`` (a name, or the ``StudyInfo`` already read) of ``store`` with its
+    trials (``StoreError`` if there is no such study)."""
+    info = store.study(study) if isinstance(study, str) else study
+    records = store.network_trials(info.name) if info.is_network else store.trials(info.name)
+    return Study(info, tuple(records), store.display_url)
