@@ -37,7 +37,7 @@ import numpy as np
 
 from vtatune import schedules
 from vtatune.networks.network import Unit
-from vtatune.search.cost_model.analytic import estimate
+from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
 from vtatune.search.cost_model.features import Point
 from vtatune.search.samplers import Observation, Params, Sampler
 from vtatune.search.space import Candidate, SearchSpace
@@ -53,10 +53,6 @@ if TYPE_CHECKING:
 
 #: Share of random proposals once the cost model ranks them.
 EPS = 0.1
-#: Before the cost model is ready, a proposal is the analytically fastest of this many random
-#: candidates of the unit, or with probability ``INITIAL_EPS`` a random one.
-INITIAL_POOL = 32
-INITIAL_EPS = 0.25
 #: Evaluations a unit with no feasible schedule may still get once the budget is spent.
 UNSOLVED_EXTRA = 8
 #: Latency / lower bound assumed for a unit with no feasible result yet (when others have

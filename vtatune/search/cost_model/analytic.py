@@ -27,6 +27,12 @@ from vtatune.schedules.knobs import REDUCTION, SPATIAL, THREAD
 from vtatune.search.space import Candidate
 from vtatune.simulator.timing import load_params
 
+#: The initial design of the per-layer samplers (the xgb sampler and the network tuner): before
+#: the cost model is ready, a proposal is the analytically fastest of ``INITIAL_POOL`` random
+#: candidates, or with probability ``INITIAL_EPS`` a random one.
+INITIAL_POOL = 32
+INITIAL_EPS = 0.25
+
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig

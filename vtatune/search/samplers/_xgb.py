@@ -42,7 +42,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from vtatune.search.cost_model.analytic import estimate
+from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
 from vtatune.search.cost_model.features import Featurizer, Point
 from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.samplers._base import Observation, Params, Sampler
@@ -75,7 +75,8 @@ class XGBSampler(Sampler):
                  plan_size: int = 64, eps: float = 0.05, min_feasible: int = 16,
                  sa_chains: int = 128, sa_steps: int = 16, sa_temperature: float = 0.1,
                  infeasible_penalty: float = 1.0, feasible_threshold: float = 0.5,
-                 objective: str = "rank", initial_pool: int = 32, initial_eps: float = 0.25):
+                 objective: str = "rank", initial_pool: int = INITIAL_POOL,
+                 initial_eps: float = INITIAL_EPS):
         super().__init__(space, n_objectives, seed)
         self.plan_size = plan_size
         self.eps = eps
