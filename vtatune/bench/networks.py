@@ -43,6 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# FIT_ONLY: buffer parameters a program does not depend on (they only decide whether it fits);
+# TRANSIENT: statuses that say nothing about a candidate (a crash or a timeout): measured again
+from vtatune.networks.cost_model import FIT_ONLY
+from vtatune.statuses import TRANSIENT
+
 #: The reduced network space of the quality benchmark.
 REFERENCE_SPACE = """
 [study]
@@ -105,10 +110,6 @@ LOG_ACC_BUFF_SIZE = [15, 16, 17]
 kind = "area-latency"
 """
 
-#: Buffer parameters a program does not depend on (they only decide whether it fits).
-FIT_ONLY = ("LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE", "LOG_ACC_BUFF_SIZE")
-#: Statuses that say nothing about a candidate (a crash or a timeout): measured again.
-RETRY = ("timeout", "failed")
 #: An evaluation of the reference may take this long (a loaded machine is slow, not wrong).
 FILL_TIMEOUT_S = 1800.0
 #: How close to its optimum a found design should be (the issue's aim).
@@ -235,7 +236,7 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
     ctx = _context(space)
     known = store.lookup_many((c.key for c in todo), ctx.key)
     # a reference needs every candidate measured: a stored timeout or crash is tried again
-    pending = [c for c in todo if c.key not in known or known[c.key].status in RETRY]
+    pending = [c for c in todo if c.key not in known or known[c.key].status in TRANSIENT]
     if not pending:
         return
     with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
