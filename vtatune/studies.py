@@ -9,7 +9,7 @@ and exits with 2; Python callers catch them). Light to import: no TVM, no databa
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -115,11 +115,17 @@ def refuse_memory_db(db: str | None) -> None:
 
 def network_file(workload: str | None, space: str | None) -> str | None:
     """The network space file a search is about (``space`` or ``workload`` naming one:
-    ``resnet18``, ``tiny.toml``) or the ONNX model ``workload`` names, else None (a
-    single-operator search)."""
+    ``resnet18``, ``tiny.toml``), the ONNX model or network-set file ``workload`` names, else
+    None (a single-operator search)."""
     from vtatune.models.space import is_model_path
     from vtatune.networks import space as nspace
+    from vtatune.networks.members import is_set_file
 
+    if workload is not None and is_set_file(workload):
+        if space is not None:
+            raise UserError("give a network-set file or --space, not both (the set file may "
+                            "give the hardware space: [hardware], [objective], [constraints])")
+        return workload
     if workload is not None and is_model_path(workload):
         if space is not None:
             raise UserError("give an ONNX model or --space, not both (to search a model in "
@@ -201,8 +207,14 @@ def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
                        stock_flag: bool = False) -> str:
     """``network-NAME[-MODELFP][-sched][-stock]-SAMPLER``: the default name of a network study
     (an ONNX model's adds the first 8 hex digits of its fingerprint; ``stock``:
-    ``--stock-vta``)."""
+    ``--stock-vta``). Several networks: ``network-A+B[-wWA_WB][-MODELFPS]...`` (the weights
+    when they are not all 1)."""
     model = f"{sp.network.fingerprint[:8]}-" if sp.network.fingerprint else ""
+    if sp.multi:  # NAME is A+B; weights other than 1 each follow it
+        model = "".join(f"{m.network.fingerprint[:8]}-" for m in sp.networks
+                        if m.network.fingerprint)
+        if any(m.weight != 1.0 for m in sp.networks):
+            model = "w" + "_".join(f"{m.weight:g}" for m in sp.networks) + "-" + model
     return (f"network-{sp.network.name}-{model}{'sched-' if hw else ''}"
             f"{'stock-' if stock_flag else ''}{sampler}")
 
@@ -262,7 +274,8 @@ class NetworkSearch:
     study: str
 
 
-def network_search(path: str, *, layer: str | None = None, shape: str | None = None,
+def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] | None = None,
+                   layer: str | None = None, shape: str | None = None,
                    hw: str | None = None, board: str | None = None, trials: int = 100,
                    sampler: str | None = None, objective: str | None = None,
                    study: str | None = None, workers: int = 0, seed: int | None = None,
@@ -270,7 +283,10 @@ def network_search(path: str, *, layer: str | None = None, shape: str | None = N
                    inner_sampler: str | None = None, latency: str | None = None,
                    passes: str | None = None, stock_vta: bool = False) -> NetworkSearch:
     """Check a network search's options (every ``UserError`` before anything runs or is
-    stored) and load its space file ``path``."""
+    stored) and load its space: ``path`` a network (name, network file, ONNX model), a
+    network-set file or a list of networks (one accelerator for all:
+    ``networks.members``), weighted by ``weights`` (``--weights`` text "3,1" or numbers; 1
+    each by default)."""
     from vtatune.escaping import shown
     from vtatune.networks import space as nspace
 
@@ -301,8 +317,26 @@ def network_search(path: str, *, layer: str | None = None, shape: str | None = N
     if hw is not None and objective is None:
         objective = "latency"
     from vtatune.models.space import is_model_path, network_space
+    from vtatune.networks import members
 
-    if is_model_path(path):
+    paths = [path] if isinstance(path, str) else list(path)
+    if not paths:
+        raise UserError("no network given")
+    sets = [p for p in paths if members.is_set_file(p)]
+    if sets and (len(paths) > 1 or weights is not None):
+        raise UserError(f"{shown(sets[0], 80)} is a network-set file: search it alone (its "
+                        "members and weights are in it), or give the networks and --weights "
+                        "on the command line")
+    if isinstance(weights, str):
+        weights = members.parse_weights(weights, len(paths))
+    opts: dict[str, Any] = dict(
+        hw=hw, board=board, objective=objective, inner_trials=layer_trials,
+        inner_sampler=inner_sampler, stock_vta=True if stock_vta else None)
+    if sets:
+        sp = members.load_set(sets[0], **opts)
+    elif len(paths) > 1 or weights is not None:
+        sp = members.load_members(paths, weights, **opts)
+    elif is_model_path(path := paths[0]):
         sp, _ = network_space(path, hw=hw, board=board, objective=objective,
                               inner_trials=layer_trials, inner_sampler=inner_sampler,
                               stock_vta=True if stock_vta else None)

@@ -19,3 +19,41 @@ TINY: dict[str, Any] = {
     "objective": {"kind": "area-latency"},
     "inner": {"trials": 7, "min_per_layer": 2},
 }
+
+#: A second tiny network: shares TINY's 3x3 conv2d shape (``a``/``a2`` = ``x``) and has a
+#: dense shape of its own.
+OTHER: dict[str, Any] = {
+    **TINY,
+    "network": {"name": "other", "layers": [
+        {"name": "x", "kind": "conv2d", "shape": "1,16,8,8,16,3,3,1,1", "count": 3},
+        {"name": "y", "kind": "dense", "shape": "1,16,32", "count": 2},
+    ]},
+}
+
+
+def toml_text(raw: dict[str, Any]) -> str:
+    """``raw`` (tables of strings, numbers, booleans and lists of them; ``[network]``'s
+    ``layers``/``host_ops`` as arrays of tables) as TOML text, for tests that need files."""
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + "}"
+        return repr(v)
+
+    lines: list[str] = []
+    for section, table in raw.items():
+        lines.append(f"[{section}]")
+        arrays = {k: v for k, v in table.items()
+                  if isinstance(v, list) and v and all(isinstance(e, dict) for e in v)
+                  and section == "network"}
+        lines += [f"{k} = {value(v)}" for k, v in table.items() if k not in arrays]
+        for k, entries in arrays.items():
+            for e in entries:
+                lines += ["", f"[[{section}.{k}]]", *(f"{a} = {value(b)}" for a, b in e.items())]
+        lines.append("")
+    return "\n".join(lines)

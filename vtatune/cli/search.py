@@ -27,9 +27,11 @@ from vtatune.studies import DEFAULT_SAMPLER
 
 
 def search(
-    workload: Annotated[str | None, typer.Argument(
+    workloads: Annotated[list[str] | None, typer.Argument(
+        metavar="[WORKLOAD]...",
         help="Operator (see `vtatune operators`), network (resnet18, a network file) or ONNX "
-        "model (MODEL.onnx); default: the --space file's, else conv2d.",
+        "model (MODEL.onnx); default: the --space file's, else conv2d. Several networks (or "
+        "a network-set file): one accelerator for all of them.",
         show_default=False)] = None,
     layer: LayerOption = None,
     shape: ShapeOption = None,
@@ -77,6 +79,10 @@ def search(
         "--stock-vta", help="Keep to hardware designs stock VTA (apache/tvm-vta as it is) "
         "builds on the board, as stock_vta = true in the space file's constraints does; "
         "the others are screened out before they become trials.")] = False,
+    weights: Annotated[str | None, typer.Option(
+        "--weights", help="Several networks: each one's weight in the objective (the weighted "
+        "sum of their latencies), one positive number per network, in order (default 1 "
+        "each), e.g. 3,1.")] = None,
     json_: JsonOption = False,
 ) -> None:
     """Search hardware parameters and schedule knobs of WORKLOAD together.
@@ -92,11 +98,22 @@ def search(
       vtatune search conv2d --layer C8 --trials 200   # hardware x schedule
       vtatune search dense --shape 16,512,512 --hw default --trials 50
       vtatune search resnet18 --trials 20             # one VTA, every layer
+      vtatune search resnet18 mobilenet_v1 --weights 3,1   # one VTA for both
       vtatune search --space my.toml --study mine     # rerun: continues
     """
     from vtatune import studies
     from vtatune.errors import UserError
 
+    workloads = workloads or []
+    if len(workloads) > 1 or weights is not None:
+        _search_networks(workloads, weights, space=space, layer=layer, shape=shape, hw=hw,
+                         board=board, trials=trials, sampler=sampler, objective=objective,
+                         study=study, db=db, workers=workers, seed=seed, timeout=timeout,
+                         warm_start=warm_start, layer_trials=layer_trials,
+                         inner_sampler=inner_sampler, latency=latency, passes=passes,
+                         stock_vta=stock_vta, json_=json_)
+        return
+    workload = workloads[0] if workloads else None
     network = studies.network_file(workload, space)
     if network is not None:
         from vtatune.cli.network import search_network
@@ -126,6 +143,48 @@ def search(
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
     _report(result, json_, db, exportable=sp.passes is None)
+
+
+def _search_networks(workloads: list[str], weights: str | None, *, space: str | None,
+                     json_: bool, db: str | None, trials: int, workers: int,
+                     seed: int | None, timeout: float, warm_start: bool, **opts: Any) -> None:
+    """``search A B ... [--weights ...]``: one accelerator for several networks (the same
+    network study pipeline: ``studies.network_search`` with several members)."""
+    from vtatune import studies
+    from vtatune.cli import network as cli_network
+    from vtatune.errors import UserError
+    from vtatune.escaping import shown
+    from vtatune.networks.runner import check_study
+
+    if space is not None:
+        raise UserError("--space applies to one network; for several give a network-set file "
+                        "with its hardware space ([networks] members, [hardware], ...)")
+    for w in workloads:
+        if studies.network_file(w, None) is None and not _exists(w):
+            studies.check_workload(w)  # an operator or unknown name: names the known ones
+            raise UserError(f"{shown(w, 80)} is an operator: several workloads must all be "
+                            "networks (names, network files or ONNX models)")
+    if not workloads:
+        raise UserError("--weights needs the networks (e.g. vtatune search resnet18 "
+                        "mobilenet_v1 --weights 3,1)")
+    job = studies.network_search(workloads, weights=weights, trials=trials, workers=workers,
+                                 seed=seed, timeout=timeout, **opts)
+    check_study(job.space, job.study, db)
+    run = cli_network._run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout,
+                           warm_start, quiet=json_)
+    cli_network._report(run.result, job.space, json_, db)
+    if run.mirror_error:
+        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                      f"({run.mirror_error}); the results are stored")
+
+
+def _exists(path: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _start_workers_server() -> None:

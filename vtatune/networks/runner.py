@@ -89,14 +89,16 @@ class _Design:
 
 
 def study_workload(space: NetworkSpace) -> str:
-    """The ``workload`` a network study is stored under."""
+    """The ``workload`` a network study is stored under (``network:A+B`` for several)."""
     return f"network:{space.network.name}"
 
 
 def study_identity(space: NetworkSpace, ctx: EvalContext) -> dict[str, Any]:
     """What a network study is for (``search.runner.study_identity`` for networks): its layers
     and counts, objective, hardware choices, knobs, inner tuning, board, constraints and
-    models; a continuation must match it exactly."""
+    models (for several networks also each network's name, weight and model fingerprint;
+    its ``layers`` are every network's, ``NETWORK.LAYER``); a continuation must match it
+    exactly."""
     return {"workload": study_workload(space),
             "layers": [[la.name, la.workload.signature, la.count]
                        for la in space.network.layers],
@@ -104,7 +106,11 @@ def study_identity(space: NetworkSpace, ctx: EvalContext) -> dict[str, Any]:
             "hardware": {k: list(v) for k, v in space.hw_choices.items()},
             "knobs": {u.signature: list(space.knobs[u.signature]) for u in space.units},
             "inner": space.inner.describe(), **ctx.describe(),
-            **({"model": space.network.fingerprint} if space.network.fingerprint else {})}
+            **({"model": space.network.fingerprint} if space.network.fingerprint else {}),
+            **({"networks": [{"network": m.network.name, "weight": m.weight,
+                              **({"model": m.network.fingerprint}
+                                 if m.network.fingerprint else {})}
+                             for m in space.networks]} if space.multi else {})}
 
 
 def check_study(space: NetworkSpace, study: str, db: str | None = None) -> None:
@@ -415,7 +421,8 @@ class _Loop:
         if by is not None and not replay:
             a, s, n = by
             self._close(slot, NetworkTrialRecord(
-                status="dominated", layers=tuner.layers(), reason=(
+                status="dominated", layers=tuner.layers(), networks=tuner.networks(),
+                reason=(
                     f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm² is dominated by "
                     f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm²): layers not tuned"), **base),
                 violation=max(bound_s / s - 1.0, 1e-3))
@@ -441,7 +448,7 @@ class _Loop:
                         hw=d.hw.log_params(), hw_name=d.hw.name, area_mm2=d.area_mm2,
                         resources=d.resources, params=d.params, sampler=self.sampler,
                         bound_cycles=t.bound_cycles, layers=t.layers(),
-                        evaluated=d.evaluated, cached=d.cached)
+                        networks=t.networks(), evaluated=d.evaluated, cached=d.cached)
             if split is None:
                 missing = t.unsolved()
                 rec = NetworkTrialRecord(status="no_schedule", reason=(

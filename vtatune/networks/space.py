@@ -19,6 +19,7 @@ the host's (``[objective] latency = "accelerator"`` is for single-operator searc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -79,10 +80,36 @@ class NetworkSpace:
     source: str = ""
     #: keep to designs stock VTA builds as they are (``[constraints] stock_vta``)
     stock_vta: bool = False
+    #: the networks one accelerator is designed for, with their weights in the objective
+    #: (``Member``); empty for a single network (``network`` with weight 1). With several,
+    #: ``network`` is their union (``combined``): every layer, named ``NETWORK.LAYER``.
+    members: tuple[Member, ...] = ()
+
+    @property
+    def networks(self) -> tuple[Member, ...]:
+        """Every network with its weight (one member of weight 1 for a single network)."""
+        return self.members or (Member(self.network, 1.0),)
+
+    @property
+    def multi(self) -> bool:
+        """True for a study of several networks."""
+        return len(self.members) > 1
 
     @cached_property
     def units(self) -> tuple[Unit, ...]:
         return self.network.units()
+
+    @cached_property
+    def unit_weights(self) -> dict[str, float]:
+        """Per distinct layer: its weight in the objective, the sum over the networks of
+        weight x how often the network runs it (its count for a single network)."""
+        if not self.multi:
+            return {u.signature: u.count for u in self.units}
+        out: dict[str, float] = {}
+        for m in self.members:
+            for u in m.network.units():
+                out[u.signature] = out.get(u.signature, 0.0) + m.weight * u.count
+        return out
 
     @property
     def searched_hw(self) -> dict[str, tuple[int, ...]]:
@@ -113,14 +140,39 @@ class NetworkSpace:
                 for u in self.units}
 
     def describe(self) -> dict[str, Any]:
-        """What a study stores about its space (``network`` marks a network study)."""
+        """What a study stores about its space (``network`` marks a network study; for
+        several networks it is their union and ``networks`` lists each network
+        (``Network.describe()``) with its weight)."""
         return {"name": self.name, "network": self.network.describe(), "board": self.board,
                 "objective": self.objective,
                 "hardware": {k: list(v) for k, v in self.hw_choices.items()},
                 "knobs": {u.name: list(self.knobs[u.signature]) for u in self.units},
                 "fit_board": self.fit_board, "max_area_mm2": self.max_area_mm2,
                 "stock_vta": self.stock_vta, "inner": self.inner.describe(),
-                "source": self.source}
+                "source": self.source,
+                **({"networks": [{"network": m.network.describe(), "weight": m.weight}
+                                 for m in self.members]} if self.multi else {})}
+
+
+@dataclass(frozen=True)
+class Member:
+    """One network of a study and its weight in the objective (the weighted sum of the
+    networks' latencies)."""
+
+    network: Network
+    weight: float = 1.0
+
+
+def combined(members: Sequence[Member]) -> Network:
+    """The union of several networks as one: every layer of every network, named
+    ``NETWORK.LAYER``, with its count (a shape shared by two networks is one unit)."""
+    from vtatune.networks.network import Layer
+
+    layers = tuple(Layer(f"{m.network.name}.{la.name}", la.workload, la.count)
+                   for m in members for la in m.network.layers)
+    return Network(name="+".join(m.network.name for m in members), layers=layers,
+                   description="one accelerator for " + ", ".join(
+                       f"{m.network.name} (weight {m.weight:g})" for m in members))
 
 
 def read_toml(path: Path, what: str = "space file") -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """A network study in numbers: counts by status, the front of designs and the fastest ones.
 
-Used by ``vtatune search`` (its closing table and JSON), ``vtatune show`` and the reports. The
+Used by ``vtatune search`` (its closing table and JSON), ``vtatune show`` and the reports. A
+study of several networks adds ``networks`` (each network's name and weight) and, per design,
+each network's totals and layers. The
 front is over finished ``ok`` designs, non-dominated in (area_mm2, network seconds); a
 ``latency`` study lists its fastest designs instead. Network seconds are end to end: every
 layer run is one call (accelerator + host), as ``simulate`` and single-layer studies count it;
@@ -14,7 +16,7 @@ from typing import Any
 
 from vtatune.search.pareto import pareto_front
 from vtatune.search.summary import not_feasible
-from vtatune.store.records import NetworkTrialRecord, StudyInfo
+from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
 
 #: Designs listed for a latency study.
 TOP_N = 10
@@ -50,6 +52,10 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
         "evaluated": sum(t.evaluated for t in trials),
         "cached": sum(t.cached for t in trials),
         "layers": [la.get("name") for la in network.get("layers", [])],
+        **({"networks": [{"network": (m.get("network") or {}).get("name"),
+                          "weight": m.get("weight")} for m in info.space["networks"]
+                         if isinstance(m, dict)]}
+           if isinstance(info.space.get("networks"), list) else {}),
         "pareto": [design_row(t, info.board) for t in front_trials(finished)],
         "top": [design_row(t, info.board) for t in fastest(finished, top_n)],
         "not_feasible": not_feasible((t.status, t.number, t.hw_name, t.reason)
@@ -70,10 +76,22 @@ def design_row(t: NetworkTrialRecord, board: str | None = None) -> dict[str, Any
             "accelerator_seconds": t.accelerator_seconds, "host_seconds": t.host_seconds,
             "bound_cycles": t.bound_cycles,
             "efficiency": (t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
-            "layers": [{"name": la.name, "count": la.count, "knobs": dict(la.knobs),
-                        "cycles": la.cycles, "seconds": la.seconds,
-                        "accelerator_seconds": la.accelerator_seconds,
-                        "host_seconds": la.host_seconds,
-                        "share": (la.count * la.seconds / t.seconds)
-                        if la.seconds is not None and t.seconds else None,
-                        "trials": la.trials} for la in t.layers]}
+            "layers": _layer_rows(t.layers, t.seconds),
+            **({"networks": [
+                {"network": n.network, "weight": n.weight, "cycles": n.cycles,
+                 "seconds": n.seconds, "accelerator_seconds": n.accelerator_seconds,
+                 "host_seconds": n.host_seconds, "bound_cycles": n.bound_cycles,
+                 "layers": _layer_rows(n.layers, n.seconds)} for n in t.networks]}
+               if t.networks is not None else {})}
+
+
+def _layer_rows(layers: tuple[LayerResult, ...], total: float | None
+                ) -> list[dict[str, Any]]:
+    """Each layer's pick; ``share``: its part (count x seconds) of ``total``."""
+    return [{"name": la.name, "count": la.count, "knobs": dict(la.knobs),
+             "cycles": la.cycles, "seconds": la.seconds,
+             "accelerator_seconds": la.accelerator_seconds,
+             "host_seconds": la.host_seconds,
+             "share": (la.count * la.seconds / total)
+             if la.seconds is not None and total else None,
+             "trials": la.trials} for la in layers]

@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtatune import schedules
-from vtatune.networks.network import Unit
+from vtatune.networks.network import Network, Unit
 from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
 from vtatune.search.cost_model.features import Point
 from vtatune.search.samplers import Observation, Params, Sampler
 from vtatune.search.space import Candidate, SearchSpace
 from vtatune.simulator import bounds
 from vtatune.statuses import Status
-from vtatune.store.records import CandidateRecord, LayerResult
+from vtatune.store.records import CandidateRecord, LayerResult, NetworkResult
 
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
@@ -270,8 +270,10 @@ class DesignTuner:
     @property
     def bound_cycles(self) -> float:
         """Physical lower bound of the network's latency on this design (cycles): the
-        count-weighted sum of every unit's compute/memory bound."""
-        return sum(s.unit.count * s.bound_cycles for s in self.units.values())
+        count-weighted sum of every unit's compute/memory bound (for several networks, the
+        weighted sum of the networks' bounds)."""
+        w = self.space.unit_weights
+        return sum(w[sig] * s.bound_cycles for sig, s in self.units.items())
 
     @property
     def bound_seconds(self) -> float:
@@ -291,10 +293,11 @@ class DesignTuner:
     def feasible(self) -> bool:
         return all(s.best is not None for s in self.units.values())
 
-    def layers(self) -> tuple[LayerResult, ...]:
-        """Per network layer (in the network's order): its unit's best schedule."""
+    def layers(self, network: Network | None = None) -> tuple[LayerResult, ...]:
+        """Per layer of ``network`` (default: the space's; in the network's order): its
+        unit's best schedule."""
         out = []
-        for layer in self.space.network.layers:
+        for layer in (network or self.space.network).layers:
             s = self.units[layer.workload.signature]
             b = s.best
             status = Status.OK if b is not None else (
@@ -322,11 +325,45 @@ class DesignTuner:
         while a unit has no feasible schedule."""
         if not self.feasible:
             return None
+        if not self.space.multi:
+            return self._time(self.space.units)
+        times = [(m.weight, self._time(m.network.units())) for m in self.space.networks]
+        host: float | None = 0.0
+        for w, t in times:
+            host = None if host is None or t.host_seconds is None else host + w * t.host_seconds
+        return NetworkTime(int(sum(w * t.cycles for w, t in times)),
+                           sum(w * t.seconds for w, t in times),
+                           sum(w * t.accelerator_seconds for w, t in times), host)
+
+    def networks(self) -> tuple[NetworkResult, ...] | None:
+        """Per network of a study of several (None for one): its weight, time, bound and
+        layers on this design (its time None while a unit has no feasible schedule)."""
+        if not self.space.multi:
+            return None
+        out = []
+        for m in self.space.networks:
+            units = m.network.units()
+            t = self._time(units) if all(self.units[u.signature].best is not None
+                                         for u in units) else None
+            out.append(NetworkResult(
+                network=m.network.name, weight=m.weight,
+                cycles=None if t is None else t.cycles,
+                seconds=None if t is None else t.seconds,
+                accelerator_seconds=None if t is None else t.accelerator_seconds,
+                host_seconds=None if t is None else t.host_seconds,
+                bound_cycles=sum(u.count * self.units[u.signature].bound_cycles
+                                 for u in units),
+                layers=self.layers(m.network)))
+        return tuple(out)
+
+    def _time(self, units: tuple[Unit, ...]) -> NetworkTime:
+        """Count-weighted sums of the best latencies of ``units`` (each feasible)."""
         cycles = seconds = accel = 0.0
         host: float | None = 0.0
-        for s in self.units.values():
+        for u in units:
+            s = self.units[u.signature]
             assert s.best is not None and s.best.cycles is not None
-            n = s.unit.count
+            n = u.count
             cycles += n * s.best.cycles
             seconds += n * _seconds(s.best, self.board)
             accel += n * _accelerator_seconds(s.best, self.board)
@@ -407,7 +444,8 @@ class DesignTuner:
                 return s
         if self.issued >= self.budget:
             return None
-        weights = {id(s): s.unit.count * self._estimate(s) for s in open_}
+        unit_weights = self.space.unit_weights
+        weights = {id(s): unit_weights[s.unit.signature] * self._estimate(s) for s in open_}
         total = sum(weights.values()) or 1.0
         spent = self.issued + 1
         return max(open_, key=lambda s: (spent * weights[id(s)] / total - len(s.issued),

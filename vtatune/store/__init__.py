@@ -16,6 +16,7 @@ from vtatune.store.records import (
     CandidateRecord,
     LayerResult,
     NetworkEval,
+    NetworkResult,
     NetworkTrialRecord,
     StudyInfo,
     TrialRecord,
@@ -45,5 +46,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["DETERMINISTIC", "NETWORK_STATUSES", "STATUSES", "TRANSIENT", "CandidateRecord",
-           "LayerResult", "NetworkEval", "NetworkTrialRecord", "Store", "StoreError", "StudyInfo",
-           "TrialRecord", "database_exists", "default_url", "normalize_url", "sqlite_path"]
+           "LayerResult", "NetworkEval", "NetworkResult", "NetworkTrialRecord", "Store",
+           "StoreError", "StudyInfo", "TrialRecord", "database_exists", "default_url",
+           "normalize_url", "sqlite_path"]

@@ -17,7 +17,13 @@ from sqlalchemy import case, func, select
 from vtatune.store.candidates import _candidate, row_key
 from vtatune.store.engine import Database, _insert_if_absent, _jsonable, _upsert, _utc
 from vtatune.store.models import CandidateRow, ClaimRow, NetworkEvalRow, NetworkTrialRow, utcnow
-from vtatune.store.records import LayerResult, NetworkEval, NetworkTrialRecord, Slot
+from vtatune.store.records import (
+    LayerResult,
+    NetworkEval,
+    NetworkResult,
+    NetworkTrialRecord,
+    Slot,
+)
 from vtatune.store.slots import DONE, RUNNING
 
 if TYPE_CHECKING:
@@ -37,7 +43,9 @@ def network_trial_values(rec: NetworkTrialRecord, study_id: int) -> dict[str, An
         "accelerator_seconds": _float(rec.accelerator_seconds),
         "host_seconds": _float(rec.host_seconds),
         "bound_cycles": None if rec.bound_cycles is None else float(rec.bound_cycles),
-        "layers": {"layers": [la.as_dict() for la in rec.layers]},
+        "layers": {"layers": [la.as_dict() for la in rec.layers],
+                   **({"networks": [n.as_dict() for n in rec.networks]}
+                      if rec.networks is not None else {})},
         "resources": rec.resources, "params": rec.params, "sampler": rec.sampler,
         "evaluated": int(rec.evaluated), "cached": int(rec.cached),
     }
@@ -45,7 +53,9 @@ def network_trial_values(rec: NetworkTrialRecord, study_id: int) -> dict[str, An
 
 def network_trial_record(study: str, m: Any, created_at: datetime | None) -> NetworkTrialRecord:
     """The record of a ``vt_network_trials`` row mapping."""
-    layers = tuple(_layer(d) for d in (m["layers"] or {}).get("layers", []))
+    stored = m["layers"] or {}
+    layers = tuple(_layer(d) for d in stored.get("layers", []))
+    networks = stored.get("networks")
     return NetworkTrialRecord(
         study=study, number=m["number"], hw_key=m["hw_key"], hw=dict(m["hw"]),
         hw_name=m["hw_name"], status=m["status"], reason=m["reason"] or "",
@@ -53,7 +63,8 @@ def network_trial_record(study: str, m: Any, created_at: datetime | None) -> Net
         accelerator_seconds=m.get("accelerator_seconds"), host_seconds=m.get("host_seconds"),
         bound_cycles=m["bound_cycles"], layers=layers, resources=dict(m["resources"] or {}),
         params=dict(m["params"] or {}), sampler=m["sampler"], evaluated=m["evaluated"] or 0,
-        cached=m["cached"] or 0, created_at=created_at)
+        cached=m["cached"] or 0, created_at=created_at,
+        networks=None if networks is None else tuple(_network(d) for d in networks))
 
 
 def network_study_stats(s: Session, ids: list[int] | None
@@ -78,6 +89,15 @@ def _layer(d: dict[str, Any]) -> LayerResult:
                        host_seconds=d.get("host_seconds"),
                        bound_cycles=d.get("bound_cycles"), trials=int(d.get("trials", 0)),
                        status=d.get("status", "ok"))
+
+
+def _network(d: dict[str, Any]) -> NetworkResult:
+    return NetworkResult(network=d["network"], weight=float(d["weight"]),
+                         cycles=d.get("cycles"), seconds=d.get("seconds"),
+                         accelerator_seconds=d.get("accelerator_seconds"),
+                         host_seconds=d.get("host_seconds"),
+                         bound_cycles=d.get("bound_cycles"),
+                         layers=tuple(_layer(la) for la in d.get("layers", [])))
 
 
 def _float(x: float | None) -> float | None:

@@ -191,6 +191,37 @@ class LayerResult:
 
 
 @dataclass(frozen=True)
+class NetworkResult:
+    """One network of a study of several on one design (``NetworkTrialRecord.networks``).
+
+    ``network`` is its name, ``weight`` its weight in the study's objective; ``cycles``
+    (accelerator cycles, an integer), ``seconds`` (end to end, one call per layer run),
+    ``accelerator_seconds`` and ``host_seconds`` are its totals on the design: the
+    count-weighted sums over its layers of their best schedule's (exactly a single network
+    study's totals; None while one of its layers has no feasible schedule; ``host_seconds``
+    None when a layer's record predates the split); ``bound_cycles`` its physical lower
+    bound (sum of count x layer bound); ``layers`` one ``LayerResult`` per layer of the
+    network, in its order, under the network's own layer names (a layer whose shape another
+    network has too carries the same pick: the shape is tuned once per design).
+    """
+
+    network: str
+    weight: float
+    cycles: int | None = None
+    seconds: float | None = None
+    accelerator_seconds: float | None = None
+    host_seconds: float | None = None
+    bound_cycles: float | None = None
+    layers: tuple[LayerResult, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"network": self.network, "weight": self.weight, "cycles": self.cycles,
+                "seconds": self.seconds, "accelerator_seconds": self.accelerator_seconds,
+                "host_seconds": self.host_seconds, "bound_cycles": self.bound_cycles,
+                "layers": [la.as_dict() for la in self.layers]}
+
+
+@dataclass(frozen=True)
 class NetworkTrialRecord:
     """Trial ``number`` of a network study: one hardware design with every layer tuned.
 
@@ -200,6 +231,20 @@ class NetworkTrialRecord:
     network's physical lower bound on this design (the same sum over the layers' bounds);
     ``evaluated``/``cached`` count the layer candidates compiled or served from the store
     for it. Units as ``CandidateRecord``.
+
+    **Several networks** (one accelerator for all: ``networks.members``): ``networks`` is
+    one ``NetworkResult`` per network, in the study's order, with its weight, totals, bound
+    and layers; ``cycles``, ``seconds``, ``accelerator_seconds``, ``host_seconds`` and
+    ``bound_cycles`` are the WEIGHTED SUMS of the networks' (``cycles`` truncated to an
+    integer): ``seconds`` is the study's objective. ``layers`` then lists every layer of
+    every network, named ``NETWORK.LAYER``, with its count in that network. ``networks`` is
+    None for a single network's study (and in rows stored before it existed).
+
+    Stored in ``vt_network_trials.layers`` (JSON): ``{"layers": [LayerResult.as_dict(),
+    ...]}`` and, for several networks only, ``"networks": [NetworkResult.as_dict(), ...]``
+    beside it (``{network, weight, cycles, seconds, accelerator_seconds, host_seconds,
+    bound_cycles, layers: [LayerResult.as_dict(), ...]}``); a single network's row is
+    exactly as before.
     """
 
     study: str
@@ -222,6 +267,7 @@ class NetworkTrialRecord:
     evaluated: int = 0
     cached: int = 0
     created_at: datetime | None = None
+    networks: tuple[NetworkResult, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in NETWORK_STATUSES:
