@@ -45,7 +45,7 @@ Importing this module is light: pandas, TVM and the store load on first use.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -186,7 +186,8 @@ def layers(study: str, db: str | Store | None = None) -> pd.DataFrame:
     return _layers_frame(pd, loaded.designs)
 
 
-def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | None = None,
+def search(workload: str | Sequence[str] = "conv2d", *, weights: Sequence[float] | None = None,
+           layer: str | None = None, shape: str | None = None,
            space: str | None = None, hw: str | None = None, board: str | None = None,
            trials: int = 100, sampler: str | None = None, objective: str | None = None,
            study: str | None = None, db: str | None = None, workers: int = 1,
@@ -204,7 +205,9 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     ``[network]`` table): a trial is then one hardware design with every layer tuned
     (``layer_trials`` layer evaluations per design, ``inner_sampler`` ``xgb`` or ``random``:
     ``--layer-trials``, ``--inner-sampler``); read it with ``trials``, ``front`` and
-    ``layers``."""
+    ``layers``. A list of networks (or a network-set file) designs one accelerator for all
+    of them, ``weights`` (one positive number per network; 1 each by default) weighting
+    their latencies in the objective, as ``vtatune search A B --weights 3,1``."""
     import os
 
     from vtatune import studies
@@ -214,6 +217,18 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
     studies.check_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
                           layer_trials=layer_trials)
     studies.refuse_memory_db(db)  # the results would vanish with the connection
+    names = [workload] if isinstance(workload, str) else list(workload)
+    if len(names) != 1 or weights is not None:  # one accelerator for several networks
+        if space is not None:
+            raise UserError("space applies to one network; for several give a network-set "
+                            "file")
+        return _search_network(names, weights=weights, layer=layer, shape=shape, hw=hw,
+                               board=board, trials=trials, sampler=sampler,
+                               objective=objective, study=study, db=db, workers=workers,
+                               seed=seed, timeout=timeout, warm_start=warm_start,
+                               passes=passes, latency=latency, layer_trials=layer_trials,
+                               inner_sampler=inner_sampler, stock_vta=stock_vta)
+    workload = names[0]
     network = studies.network_file(workload, space)
     if network is not None:
         return _search_network(space or network, layer=layer, shape=shape, hw=hw,
@@ -244,7 +259,7 @@ def search(workload: str = "conv2d", *, layer: str | None = None, shape: str | N
                          space_size=res.space_size)
 
 
-def _search_network(path: str, *, trials: int, db: str | None, workers: int,
+def _search_network(path: str | list[str], *, trials: int, db: str | None, workers: int,
                     seed: int | None, timeout: float, warm_start: bool, **options: Any
                     ) -> SearchSummary:
     """``search`` of a network: ``vtatune search resnet18`` without the printing."""

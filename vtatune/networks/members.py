@@ -108,7 +108,7 @@ def parse_weights(text: str, n: int) -> list[float]:
             raise UserError(f"--weights: {_show(p)} is not a number") from None
         problem = weight_problem(w)
         if problem:
-            raise UserError(f"--weights: {problem}")
+            raise UserError(f"--weights: {problem.replace(repr(w), _show(p), 1)}")
         out.append(w)
     return out
 
@@ -127,14 +127,15 @@ def load_members(refs: Sequence[str], weights: Sequence[float] | None = None, *,
         raise UserError("no network given")
     if len(refs) > MAX_MEMBERS:
         raise UserError(f"{len(refs)} networks given; at most {MAX_MEMBERS}")
-    weights = [1.0] * len(refs) if weights is None else [float(w) for w in weights]
-    if len(weights) != len(refs):
-        raise UserError(f"{len(weights)} weights for {len(refs)} networks: give one per "
+    given = [1.0] * len(refs) if weights is None else list(weights)
+    if len(given) != len(refs):
+        raise UserError(f"{len(given)} weights for {len(refs)} networks: give one per "
                         "network, in order")
-    for w in weights:
+    for w in given:
         problem = weight_problem(w)
         if problem:
             raise UserError(problem)
+    weights = [float(w) for w in given]
     sections = sections or {}
     set_board = sections.get("study", {}).get("board") if isinstance(
         sections.get("study"), dict) else None
