@@ -140,3 +140,35 @@ def test_network_trials_stored_before_slots_are_adopted(url: str) -> None:
     assert (taken.number, taken.key) == (1, "other")
     (nxt,), _ = store.claim("net", taken.owner, [("third", {})], 3)
     assert nxt.number == 2
+
+
+def test_a_trial_of_several_networks_keeps_each_network(url: str) -> None:
+    """``NetworkTrialRecord.networks`` round-trips (numpy numbers made plain); a single
+    network's trial stores exactly what it stored before: no ``networks`` in its JSON."""
+    import json
+    import sqlite3
+
+    from vtatune.store import NetworkResult
+
+    store = Store(url)
+    _study(store)
+    pick = LayerResult("x", "w2", 3, key="k2", knobs={"tile_h": 8}, cycles=100_000,
+                       seconds=1e-3, bound_cycles=90_000.0, trials=6,
+                       accelerator_seconds=0.8e-3, host_seconds=0.2e-3)
+    nets = (NetworkResult("a", 3.0, cycles=400_000, seconds=np.float64(4e-3),
+                          accelerator_seconds=3.2e-3, host_seconds=0.8e-3,
+                          bound_cycles=360_000.0, layers=(pick,)),
+            NetworkResult("b", 1.0, layers=(LayerResult("fc", "w9", 1, status="invalid"),)))
+    store.save_network_trial(_trial(0, networks=nets))
+    store.save_network_trial(_trial(1))
+    got = store.network_trials("net")
+    assert got[0].networks == (NetworkResult("a", 3.0, cycles=400_000, seconds=4e-3,
+                                             accelerator_seconds=3.2e-3,
+                                             host_seconds=0.8e-3, bound_cycles=360_000.0,
+                                             layers=(pick,)), nets[1])
+    assert got[1].networks is None
+    if url.startswith("sqlite"):
+        rows = sqlite3.connect(url.removeprefix("sqlite:///")).execute(
+            "select number, layers from vt_network_trials order by number").fetchall()
+        assert "networks" in json.loads(rows[0][1])
+        assert list(json.loads(rows[1][1])) == ["layers"]
