@@ -415,6 +415,51 @@ def _network_files() -> dict[str, bytes]:
     return files
 
 
+def _netset_files() -> dict[str, bytes]:
+    """Network-set files (``networks.members``): the members list, each member's fields and
+    the optional sections made hostile."""
+    ok = ('[networks]\nmembers = [{network = "resnet18", weight = 3}, '
+          '{network = "mobilenet_v1"}]\n')
+
+    def member(text: str) -> bytes:
+        return f'[networks]\nmembers = [{{network = "resnet18"}}, {text}]\n'.encode()
+
+    files = {
+        "netset/ok.toml": ok.encode(),
+        "netset/members_empty.toml": b"[networks]\nmembers = []\n",
+        "netset/members_str.toml": b'[networks]\nmembers = "resnet18"\n',
+        "netset/members_missing.toml": b"[networks]\n",
+        "netset/networks_str.toml": b'networks = "resnet18,mobilenet_v1"\n',
+        "netset/unknown_key.toml": ok.replace("[networks]\n", "[networks]\nbogus = 1\n").encode(),
+        "netset/unknown_section.toml": ok.encode() + b"[cooling]\nfans = 2\n",
+        "netset/too_many.toml": b"[networks]\nmembers = ["
+        + b", ".join(b'{network = "resnet18"}' for _ in range(17)) + b"]\n",
+        "netset/dup.toml": member('{network = "resnet18"}'),
+        "netset/hardware_str.toml": ok.encode() + b'hardware = "big"\n',
+        "netset/hardware_bad.toml": ok.encode() + b"[hardware]\nLOG_BLOCK_IN = [99]\n",
+        "netset/inner_bad.toml": ok.encode() + b"[inner]\ntrials = 0\nmin_per_layer = -1\n",
+        "netset/study_name_esc.toml": ok.encode() + f"[study]\nname = {json.dumps(ESC)}\n"
+        .encode(),
+        "netset/board_path.toml": ok.encode() + b'[study]\nboard = "../../../../etc/passwd"\n',
+        "netset/operator_member.toml": member('{network = "conv2d"}'),
+        "netset/missing_member.toml": member('{network = "nope/missing.toml"}'),
+        "netset/self_member.toml": member('{network = "self_member.toml"}'),
+    }
+    values = {"weight": ["0", "-1", "nan", "inf", "-inf", "true", '"3"', "[1]", "1e400",
+                        HUGE_DIGITS, "1e7"],
+              "network": ["5", '""', json.dumps(ESC), json.dumps("n" * 5000), '"a\\u0000b"',
+                          "[\"resnet18\"]"]}
+    for key, vals in values.items():
+        for i, v in enumerate(vals):
+            text = (f"{{network = \"mobilenet_v1\", weight = {v}}}" if key == "weight"
+                    else f"{{network = {v}}}")
+            files[f"netset/member.{key}_{i}.toml"] = member(text)
+    files["netset/member.no_network.toml"] = member("{weight = 2}")
+    files["netset/member.unknown_key.toml"] = member('{network = "mobilenet_v1", x = 1}')
+    files["netset/member.not_table.toml"] = b'[networks]\nmembers = ["resnet18", 3]\n'
+    return files
+
+
 PASS_OK = """\
 from tvm import tirx
 
@@ -679,6 +724,7 @@ def _onnx_files() -> dict[str, bytes | Callable[[Path], None]]:
 FILES: dict[str, bytes | Callable[[Path], None]] = {
     **_hw_files(), **_board_files(), **_space_files(), **_npz_files(), **_bomb_files(),
     **_network_files(), **_passes_files(), **_measured_files(), **_onnx_files(),
+    **_netset_files(),
     "special/dir.json/.keep": b"",
     "special/sparse.json": lambda p: _sparse(p, 512 * MEGABYTE),
 }
@@ -728,6 +774,7 @@ READERS: dict[str, list[tuple[tuple[str, ...], bool]]] = {
     "space": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
     "npz": [(("simulate", "dense", "--shape", "16,64,64", "--inputs", "{f}", "--json"), False)],
     "network": [(("search", "--space", "{f}", *SEARCH_TAIL), False)],
+    "netset": [(("search", "{f}", *SEARCH_TAIL), False)],
     "measured": [(("calibrate", "{f}", "--no-loo"), False)],
     "onnx": [(("import", "{f}", "--json"), False),
              (("search", "{f}", *SEARCH_TAIL), False)],
@@ -748,6 +795,7 @@ VALID_FILES = {"npz/ok.npz", "npz/fortran.npz", "npz/bomb_extra.npz", "npz/claim
                "space/constraints.max_area_mm2_7.toml",  # 1e-320 mm2: tiny, but a number
                "space/schedule.knobs_4.toml",  # knobs = []: a hardware-only search
                "network/ok.toml", "passes/ok.py", "onnx/ok.onnx", "onnx/name_esc.onnx",
+               "netset/ok.toml",
                # grouped conv2d records calibrate; a timestamp out of range is no date
                "measured/groups.json", "measured/log_huge_stamp.log"}
 #: Pass files that load but whose passes or verifiers fail on a program: the candidate fails
@@ -828,6 +876,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], dict[str, str | list[
     "search-network": (("search", "resnet18"), ("--db", BRAKE_DB),
                        {"--layer-trials": "int", "--inner-sampler": "text", "--trials": "int",
                         "--workers": "int", "--study": "text"}),
+    # several networks: every bad --weights is refused before the database (the brake)
+    "search-weights": (("search", "resnet18", "mobilenet_v1"), ("--db", BRAKE_DB),
+                       {"--weights": ["3", "1,2,3", "-1,1", "0,1", "nan,1", "1,inf",
+                                      "1e400,1", ",", "1,,1", f"{HUGE_DIGITS},1", "1,0x10",
+                                      "1;2", " , ", ESC, "x" * MEGABYTE, "1," * 100_000]}),
     "compile-passes": (("compile", *DENSE), (), {"--passes": "text"}),
     "compile": (("compile", *DENSE), (),
                 {"--knobs": "text", "--print": "text", "--hw": "text", "--shape": "text",
@@ -874,9 +927,10 @@ def option_cases() -> list[Case]:
             for i, v in enumerate(vals):
                 # a real report or bundle: seconds each
                 writes = opt in ("--out", "--emit") and i != 1
+                refused = cmd in ("search-run", "search-weights")
                 cases.append(Case(id=f"{cmd}:{opt}:{i}", argv=(*head, *tail, opt, v),
-                                  expect=BAD if cmd == "search-run" else ANY,
-                                  check=_not_brake if cmd == "search-run" else None,
+                                  expect=BAD if refused else ANY,
+                                  check=_not_brake if refused else None,
                                   deep=writes or (cmd != "search-run" and kind == "text"
                                                   and i > 3)))
     # positional words of every command
