@@ -207,14 +207,16 @@ def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
                        stock_flag: bool = False) -> str:
     """``network-NAME[-MODELFP][-sched][-stock]-SAMPLER``: the default name of a network study
     (an ONNX model's adds the first 8 hex digits of its fingerprint; ``stock``:
-    ``--stock-vta``). Several networks: ``network-A+B[-wWA_WB][-MODELFPS]...`` (the weights
-    when they are not all 1)."""
+    ``--stock-vta``). Several networks: ``network-A+B[-SET][-wWA_WB][-MODELFPS]...`` (a
+    network-set file's name; the weights when they are not all 1)."""
     model = f"{sp.network.fingerprint[:8]}-" if sp.network.fingerprint else ""
-    if sp.multi:  # NAME is A+B; weights other than 1 each follow it
+    if sp.multi:  # NAME is A+B; a set file's name, weights other than 1 each follow it
         model = "".join(f"{m.network.fingerprint[:8]}-" for m in sp.networks
                         if m.network.fingerprint)
         if any(m.weight != 1.0 for m in sp.networks):
             model = "w" + "_".join(f"{m.weight:g}" for m in sp.networks) + "-" + model
+        if sp.name != sp.network.name:
+            model = f"{sp.name}-{model}"
     return (f"network-{sp.network.name}-{model}{'sched-' if hw else ''}"
             f"{'stock-' if stock_flag else ''}{sampler}")
 

@@ -91,7 +91,7 @@ def test_a_set_file_with_an_onnx_member(capsys, tmp_path, files) -> None:
     fp = info.space["networks"][0]["network"]["fingerprint"]
     assert len(fp) == 64 and info.identity["networks"][0] == {
         "network": "cv", "weight": 2.0, "model": fp}
-    assert d["study"] == f"network-cv+other-w2_1-{fp[:8]}-random"
+    assert d["study"] == f"network-cv+other-pair-w2_1-{fp[:8]}-random"
     shared = "conv2d_n1_c16_h8_w8_o16_k3x3_p1_s1"  # the model's conv is other's x
     for t in Store(db).network_trials(d["study"]):
         if t.status == "ok":
