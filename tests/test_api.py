@@ -276,3 +276,26 @@ def test_network_search_by_name_and_bad_input(tmp_path) -> None:
 def test_layers_of_an_operator_study_is_one_line(studies) -> None:
     with pytest.raises(UserError, match="single-operator study"):
         vt.layers(studies.random, studies.db)
+
+
+def test_several_networks_from_python(tmp_path) -> None:
+    """``search([A, B], weights=...)``: one accelerator for both, as the CLI's
+    ``search A B --weights``; the trials' seconds are the weighted sums of the networks'."""
+    from tests.networks.tiny_space import OTHER, TINY, toml_text
+
+    a, b = tmp_path / "tiny.toml", tmp_path / "other.toml"
+    a.write_text(toml_text(TINY))
+    b.write_text(toml_text(OTHER))
+    db = str(tmp_path / "m.sqlite")
+    run = vt.search([str(a), str(b)], weights=[2, 1], trials=2, sampler="random", seed=0,
+                    db=db, layer_trials=8)
+    assert run.study == "network-tiny+other-w2_1-random" and run.network == "tiny+other"
+    assert run.trials == 2
+    for t in Store(db).network_trials(run.study):
+        if t.status == "ok":
+            assert t.seconds == pytest.approx(2 * t.networks[0].seconds + t.networks[1].seconds)
+    for kw in ({"weights": [1, float("nan")]}, {"weights": [1]}, {"weights": [0, 1]}):
+        with pytest.raises(UserError):
+            vt.search([str(a), str(b)], db=db, **kw)
+    with pytest.raises(UserError):
+        vt.search([str(a), str(b)], space=str(a), db=db)
