@@ -240,3 +240,17 @@ def test_summary_rows_carry_each_network(searched) -> None:
         assert row["seconds"] == pytest.approx(sum(n["weight"] * n["seconds"] for n in nets))
         for n in nets:
             assert math.isclose(sum(la["share"] for la in n["layers"]), 1.0, rel_tol=1e-9)
+
+
+def test_layer_names_that_clash_across_networks_are_refused(tmp_path: Path) -> None:
+    """``a.b`` + layer ``c`` and ``a`` + layer ``b.c`` are both ``a.b.c`` in the union."""
+    one = {**TINY, "network": {"name": "a.b", "layers": [
+        {"name": "c", "kind": "dense", "shape": "1,32,16"}]}}
+    two = {**TINY, "network": {"name": "a", "layers": [
+        {"name": "b.c", "kind": "dense", "shape": "1,16,32"}]}}
+    paths = []
+    for i, raw in enumerate((one, two)):
+        paths.append(tmp_path / f"n{i}.toml")
+        paths[-1].write_text(toml_text(raw))
+    with pytest.raises(ConfigError, match="'a.b.c' are the same in two networks"):
+        members.load_members([str(p) for p in paths])

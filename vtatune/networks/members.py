@@ -40,6 +40,7 @@ A single network is a study of one member exactly as before (its weight has no e
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -152,6 +153,12 @@ def load_members(refs: Sequence[str], weights: Sequence[float] | None = None, *,
         if n in names[:i]:
             problems.append(f"network {_show(n)} is given twice (networks: "
                             f"{', '.join(names)})")
+    qualified = Counter(f"{sp.network.name}.{la.name}" for sp in spaces
+                        for la in sp.network.layers)
+    clashes = [q for q, k in qualified.items() if k > 1]
+    if clashes and not any("given twice" in p for p in problems):
+        problems.append(f"layer names {', '.join(_show(q) for q in clashes[:3])} are the "
+                        "same in two networks (NETWORK.LAYER): rename a network or a layer")
     first = spaces[0]
     hw_given = any(k in sections for k in HW_SECTIONS) or set_board is not None
     if hw_given:
