@@ -28,7 +28,7 @@ from vtatune.studies import DEFAULT_SAMPLER
 
 def search(
     workloads: Annotated[list[str] | None, typer.Argument(
-        metavar="[WORKLOAD]...",
+        metavar="WORKLOAD",
         help="Operator (see `vtatune operators`), network (resnet18, a network file) or ONNX "
         "model (MODEL.onnx); default: the --space file's, else conv2d. Several networks (or "
         "a network-set file): one accelerator for all of them.",
@@ -91,6 +91,8 @@ def search(
     simulated, and stored; identical candidates are served from the store. WORKLOAD may be a
     network (resnet18 and the zoo's others, --space FILE with a [network] table, or an ONNX
     model MODEL.onnx): a trial is then one hardware design with every layer's schedule tuned.
+    Several networks (or a network-set file): one design for all of them, the objective the
+    weighted sum of their latencies (--weights).
 
     Examples:
 
