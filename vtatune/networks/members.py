@@ -289,12 +289,13 @@ def _one(ref: str, **opts: Any) -> NetworkSpace:
     if is_model_path(ref):
         return network_space(ref, **opts)[0]
     p = resolve(ref)
-    if not nspace.is_network_file(p):
-        if not _is(p.is_file, p):
-            raise UserError(f"{_show(ref, 80)} is not a network, a network file or an ONNX "
-                            f"model (networks: {', '.join(nspace.builtin_names())})")
-        return nspace.load(p, **opts)  # names what is wrong with the file
-    return nspace.load(p, **opts)
+    if not _is(p.is_file, p):
+        raise UserError(f"{_show(ref, 80)} is not a network, a network file or an ONNX "
+                        f"model (networks: {', '.join(nspace.builtin_names())})")
+    if is_set_file(p):
+        raise UserError(f"{_show(ref, 80)} is a network-set file: a member must be a network "
+                        "(list its members instead)")
+    return nspace.load(p, **opts)  # a file that is no network space: names what is wrong
 
 
 def _hw_differences(a: NetworkSpace, b: NetworkSpace) -> list[str]:
