@@ -9,8 +9,7 @@ import itertools
 import pytest
 
 from vtatune.reports import network_plots, plots, report_data
-from vtatune.reports.data import ParamRelation, ValueStats
-from vtatune.reports.network_data import network_report_data
+from vtatune.reports.data import ParamRelation, ValueStats, network_report_data
 from vtatune.store import Store
 
 

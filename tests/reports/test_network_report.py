@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pytest
 
-from vtatune.reports.network_data import network_compare_data, network_report_data
+from vtatune.reports.data import network_compare_data, network_report_data
 from vtatune.reports.network_write import write_network_comparison, write_network_report
 from vtatune.search.pareto import hypervolume_2d
 from vtatune.store import Store

@@ -15,7 +15,7 @@ import pytest
 
 from vtatune.reports import html, report_data
 from vtatune.reports import network_write as nw
-from vtatune.reports.network_data import network_report_data
+from vtatune.reports.data import network_report_data
 from vtatune.store import Store
 
 BROWSER = next((b for b in (shutil.which(n) for n in ("chromium", "chromium-browser",

@@ -171,7 +171,7 @@ def show_network(study: Any, json_: bool) -> None:
     from vtatune.cli.studies import aligned
     from vtatune.escaping import terminal
     from vtatune.networks.summary import summarize
-    from vtatune.reports.network_data import host_ops_text
+    from vtatune.reports.data import host_ops_text
 
     info, host_ops = study.info, study.host_ops
     data = summarize(info, study.designs)
@@ -231,11 +231,11 @@ def report_network(study: Any, out: Any, json_: bool, t0: float) -> None:
 
     from vtatune.cli.files import default_out, write_files
     from vtatune.escaping import terminal
-    from vtatune.reports.network_data import host_ops_text, network_report_data, require_feasible
+    from vtatune.reports.data import host_ops_text, network_report_data, require_feasible_design
     from vtatune.reports.network_write import write_network_report
 
     info, trials = study.info, study.designs
-    require_feasible(info, trials)
+    require_feasible_design(info, trials)
     data = network_report_data(info, trials)
     folder = out if out is not None else default_out(info.name)
     files = write_files(lambda: write_network_report(data, folder), folder)
@@ -286,8 +286,7 @@ def compare_network(studies: list[Any], out: Any, json_: bool, t0: float) -> Non
     from vtatune.cli.studies import aligned
     from vtatune.errors import UserError
     from vtatune.reports import safe_name
-    from vtatune.reports.data import require_comparable
-    from vtatune.reports.network_data import network_compare_data
+    from vtatune.reports.data import network_compare_data, require_comparable
     from vtatune.reports.network_write import write_network_comparison
 
     names = [s.name for s in studies]

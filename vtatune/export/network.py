@@ -117,9 +117,9 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
     """The design ``pick`` names: ``fastest`` (least network latency), ``smallest`` (least
     area on the front), ``knee`` (of the front) or a trial number; ``UserError`` otherwise."""
     from vtatune.hardware import boards
-    from vtatune.reports.network_data import front_of, network_point, require_feasible
+    from vtatune.reports.data import front_of, network_point, require_feasible_design
 
-    require_feasible(info, trials)
+    require_feasible_design(info, trials)
     done = [t for t in trials if t.status != "running"]
     clock = boards.load(info.board).clock_mhz
     return pick_record(

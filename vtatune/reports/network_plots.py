@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtatune import formats
 from vtatune.reports import plots
-from vtatune.reports.network_data import NetworkCompareData, NetworkReportData
+from vtatune.reports.data import CompareData, ReportData
 from vtatune.reports.plots import (
     FEASIBLE_COLOR,
     FRONT_COLOR,
@@ -36,7 +36,7 @@ _STATUS_COLORS = {"dominated": "tab:gray", "no_fit": "tab:red", "no_schedule": "
 
 
 @_plain_text
-def front_figure(data: NetworkReportData) -> Figure:
+def front_figure(data: ReportData) -> Figure:
     """Area vs network latency: every feasible design, the front, the knee, the dominated
     designs at their bound; a side panel counts the designs of every other status."""
     fig = _figure(12.5, 6.2)
@@ -106,7 +106,7 @@ def _label_inside(ax: Any, x: float, y: float, text: str) -> None:
 
 
 @_plain_text
-def breakdown_figure(data: NetworkReportData) -> Figure:
+def breakdown_figure(data: ReportData) -> Figure:
     """Where each front design's network time goes: one stacked bar per design, one segment
     per layer (count x its latency), in the network's layer order."""
     front = sorted(data.front, key=lambda p: float(p.area_mm2 or 0.0))
@@ -144,7 +144,7 @@ def breakdown_figure(data: NetworkReportData) -> Figure:
     return fig
 
 
-def convergence_figure(data: NetworkReportData) -> Figure:
+def convergence_figure(data: ReportData) -> Figure:
     """Best network latency so far and front hypervolume against designs done: the
     operator studies' figure (``plots.convergence_figure``) with a network's words."""
     return plots.convergence_figure(
@@ -153,7 +153,7 @@ def convergence_figure(data: NetworkReportData) -> Figure:
 
 
 @_plain_text
-def compare_figure(data: NetworkCompareData) -> Figure:
+def compare_figure(data: CompareData) -> Figure:
     """Fronts of several network studies overlaid; best latency and hypervolume per design."""
     fig = _figure(16.0, 5.2)
     fr, lat, hv = fig.subplots(1, 3, width_ratios=[1.25, 1, 1])

@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.reports import html, network_plots, plots
-from vtatune.reports.network_data import (
-    NetworkCompareData,
-    NetworkPoint,
-    NetworkReportData,
+from vtatune.reports.data import (
+    CompareData,
+    DesignPoint,
+    ReportData,
     host_ops_text,
 )
 
 
-def write_network_report(data: NetworkReportData, out: Path) -> dict[str, Path]:
+def write_network_report(data: ReportData, out: Path) -> dict[str, Path]:
     """Write the report into ``out`` (created); returns file name -> path."""
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
@@ -44,7 +44,7 @@ def write_network_report(data: NetworkReportData, out: Path) -> dict[str, Path]:
     return written
 
 
-def write_network_comparison(data: NetworkCompareData, out: Path) -> dict[str, Path]:
+def write_network_comparison(data: CompareData, out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     fig = network_plots.compare_figure(data)
     png = plots.to_bytes(fig, "png")
@@ -61,7 +61,7 @@ DESIGN_COLUMNS = ["trial", "status", "hw_name", "area_mm2", "cycles", "latency_m
                   "reason"]
 
 
-def _design_row(p: NetworkPoint) -> dict[str, Any]:
+def _design_row(p: DesignPoint) -> dict[str, Any]:
     return {"trial": p.trial, "status": p.status, "hw_name": p.hw_name,
             "area_mm2": p.area_mm2, "cycles": p.cycles, "latency_ms": p.latency_ms,
             "accelerator_ms": p.accelerator_ms, "host_ms": p.host_ms, "bound_ms": p.bound_ms,
@@ -69,12 +69,12 @@ def _design_row(p: NetworkPoint) -> dict[str, Any]:
             "reason": p.reason}
 
 
-def designs_csv(points: Sequence[NetworkPoint]) -> str:
+def designs_csv(points: Sequence[DesignPoint]) -> str:
     """Every design, any status."""
     return _write(DESIGN_COLUMNS, [_design_row(p) for p in points])
 
 
-def front_csv(data: NetworkReportData) -> str:
+def front_csv(data: ReportData) -> str:
     """Front designs with, per layer, its count-weighted latency, share and knobs."""
     names = list(data.layer_names)
     cols = [*DESIGN_COLUMNS[:-1], "knee"]
@@ -93,7 +93,7 @@ def front_csv(data: NetworkReportData) -> str:
     return _write(cols, rows)
 
 
-def compare_csv(data: NetworkCompareData) -> str:
+def compare_csv(data: CompareData) -> str:
     cols = ["study", "sampler", "trial", "hw_name", "area_mm2", "latency_ms", "cycles"]
     rows = [{"study": s.study, "sampler": s.sampler, "trial": p.trial, "hw_name": p.hw_name,
              "area_mm2": p.area_mm2, "latency_ms": p.latency_ms, "cycles": p.cycles}
@@ -112,7 +112,7 @@ def _write(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
 
 # ---- HTML ----------------------------------------------------------------------------------------
 
-def _front_table(data: NetworkReportData) -> str:
+def _front_table(data: ReportData) -> str:
     cols = ["trial", "hardware", "stock VTA", "area (mm²)", "latency (ms)", "accel (ms)",
             "host (ms)", "cycles", "bound (ms)", "of bound (%)"]
     cols += [f"{n} (%)" for n in data.layer_names]
@@ -139,7 +139,7 @@ def _front_table(data: NetworkReportData) -> str:
                       text_cols=(1, 2), wrap_cols=(2,), titles=titles)
 
 
-def _layers_table(p: NetworkPoint) -> str:
+def _layers_table(p: DesignPoint) -> str:
     cols = ["layer", "count", "ms per run", "ms in all", "share (%)", "of bound (%)",
             "evaluations", "knobs"]
     rows = [[la.name, la.count, la.latency_ms, la.total_ms,
@@ -159,7 +159,7 @@ def _ms_cells(row: list[Any], columns: Sequence[int]) -> list[Any]:
             for k, v in enumerate(row)]
 
 
-def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
+def report_page(data: ReportData, images: dict[str, bytes]) -> str:
     from vtatune import formats
 
     statuses = ", ".join(f"{k} {v}" for k, v in data.statuses.items())
@@ -208,7 +208,7 @@ def report_page(data: NetworkReportData, images: dict[str, bytes]) -> str:
     return html.page(f"vtatune report: {data.study}", "\n".join(body))
 
 
-def compare_page(data: NetworkCompareData, png: bytes) -> str:
+def compare_page(data: CompareData, png: bytes) -> str:
     cols = ["study", "sampler", "designs", "feasible", "best (ms)", "front size",
             "hypervolume", "layer evaluations"]
     rows = [_ms_cells([s.study, s.sampler, s.n_trials, s.n_feasible, s.best_ms, len(s.front),

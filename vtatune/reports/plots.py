@@ -275,7 +275,7 @@ def convergence_figure(data: Any, noun: str = "trial",
                        latency_title: str = "Best latency", note: str = "") -> Figure:
     """Best latency so far (with every feasible trial faint) and hypervolume vs trial: the
     one convergence figure of every study (``data``: a ``ReportData`` or a network's
-    ``NetworkReportData``; ``noun``: what its trials are, ``note``: added to the title)."""
+    ``ReportData``; ``noun``: what its trials are, ``note``: added to the title)."""
     fig = _figure(12.0, 4.6)
     lat, hv = fig.subplots(1, 2)
     conv = data.convergence

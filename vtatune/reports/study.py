@@ -70,7 +70,7 @@ class Study:
     def host_ops(self) -> tuple[HostOp, ...] | None:
         """A network study's host operators as stored with it (None for an operator study
         or a network study made before they were recorded)."""
-        from vtatune.reports.network_data import study_host_ops
+        from vtatune.reports.data import study_host_ops
 
         return study_host_ops(self.info) if self.kind == "network" else None
 
