@@ -325,7 +325,7 @@ def test_network_studies_compare_on_their_layers_and_board_not_host_ops(network_
     do not compare, in one line naming the difference."""
     from dataclasses import replace
 
-    from vtatune.cli.network import _compared_network, _short
+    from vtatune.cli.compare import _compared_network, _short
     from vtatune.errors import UserError
     from vtatune.reports.data import require_comparable
     from vtatune.store import Store

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from vtatune.reports.data import network_compare_data, network_report_data
-from vtatune.reports.network_write import write_network_comparison, write_network_report
+from vtatune.reports.write import write_comparison as write_network_comparison
+from vtatune.reports.write import write_report as write_network_report
 from vtatune.search.pareto import hypervolume_2d
 from vtatune.store import Store
 
@@ -148,12 +149,12 @@ def test_mathtext_study_names_are_drawn_as_written(network_studies, data, name,
     operator plots' escaping): the figures are written and the names drawn as written."""
     import dataclasses
 
-    from vtatune.reports import network_plots
+    from vtatune.reports import plots
 
     named = dataclasses.replace(data, study=name, network=name)
     files = write_network_report(named, tmp_path / "report")
     assert {"front.png", "front.svg", "breakdown.png", "convergence.png"} <= set(files)
-    fig = network_plots.front_figure(named)
+    fig = plots.network_front_figure(named)
     assert fig._suptitle.get_text().startswith(name + ": network " + name)
     store = Store(network_studies.db)
     cmp = network_compare_data([(store.study(n), store.network_trials(n))

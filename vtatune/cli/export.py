@@ -11,7 +11,7 @@ import typer
 
 from vtatune import formats
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption, valid_text
+from vtatune.cli.options import DbOption, JsonOption, ms_of, valid_text
 from vtatune.cli.report import OutOption, default_out, open_study, write_files
 
 if TYPE_CHECKING:
@@ -85,16 +85,53 @@ def export_operator(study: Study, pick: str, out: Path | None, json_: bool, t0: 
                  f"with: {shell_command(['vtatune', 'verify-export', str(res.folder)])}")
 
 
-def _export_network(study: Study, pick: str, out: Path | None, json_: bool, t0: float
-                    ) -> None:
-    from vtatune.cli.network import export_network
+def export_network(study: Study, pick: str, out: Path | None, json_: bool, t0: float
+                   ) -> None:
+    """``vtatune export`` of a network study (the study model, ``vtatune.reports.study``):
+    one bundle for the whole network."""
+    from vtatune.export.network import pick_design, write_network_bundle
 
-    export_network(study, pick, out, json_, t0)
+    info, trials = study.info, study.designs
+    design = pick_design(info, trials, pick)  # bad picks fail here, before any compile
+    folder = out if out is not None else default_out(info.name, f"export-trial{design.number}")
+    res = write_files(lambda: write_network_bundle(info, trials, pick, folder,
+                                                   study.display_url), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
+            "network": res.network, "hw_name": res.hw_name, "cycles": res.cycles,
+            "stored_cycles": res.stored_cycles, "seconds": res.seconds,
+            "accelerator_seconds": res.accelerator_seconds, "host_seconds": res.host_seconds,
+            "stock_vta": res.stock_vta, "stock_vta_problems": list(res.stock_vta_problems),
+            "area_mm2": res.area_mm2, "layers": list(res.layers), **res.vta_flow,
+            "files": {k: str(v) for k, v in res.files.items()}, "elapsed_s": elapsed})
+        return
+    console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
+                 f"{res.hw_name}; {ms_of(res.seconds)} ms per run (accelerator "
+                 f"{ms_of(res.accelerator_seconds)} ms, {formats.cycles(res.cycles)} cycles + "
+                 f"host {ms_of(res.host_seconds)} ms), {formats.area(res.area_mm2)} mm², "
+                 f"{formats.counted(len(res.layers), 'layer')}")
+    if res.stock_vta:
+        console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
+                     "this design as it is)")
+    else:
+        console.line("stock VTA: no, it cannot build this design as it is: "
+                     + "; ".join(res.stock_vta_problems))
+    if res.cycles != res.stored_cycles:
+        console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
+                     "simulator changed since, the bundle holds the rebuilt programs' cycles")
+    from vtatune.export.autotvm import summary
+
+    console.line(summary(res.vta_flow))
+    console.line(f"wrote {res.folder}/ ({formats.counted(len(res.files), 'file')}) in "
+                 f"{elapsed:.1f} s; check it "
+                 f"with: vtatune verify-export {res.folder}")
 
 
 #: The bundle of a study of each kind.
 _EXPORT: dict[str, Callable[[Study, str, Path | None, bool, float], None]] = {
-    "operator": export_operator, "network": _export_network}
+    "operator": export_operator, "network": export_network}
 
 
 def register(app: typer.Typer) -> None:
