@@ -89,7 +89,7 @@ def export_network(study: Study, pick: str, out: Path | None, json_: bool, t0: f
                    ) -> None:
     """``vtatune export`` of a network study (the study model, ``vtatune.reports.study``):
     one bundle for the whole network."""
-    from vtatune.export.network import pick_design, write_network_bundle
+    from vtatune.export.bundle import pick_design, write_network_bundle
 
     info, trials = study.info, study.designs
     design = pick_design(info, trials, pick)  # bad picks fail here, before any compile
