@@ -99,6 +99,12 @@ class BundleResult:
     stock_vta_problems: tuple[str, ...] = ()
     #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
     vta_flow: dict[str, Any] = field(default_factory=dict)
+    #: a network bundle's network, its layers (``schedule.json``'s) and the split of
+    #: ``seconds`` (end to end per network run)
+    network: str | None = None
+    layers: tuple[dict[str, Any], ...] = ()
+    accelerator_seconds: float = 0.0
+    host_seconds: float = 0.0
 
     @property
     def stock_vta(self) -> bool:
@@ -376,34 +382,6 @@ NETWORK_SCHEDULE_FORMAT = "vtatune-network-schedule/1"
 PROGRAMS = "programs"
 
 
-@dataclass(frozen=True)
-class NetworkBundleResult:
-    """What ``write_network_bundle`` wrote; ``stored_cycles`` is the network latency the study
-    measured (it differs from ``cycles`` only if the compiler or simulator changed since)."""
-
-    folder: Path
-    study: str
-    trial: int
-    pick: str
-    hw_name: str
-    network: str
-    cycles: int
-    stored_cycles: int
-    seconds: float
-    area_mm2: float
-    layers: tuple[dict[str, Any], ...]
-    files: dict[str, Path]
-    accelerator_seconds: float = 0.0
-    host_seconds: float = 0.0
-    stock_vta_problems: tuple[str, ...] = ()
-    #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
-    vta_flow: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def stock_vta(self) -> bool:
-        return not self.stock_vta_problems
-
-
 def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
                 ) -> NetworkTrialRecord:
     """The design ``pick`` names: ``fastest`` (least network latency), ``smallest`` (least
@@ -422,7 +400,7 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
 
 
 def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str,
-                         out: Path, db: str = "") -> NetworkBundleResult:
+                         out: Path, db: str = "") -> BundleResult:
     """Rebuild the picked design's every layer and write the bundle into ``out``."""
     from vtatune.hardware import boards
     from vtatune.hardware.stock import stock_problems
@@ -473,8 +451,8 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
         (out / name).write_bytes(data)
         files[name] = out / name
-    return NetworkBundleResult(
-        folder=out, study=info.name, trial=t.number, pick=pick, hw_name=t.hw_name,
+    return BundleResult(
+        folder=out, study=info.name, trial=t.number, pick=pick, hw_name=t.hw_name, knobs={},
         network=network, cycles=schedule["network"]["cycles"],
         stored_cycles=int(t.cycles or 0), seconds=totals["latency_ms"] / 1e3,
         accelerator_seconds=totals["accelerator_ms"] / 1e3, host_seconds=totals["host_ms"] / 1e3,
