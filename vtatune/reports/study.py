@@ -4,8 +4,8 @@ A study's trials are design points whatever its kind: an operator study's trial 
 candidate (``TrialRecord``), a network study's trial one hardware design whose children are
 its layer results (``NetworkTrialRecord.layers``). ``load`` reads a study, with its trials,
 from the store once; the kind-specific parts (a network's host operators) hang off the model,
-and readers dispatch kind-specific output on ``Study.kind`` instead of asking the store
-twice.
+which also picks the kind's report data (``Study.report_data``, ``compare_data``), so
+``report``, ``compare`` and ``export`` are one function each over it.
 """
 
 from __future__ import annotations
