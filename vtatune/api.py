@@ -381,8 +381,7 @@ def _network_front(pd: Any, study: Study) -> pd.DataFrame:
     area and network latency, by increasing area), its knee the report's."""
     from vtatune.hardware import boards
     from vtatune.networks.summary import front_trials
-    from vtatune.reports.data import knee
-    from vtatune.reports.network_data import network_point
+    from vtatune.reports.data import knee, network_point
 
     info = study.info
     designs = front_trials([t for t in study.designs if t.status != "running"])

@@ -1,4 +1,5 @@
-"""report, compare, export, verify-export: files, JSON, exit codes, one-line errors."""
+"""report, compare, export, verify-export of operator and network studies: files, JSON, exit
+codes, one-line errors."""
 
 from __future__ import annotations
 
@@ -209,3 +210,120 @@ def test_default_output_folder() -> None:
     assert default_out("tpe") == project_root() / "reports" / "tpe"
     assert default_out("a/b c") == project_root() / "reports" / "a_b_c"
     assert default_out("s", "export-trial3") == project_root() / "reports" / "s" / "export-trial3"
+
+
+# ---- network studies ----------------------------------------------------------------------
+
+def test_report_compare_export_verify_of_network_studies(capsys, tmp_path,
+                                                         network_studies) -> None:
+    db, a, b = network_studies.db, network_studies.study, network_studies.other
+    rc, out, err = _run(capsys, "report", a, "--db", db, "--out", str(tmp_path / "r"), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["network"] == "tiny" and d["front"] and "breakdown.png" in d["files"]
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "c"),
+                        "--json")
+    assert rc == 0, err
+    assert [s["study"] for s in json.loads(out)["studies"]] == [a, b]
+    rc, out, err = _run(capsys, "export", a, "--pick", "fastest", "--db", db, "--out",
+                        str(tmp_path / "e"), "--json")
+    assert rc == 0, err
+    e = json.loads(out)
+    assert [la["name"] for la in e["layers"]] == ["a", "b", "a2", "fc"]
+    assert e["seconds"] == pytest.approx(e["accelerator_seconds"] + e["host_seconds"])
+    assert e["accelerator_seconds"] == pytest.approx(e["cycles"] / 100e6)
+    assert e["stock_vta"] == (not e["stock_vta_problems"])
+    schedule = json.loads((tmp_path / "e" / "schedule.json").read_text())
+    net = schedule["network"]
+    assert net["latency_ms"] == pytest.approx(net["accelerator_ms"] + net["host_ms"])
+    assert net["host_ms"] == pytest.approx(sum(la["count"] * la["host_ms"]
+                                               for la in net["layers"]))
+    manifest = json.loads((tmp_path / "e" / "manifest.json").read_text())
+    assert manifest["latency_ms"] == net["latency_ms"]
+    assert (manifest["stock_vta"], manifest["stock_vta_problems"]) == (
+        e["stock_vta"], e["stock_vta_problems"])
+    config = json.loads((tmp_path / "e" / "vta_config.json").read_text())
+    square = config.get("LOG_BLOCK_IN", config.get("LOG_BLOCK")) == config.get(
+        "LOG_BLOCK_OUT", config.get("LOG_BLOCK"))
+    assert ("LOG_BLOCK" in config) == square
+    rc, out, err = _run(capsys, "verify-export", str(tmp_path / "e"))
+    assert rc == 0, err
+    assert "pass  functional fc" in out and "passes every check" in out
+    assert e["bitstream"] == manifest["bitstream"] and "VTA flow" in _run(
+        capsys, "export", a, "--db", db, "--pick", "knee",
+        "--out", str(tmp_path / "e2"))[1]
+    # a re-signed schedule.json whose layer is named with terminal escapes: exit 1, escaped
+    import hashlib
+
+    sched = json.loads((tmp_path / "e" / "schedule.json").read_text())
+    sched["network"]["layers"][0]["name"] = "\x1b]0;owned\x07" + "x" * 5000
+    data = json.dumps(sched).encode()
+    (tmp_path / "e" / "schedule.json").write_bytes(data)
+    manifest["files"]["schedule.json"] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                          "bytes": len(data)}
+    (tmp_path / "e" / "manifest.json").write_text(json.dumps(manifest))
+    rc, out, err = _run(capsys, "verify-export", str(tmp_path / "e"))
+    assert rc == 1 and "FAIL  schedule" in out and "must be 1-64 letters" in out
+    assert "\x1b" not in out + err and len(max(out.splitlines(), key=len)) < 300
+    (tmp_path / "e" / "programs" / "a.bin").write_bytes(b"VTAPROG\0garbage")
+    rc, out, _ = _run(capsys, "verify-export", str(tmp_path / "e"))
+    assert rc == 1 and "FAIL  checksums" in out
+
+
+def test_network_compare_prints_milliseconds_with_three_decimals(capsys, tmp_path,
+                                                                 network_studies) -> None:
+    # README: latency in ms with three decimals everywhere; the network compare table once
+    # printed the raw float with four significant digits (and the hypervolume likewise).
+    db, a, b = network_studies.db, network_studies.study, network_studies.other
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "j"),
+                        "--json")
+    assert rc == 0, err
+    d = {s["study"]: s for s in json.loads(out)["studies"]}
+    rc, out, err = _run(capsys, "compare", a, b, "--db", db, "--out", str(tmp_path / "t"))
+    assert rc == 0, err
+    for name in (a, b):
+        row = next(ln.split() for ln in out.splitlines() if ln.split()[:1] == [name])
+        assert row[4] == f"{d[name]['best_ms']:,.3f}"
+        assert row[6] == f"{d[name]['hypervolume']:.3f}"
+    assert any(ln.startswith("best ms: ") for ln in out.splitlines())
+
+
+def test_compare_refuses_mixing_network_and_layer_studies(capsys, network_studies) -> None:
+    from vtatune.store import Store
+
+    store = Store(network_studies.db)
+    rec = store.network_evals(network_studies.study)[0].candidate
+    store.create_or_load_study("plain", rec.workload, {}, "random", "area-latency", "pynq-z1",
+                               0)
+    store.add_trial("plain", 0, rec.key, "random", {}, True)
+    for argv, message in ((["plain", network_studies.study], "is a network study"),
+                          ([network_studies.study, "plain"], "is not a network study")):
+        rc, _, err = _run(capsys, "compare", *argv, "--db", network_studies.db)
+        assert rc == 2 and message in err
+
+
+def test_network_studies_compare_on_their_layers_and_board_not_host_ops(network_studies
+                                                                        ) -> None:
+    """compare's one rule (reports.data.require_comparable): a study that lists host
+    operators compares with one made before they were listed; another board or other layers
+    do not compare, in one line naming the difference."""
+    from dataclasses import replace
+
+    from vtatune.cli.compare import _compared_network, _short
+    from vtatune.errors import UserError
+    from vtatune.reports.data import require_comparable
+    from vtatune.store import Store
+
+    facets = [("network", _compared_network, _short), ("board", lambda i: i.board, str)]
+    a = Store(network_studies.db).study(network_studies.study)
+    net = a.space["network"]
+    b = replace(a, name="b", space={**a.space, "network": {
+        **net, "host_ops": [{"op": "Add", "count": 2, "shapes": []}]}})
+    require_comparable([a, b], facets)
+    with pytest.raises(UserError, match=r"^studies differ in board \(.*: pynq-z1, c: ultra96"):
+        require_comparable([a, replace(a, name="c", board="ultra96")], facets)
+    layers = [{**net["layers"][0], "count": 9}, *net["layers"][1:]]
+    with pytest.raises(UserError, match=r"^studies differ in network \("):
+        require_comparable([a, replace(b, space={**b.space, "network": {**net,
+                                                                        "layers": layers}})],
+                           facets)

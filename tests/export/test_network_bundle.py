@@ -9,13 +9,8 @@ import shutil
 import pytest
 
 from vtatune.errors import UserError
-from vtatune.export.network import (
-    bundle_kind,
-    is_network_bundle,
-    pick_design,
-    verify_network_bundle,
-    write_network_bundle,
-)
+from vtatune.export.bundle import pick_design, write_network_bundle
+from vtatune.export.verify import bundle_kind, is_network_bundle, verify_network_bundle
 from vtatune.store import Store
 
 

@@ -8,9 +8,8 @@ import itertools
 
 import pytest
 
-from vtatune.reports import network_plots, plots, report_data
-from vtatune.reports.data import ParamRelation, ValueStats
-from vtatune.reports.network_data import network_report_data
+from vtatune.reports import plots, report_data
+from vtatune.reports.data import ParamRelation, ValueStats, network_report_data
 from vtatune.store import Store
 
 
@@ -42,7 +41,7 @@ def net(network_studies):
 def test_the_knee_label_stays_inside_its_panel_whatever_the_knee(net) -> None:
     assert net.front
     for knee in net.front:  # the top-left design too: its label must not reach the title
-        fig = network_plots.front_figure(dataclasses.replace(net, knee=knee))
+        fig = plots.network_front_figure(dataclasses.replace(net, knee=knee))
         r = _drawn(fig)
         ax = fig.axes[0]
         label = next(t for t in ax.texts if t.get_text().startswith("knee"))
@@ -59,7 +58,7 @@ def test_the_breakdown_legend_covers_no_bar(net) -> None:
     # the longest bar last (largest area), where an inside legend would sit on it
     front = sorted(net.front, key=lambda p: p.latency_ms)
     slow = [dataclasses.replace(p, area_mm2=float(i + 1)) for i, p in enumerate(front)]
-    fig = network_plots.breakdown_figure(dataclasses.replace(net, front=tuple(slow)))
+    fig = plots.breakdown_figure(dataclasses.replace(net, front=tuple(slow)))
     r = _drawn(fig)
     ax = fig.axes[0]
     legends = [lg for lg in (ax.get_legend(), *fig.legends) if lg is not None]
@@ -69,7 +68,7 @@ def test_the_breakdown_legend_covers_no_bar(net) -> None:
 
 
 def test_network_latency_axes_say_what_they_measure(net) -> None:
-    fig = network_plots.convergence_figure(net)
+    fig = plots.network_convergence_figure(net)
     assert fig.axes[0].get_ylabel() == "network latency (ms per run, end to end)"
 
 

@@ -8,8 +8,9 @@ import io
 import numpy as np
 import pytest
 
-from vtatune.reports.network_data import network_compare_data, network_report_data
-from vtatune.reports.network_write import write_network_comparison, write_network_report
+from vtatune.reports.data import network_compare_data, network_report_data
+from vtatune.reports.write import write_comparison as write_network_comparison
+from vtatune.reports.write import write_report as write_network_report
 from vtatune.search.pareto import hypervolume_2d
 from vtatune.store import Store
 
@@ -148,12 +149,12 @@ def test_mathtext_study_names_are_drawn_as_written(network_studies, data, name,
     operator plots' escaping): the figures are written and the names drawn as written."""
     import dataclasses
 
-    from vtatune.reports import network_plots
+    from vtatune.reports import plots
 
     named = dataclasses.replace(data, study=name, network=name)
     files = write_network_report(named, tmp_path / "report")
     assert {"front.png", "front.svg", "breakdown.png", "convergence.png"} <= set(files)
-    fig = network_plots.front_figure(named)
+    fig = plots.network_front_figure(named)
     assert fig._suptitle.get_text().startswith(name + ": network " + name)
     store = Store(network_studies.db)
     cmp = network_compare_data([(store.study(n), store.network_trials(n))
@@ -161,3 +162,27 @@ def test_mathtext_study_names_are_drawn_as_written(network_studies, data, name,
     cmp = dataclasses.replace(cmp, network=name, series=tuple(
         dataclasses.replace(s, study=f"{name}{i}") for i, s in enumerate(cmp.series)))
     assert {"compare.png", "compare.svg"} <= set(write_network_comparison(cmp, tmp_path / "c"))
+
+
+def test_network_csv_cells_are_never_formulas(network_studies, data) -> None:
+    """A network study's CSV files (front, designs, comparison) are written by the one CSV
+    writer, which keeps a name a spreadsheet would run as a formula as text (``'`` first)."""
+    import csv
+    import dataclasses
+    import io
+
+    from vtatune.reports import csv_files
+
+    evil = "=HYPERLINK(\"http://x\")"
+    front = [dataclasses.replace(p, hw_name=evil) for p in data.front]
+    named = dataclasses.replace(data, front=tuple(front), points=tuple(front))
+    for text in (csv_files.network_front_csv(named), csv_files.designs_csv(named.points)):
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert rows and all(r["hw_name"] == "'" + evil for r in rows)
+    store = Store(network_studies.db)
+    cmp = network_compare_data([(store.study(n), store.network_trials(n))
+                                for n in (network_studies.study, network_studies.other)])
+    cmp = dataclasses.replace(cmp, series=tuple(dataclasses.replace(s, study=evil)
+                                                for s in cmp.series))
+    rows = list(csv.DictReader(io.StringIO(csv_files.network_compare_csv(cmp))))
+    assert rows and {r["study"] for r in rows} == {"'" + evil}

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from vtatune.reports import html, report_data
-from vtatune.reports import network_write as nw
-from vtatune.reports.network_data import network_report_data
+from vtatune.reports.data import network_report_data
 from vtatune.store import Store
 
 BROWSER = next((b for b in (shutil.which(n) for n in ("chromium", "chromium-browser",
@@ -42,8 +41,8 @@ def pages(studies, network_studies) -> dict[str, str]:
                                                       for i in range(24)))
     figures = dict.fromkeys(("pareto", "convergence", "params", "front", "breakdown"), PNG)
     return {"operator": html.report_page(op, figures),
-            "network": nw.report_page(net, figures),
-            "wide network": nw.report_page(wide, figures)}
+            "network": html.network_report_page(net, figures),
+            "wide network": html.network_report_page(wide, figures)}
 
 
 class _Tables(HTMLParser):
@@ -135,7 +134,8 @@ def test_both_reports_mark_which_front_designs_stock_vta_builds(studies, network
     net = network_report_data(nstore.study(network_studies.study),
                               nstore.network_trials(network_studies.study))
     figures = dict.fromkeys(("pareto", "convergence", "params", "front", "breakdown"), PNG)
-    for data, page in ((op, html.report_page(op, figures)), (net, nw.report_page(net, figures))):
+    for data, page in ((op, html.report_page(op, figures)),
+                       (net, html.network_report_page(net, figures))):
         assert ">stock VTA</th>" in page and data.front
         text = std_html.unescape(page)
         for p in data.front:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,11 +20,13 @@ StudiesArg = Annotated[list[str], typer.Argument(
     help="Study names (same workload and board), e.g. one per sampler.", callback=valid_text)]
 
 
-#: What the table's best-latency column holds, per study latency.
+#: What the table's best-latency column holds, per study latency (a network's: end to end).
 BEST_MS = {"end-to-end": "the least time per call, end to end (accelerator + host), as in "
                          "show, report and compare.csv",
            "accelerator": "the least accelerator time (cycles at the board clock), as in "
-                          "show, report and compare.csv"}
+                          "show, report and compare.csv",
+           "network": "the least network latency, end to end (accelerator + host per layer "
+                      "run), as in show, report and compare.csv"}
 
 
 def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
@@ -41,7 +42,11 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
       vtatune compare conv2d-C8-xgb conv2d-C8-tpe conv2d-C8-random
       vtatune compare conv2d-C8-xgb conv2d-C8-tpe --json | jq '.studies[]'
     """
+    from vtatune.cli.studies import aligned
     from vtatune.errors import UserError
+    from vtatune.reports import safe_name, write_comparison
+    from vtatune.reports.data import require_comparable, study_latency
+    from vtatune.reports.study import compare_data
 
     t0 = time.perf_counter()
     names = list(dict.fromkeys(studies))
@@ -54,7 +59,66 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
         if not study.finished:
             raise UserError(f"study '{name}' has no {_NOTHING_YET[kind]} yet")
         loaded.append(study)
-    _COMPARE[kind](loaded, out, json_, t0)
+    net = kind == "network"
+    infos = [s.info for s in loaded]
+    # a network study's network but its host operators (listed by newer versions only)
+    require_comparable(infos, [("network", _compared_network, _short),
+                               ("board", lambda i: i.board, str)] if net else
+                       [("workload", lambda i: i.workload, str),
+                        ("board", lambda i: i.board, str), ("latency", study_latency, str)])
+    latency = study_latency(infos[0])
+    if not any(s.has_feasible for s in loaded):
+        raise UserError(f"none of the studies has a feasible {loaded[0].noun}: every front "
+                        "is empty")
+    data = compare_data(loaded)
+    folder = out if out is not None else default_out(
+        "compare-" + "-vs-".join(safe_name(n, 40) for n in names))
+    files = write_files(lambda: write_comparison(data, folder), folder)
+    elapsed = time.perf_counter() - t0
+    if json_:
+        console.print_json({
+            "db": loaded[-1].display_url, "out": str(folder),
+            "files": {k: str(v) for k, v in files.items()},
+            **({"network": data.network} if net else {"workload": data.workload}),
+            "board": data.board, "ref_point": data.ref_point,
+            **({} if net else {"latency": latency}),
+            "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
+                         "feasible": s.n_feasible,
+                         **({"layer_evaluations": s.evaluated} if net else
+                            {"best_cycles": s.best_cycles}), "best_ms": s.best_ms,
+                         "hypervolume": s.hypervolume, "front_size": len(s.front),
+                         "front": [point_json(p) for p in s.front]} for s in data.series],
+            "elapsed_s": elapsed})
+        return
+    ref = data.ref_point
+    hv = (" hypervolume: share of one box in log area and log "
+          + ("network latency" if net else "latency")
+          + ", from the fronts' ideal point to 10% beyond their nadir")
+    ref_text = (f" (reference point {formats.area(ref[0])} mm², {formats.ms(ref[1])} ms)"
+                if ref else "")
+    if net:
+        console.line(f"network {data.network} on {data.board};{hv}{ref_text}")
+    else:
+        console.line(f"{data.workload} on {data.board};{hv}{ref_text}" if ref else data.workload)
+    # "ms" is what the studies minimize, as show, report, compare.csv and index.html give it
+    best_ms = "best ms" if latency == "end-to-end" else "best accel ms"
+    if net:
+        for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
+                             "hypervolume", "layer evals"],
+                            [[s.study, s.sampler, s.n_trials, s.n_feasible,
+                              formats.ms(s.best_ms), len(s.front) if s.front else "empty",
+                              f"{s.hypervolume:.3f}", s.evaluated] for s in data.series]):
+            console.line(text)
+    else:
+        rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
+                 formats.cycles(s.best_cycles), formats.ms(s.best_ms),
+                 str(len(s.front)) if s.front else "empty", f"{s.hypervolume:.3f}"]
+                for s in data.series]
+        console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", best_ms,
+                             "front", "hypervolume"], rows, right=[False, False] + [True] * 6)
+    console.line(f"{best_ms}: {BEST_MS['network' if net else latency]}")
+    console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
+                 f"in {elapsed:.1f} s")
 
 
 #: Why a study cannot join a comparison of studies of another kind (the first study's).
@@ -65,67 +129,19 @@ _OTHER_KIND = {"operator": "is a network study: compare it with network studies"
 _NOTHING_YET = {"operator": "trials", "network": "finished design"}
 
 
-def compare_operators(studies: list[Study], out: Path | None, json_: bool, t0: float) -> None:
-    """``vtatune compare`` of operator studies (same workload, board and latency)."""
-    from vtatune.errors import UserError
-    from vtatune.reports import compare_data, safe_name, write_comparison
-
-    names = [s.name for s in studies]
-    where = studies[-1].display_url
-    from vtatune.reports.data import require_comparable, study_latency
-
-    loaded = [(s.info, list(s.trials)) for s in studies]
-    require_comparable([info for info, _ in loaded],
-                       [("workload", lambda i: i.workload, str), ("board", lambda i: i.board, str),
-                        ("latency", study_latency, str)])
-    kinds = {study_latency(info) for info, _ in loaded}
-    if not any(t.candidate.feasible for _, trials in loaded for t in trials):
-        raise UserError("none of the studies has a feasible trial: every front is empty")
-    data = compare_data(loaded)
-    latency = kinds.pop()
-    folder = out if out is not None else default_out(
-        "compare-" + "-vs-".join(safe_name(n, 40) for n in names))
-    files = write_files(lambda: write_comparison(data, folder), folder)
-    elapsed = time.perf_counter() - t0
-    if json_:
-        console.print_json({
-            "db": where, "out": str(folder), "files": {k: str(v) for k, v in files.items()},
-            "workload": data.workload, "board": data.board, "ref_point": data.ref_point,
-            "latency": latency,
-            "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
-                         "feasible": s.n_feasible, "best_cycles": s.best_cycles,
-                         "best_ms": s.best_ms,
-                         "hypervolume": s.hypervolume, "front_size": len(s.front),
-                         "front": [point_json(p) for p in s.front]} for s in data.series],
-            "elapsed_s": elapsed})
-        return
-    ref = data.ref_point
-    console.line(f"{data.workload} on {data.board}; hypervolume: share of one box in log area "
-                 f"and log latency, from the fronts' ideal point to 10% beyond their nadir "
-                 f"(reference point {formats.area(ref[0])} mm², {formats.ms(ref[1])} "
-                 f"ms)" if ref else data.workload)
-    rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
-             formats.cycles(s.best_cycles), formats.ms(s.best_ms),
-             str(len(s.front)) if s.front else "empty", f"{s.hypervolume:.3f}"]
-            for s in data.series]
-    # "ms" is what the studies minimize, as show, report, compare.csv and index.html give it
-    best_ms = "best ms" if latency == "end-to-end" else "best accel ms"
-    console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", best_ms,
-                         "front", "hypervolume"], rows, right=[False, False] + [True] * 6)
-    console.line(f"{best_ms}: {BEST_MS[latency]}")
-    console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
-                 f"in {elapsed:.1f} s")
+def _compared_network(info: Any) -> Any:
+    """What two network studies must share to be compared: their network but its host
+    operators (which a study made before they were listed does not carry)."""
+    network = (info.space or {}).get("network")
+    if not isinstance(network, dict):
+        return network
+    return {k: v for k, v in network.items() if k != "host_ops"}
 
 
-def _compare_networks(studies: list[Study], out: Path | None, json_: bool, t0: float) -> None:
-    from vtatune.cli.network import compare_network
-
-    compare_network(studies, out, json_, t0)
-
-
-#: The comparison of studies of each kind.
-_COMPARE: dict[str, Callable[[list[Study], Path | None, bool, float], None]] = {
-    "operator": compare_operators, "network": _compare_networks}
+def _short(v: Any) -> str:
+    if isinstance(v, dict):
+        return f"{v.get('name', '?')} ({formats.counted(len(v.get('layers', [])), 'layer')})"
+    return str(v)
 
 
 def register(app: typer.Typer) -> None:

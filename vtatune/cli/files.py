@@ -1,7 +1,7 @@
 """Where report, compare and export write their files, and one-line errors when they cannot.
 
-Shared by ``cli/report.py``, ``cli/compare.py``, ``cli/export.py`` and their network halves in
-``cli/network.py`` (a leaf, so those modules need not import each other).
+Shared by ``cli/report.py``, ``cli/compare.py`` and ``cli/export.py`` (a leaf, so those
+modules need not import each other).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The network halves of ``vtatune search`` and ``vtatune show``: one accelerator for every
-layer of a network (``cli/search.py`` dispatches here for ``resnet18`` or a space file with a
-``[network]`` table; ``cli/show.py`` for a network study)."""
+"""The network half of ``vtatune search``: one accelerator for every layer of a network
+(``cli/search.py`` dispatches here for ``resnet18`` or a space file with a ``[network]``
+table). Reading a network study (show, report, compare, export) is the commands' own, on the
+one study model (``reports.study``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from vtatune import formats
 from vtatune.cli import console
+from vtatune.cli.options import ms_of
 
 
 def search_network(path: str, *, layer: str | None, shape: str | None, hw: str | None,
@@ -139,7 +141,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                  if data["objective"] == "area-latency" else "fastest designs")
         console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "stock VTA",
                               "hardware"],
-                      [[formats.count(r["trial"]), _ms(r["seconds"]),
+                      [[formats.count(r["trial"]), ms_of(r["seconds"]),
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
                         formats.percent(r["efficiency"]), console.stock_mark(r),
                         r["hw_name"]] for r in rows],
@@ -164,236 +166,3 @@ def _exhausted(result: Any, trials: int) -> str:
                 f"({result.space_passing:,} of {result.space_size:,}) is in the study")
     return (f"stopped after {trials:,} of {result.requested:,} requested designs: no new "
             "hardware design that passes the screen left to propose")
-
-
-def show_network(study: Any, json_: bool) -> None:
-    """A network study: counts, then every front design with its per-layer breakdown."""
-    from vtatune.cli.studies import aligned
-    from vtatune.escaping import terminal
-    from vtatune.networks.summary import summarize
-    from vtatune.reports.network_data import host_ops_text
-
-    info, host_ops = study.info, study.host_ops
-    data = summarize(info, study.designs)
-    if json_:
-        console.print_json({**data, "host_ops": None if host_ops is None
-                            else [h.describe() for h in host_ops]})
-        return
-    console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
-                 f"{info.objective}, sampler {info.sampler} ({study.display_url})")
-    others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
-    best = data["best_seconds"]
-    console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
-                 + (f" (not feasible: {others})" if others else "")
-                 + (f", best {_ms(best)} ms ({formats.cycles(data['best_cycles'])} cycles)"
-                    if best is not None else "")
-                 + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
-                 "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
-                                "to continue)" if data["running"] else ""))
-    console.not_feasible(data["not_feasible"])
-    console.line(terminal(host_ops_text(host_ops)))
-    if not data["feasible"]:
-        console.line("no feasible design yet")
-        return
-    if info.objective == "area-latency":
-        rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs network latency "
-                     f"({formats.counted(len(rows), 'design')}):")
-    else:
-        rows = data["top"]
-        console.line(f"top {formats.counted(len(rows), 'design')} by network latency:")
-    for r in rows:
-        console.line("")
-        split = "" if r["host_seconds"] is None else (
-            f"accelerator {_ms(r['accelerator_seconds'])} ms + host "
-            f"{_ms(r['host_seconds'])} ms, ")
-        console.line(f"trial {r['trial']}: {r['hw_name']}, {_ms(r['seconds'])} ms per run "
-                     f"({split}{formats.cycles(r['cycles'])} cycles, "
-                     f"{formats.percent(r['efficiency'])} of the bound), "
-                     f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
-                     + ("yes" if r.get("stock_vta") else
-                        "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
-        for text in aligned(
-                ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
-                [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
-                  _ms(la["seconds"]), formats.percent(la["share"]), la["trials"],
-                  formats.knobs(la["knobs"])]
-                 for la in r["layers"]]):
-            console.line(text)
-    if console.stock_note(rows):
-        console.line("")
-        console.line(console.stock_note(rows))
-
-
-def report_network(study: Any, out: Any, json_: bool, t0: float) -> None:
-    """``vtatune report`` of a network study (the study model, ``vtatune.reports.study``)."""
-    import time
-
-    from vtatune.cli.files import default_out, write_files
-    from vtatune.escaping import terminal
-    from vtatune.reports.network_data import host_ops_text, network_report_data, require_feasible
-    from vtatune.reports.network_write import write_network_report
-
-    info, trials = study.info, study.designs
-    require_feasible(info, trials)
-    data = network_report_data(info, trials)
-    folder = out if out is not None else default_out(info.name)
-    files = write_files(lambda: write_network_report(data, folder), folder)
-    elapsed = time.perf_counter() - t0
-    picks = {"knee": data.knee, "fastest": data.fastest, "smallest": data.smallest}
-    if json_:
-        console.print_json({
-            "study": data.study, "network": data.network, "db": study.display_url,
-            "out": str(folder), "files": {k: str(v) for k, v in files.items()},
-            "trials": data.n_trials, "feasible": data.n_feasible,
-            "hypervolume": data.hypervolume, "ref_point": data.ref_point,
-            "host_ops": None if data.host_ops is None
-            else [h.describe() for h in data.host_ops],
-            "front": [_point_json(p) for p in data.front],
-            **{k: _point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
-        return
-    console.line(f"study {data.study}: network {data.network} on {data.board}, "
-                 f"{formats.counted(data.n_trials, 'design')}, {data.n_feasible} feasible; front "
-                 f"{len(data.front)} design{'' if len(data.front) == 1 else 's'}, hypervolume "
-                 f"{data.hypervolume:.4f}")
-    console.line(terminal(host_ops_text(data.host_ops)))
-    for label, p in picks.items():
-        if p is not None:
-            console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
-                         f"{formats.ms(p.latency_ms)} ms ({formats.cycles(p.cycles)} cycles), "
-                         f"{formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
-    others = ", ".join(n for n in files if n != "index.html")
-    console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
-
-
-def _point_json(p: Any) -> dict[str, Any] | None:
-    if p is None:
-        return None
-    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "stock_vta": p.stock_vta,
-            "stock_vta_problems": list(p.stock_vta_problems), "area_mm2": p.area_mm2,
-            "cycles": p.cycles, "latency_ms": p.latency_ms, "bound_ms": p.bound_ms,
-            "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
-                        "latency_ms": la.latency_ms, "share": la.share} for la in p.layers]}
-
-
-def compare_network(studies: list[Any], out: Any, json_: bool, t0: float) -> None:
-    """``vtatune compare`` of network studies (same network and board), as study models
-    (``vtatune.reports.study``) that each have a finished design."""
-    import time
-    from pathlib import Path
-
-    from vtatune.cli.files import default_out, write_files
-    from vtatune.cli.studies import aligned
-    from vtatune.errors import UserError
-    from vtatune.reports import safe_name
-    from vtatune.reports.data import require_comparable
-    from vtatune.reports.network_data import network_compare_data
-    from vtatune.reports.network_write import write_network_comparison
-
-    names = [s.name for s in studies]
-    loaded = [(s.info, s.finished) for s in studies]
-    # the network's layers (not its host operators, listed by newer versions only)
-    require_comparable([info for info, _ in loaded],
-                       [("network", _compared_network, _short),
-                        ("board", lambda i: i.board, str)])
-    if not any(t.feasible for _, trials in loaded for t in trials):
-        raise UserError("none of the studies has a feasible design: every front is empty")
-    data = network_compare_data(loaded)
-    folder = out if out is not None else default_out(
-        "compare-" + "-vs-".join(safe_name(n, 40) for n in names))
-    files = write_files(lambda: write_network_comparison(data, folder), folder)
-    elapsed = time.perf_counter() - t0
-    if json_:
-        console.print_json({
-            "db": studies[0].display_url, "out": str(folder),
-            "files": {k: str(v) for k, v in files.items()}, "network": data.network,
-            "board": data.board, "ref_point": data.ref_point,
-            "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
-                         "feasible": s.n_feasible, "best_ms": s.best_ms,
-                         "hypervolume": s.hypervolume, "front_size": len(s.front),
-                         "layer_evaluations": s.evaluated,
-                         "front": [_point_json(p) for p in s.front]} for s in data.series],
-            "elapsed_s": elapsed})
-        return
-    ref = data.ref_point
-    console.line(f"network {data.network} on {data.board}; hypervolume: share of one box in "
-                 "log area and log network latency, from the fronts' ideal point to 10% beyond "
-                 "their nadir" + (f" (reference point {formats.area(ref[0])} mm², "
-                                  f"{formats.ms(ref[1])} ms)" if ref else ""))
-    for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
-                         "hypervolume", "layer evals"],
-                        [[s.study, s.sampler, s.n_trials, s.n_feasible, formats.ms(s.best_ms),
-                          len(s.front) if s.front else "empty", f"{s.hypervolume:.3f}",
-                          s.evaluated]
-                         for s in data.series]):
-        console.line(text)
-    console.line("best ms: the least network latency, end to end (accelerator + host per "
-                 "layer run), as in show, report and compare.csv")
-    console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
-                 f"in {elapsed:.1f} s")
-
-
-def _compared_network(info: Any) -> Any:
-    """What two network studies must share to be compared: their network but its host
-    operators (which a study made before they were listed does not carry)."""
-    network = (info.space or {}).get("network")
-    if not isinstance(network, dict):
-        return network
-    return {k: v for k, v in network.items() if k != "host_ops"}
-
-
-def _short(v: Any) -> str:
-    if isinstance(v, dict):
-        return f"{v.get('name', '?')} ({formats.counted(len(v.get('layers', [])), 'layer')})"
-    return str(v)
-
-
-def export_network(study: Any, pick: str, out: Any, json_: bool, t0: float) -> None:
-    """``vtatune export`` of a network study (the study model, ``vtatune.reports.study``):
-    one bundle for the whole network."""
-    import time
-
-    from vtatune.cli.files import default_out, write_files
-    from vtatune.export.network import pick_design, write_network_bundle
-
-    info, trials = study.info, study.designs
-    design = pick_design(info, trials, pick)  # bad picks fail here, before any compile
-    folder = out if out is not None else default_out(info.name, f"export-trial{design.number}")
-    res = write_files(lambda: write_network_bundle(info, trials, pick, folder,
-                                                   study.display_url), folder)
-    elapsed = time.perf_counter() - t0
-    if json_:
-        console.print_json({
-            "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
-            "network": res.network, "hw_name": res.hw_name, "cycles": res.cycles,
-            "stored_cycles": res.stored_cycles, "seconds": res.seconds,
-            "accelerator_seconds": res.accelerator_seconds, "host_seconds": res.host_seconds,
-            "stock_vta": res.stock_vta, "stock_vta_problems": list(res.stock_vta_problems),
-            "area_mm2": res.area_mm2, "layers": list(res.layers), **res.vta_flow,
-            "files": {k: str(v) for k, v in res.files.items()}, "elapsed_s": elapsed})
-        return
-    console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
-                 f"{res.hw_name}; {_ms(res.seconds)} ms per run (accelerator "
-                 f"{_ms(res.accelerator_seconds)} ms, {formats.cycles(res.cycles)} cycles + "
-                 f"host {_ms(res.host_seconds)} ms), {formats.area(res.area_mm2)} mm², "
-                 f"{formats.counted(len(res.layers), 'layer')}")
-    if res.stock_vta:
-        console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
-                     "this design as it is)")
-    else:
-        console.line("stock VTA: no, it cannot build this design as it is: "
-                     + "; ".join(res.stock_vta_problems))
-    if res.cycles != res.stored_cycles:
-        console.line(f"note: the study measured {res.stored_cycles:,} cycles; the compiler or "
-                     "simulator changed since, the bundle holds the rebuilt programs' cycles")
-    from vtatune.export.autotvm import summary
-
-    console.line(summary(res.vta_flow))
-    console.line(f"wrote {res.folder}/ ({formats.counted(len(res.files), 'file')}) in "
-                 f"{elapsed:.1f} s; check it "
-                 f"with: vtatune verify-export {res.folder}")
-
-
-def _ms(seconds: float | None) -> str:
-    """Seconds as ``formats.ms`` milliseconds (the units of every other table)."""
-    return formats.ms(None if seconds is None else 1e3 * seconds)

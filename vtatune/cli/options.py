@@ -107,3 +107,10 @@ PassesOption = Annotated[
                  "optionally VERIFIERS (see README, User passes; `vtatune compile "
                  "--list-phases`)."),
 ]
+
+
+def ms_of(seconds: float | None) -> str:
+    """Seconds as ``formats.ms`` milliseconds (the units of every other table)."""
+    from vtatune import formats
+
+    return formats.ms(None if seconds is None else 1e3 * seconds)

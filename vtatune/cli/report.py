@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,55 +36,50 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
       vtatune report conv2d-C8-xgb
       vtatune report network-resnet18-xgb --out /tmp/resnet18-report
     """
+    from vtatune.escaping import terminal
+    from vtatune.reports import host_ops_text, write_report
+
     t0 = time.perf_counter()
     loaded = open_study(study, db)
-    _REPORT[loaded.kind](loaded, out, json_, t0)
-
-
-def report_operator(study: Study, out: Path | None, json_: bool, t0: float) -> None:
-    """``vtatune report`` of an operator study."""
-    from vtatune.reports import report_data, require_feasible, write_report
-
-    info, trials, where = study.info, list(study.trials), study.display_url
-    require_feasible(info, trials)
-    data = report_data(info, trials)
-    folder = out if out is not None else default_out(study.name)
+    loaded.require_feasible()
+    data = loaded.report_data()
+    folder = out if out is not None else default_out(loaded.name)
     files = write_files(lambda: write_report(data, folder), folder)
     elapsed = time.perf_counter() - t0
+    picks = {"fastest": data.fastest, "smallest": data.smallest, "knee": data.knee}
+    net = data.network is not None
     if json_:
         console.print_json({
-            "study": data.study, "db": where, "out": str(folder),
+            "study": data.study, **({"network": data.network} if net else {}),
+            "db": loaded.display_url, "out": str(folder),
             "files": {k: str(v) for k, v in files.items()}, "trials": data.n_trials,
             "feasible": data.n_feasible, "hypervolume": data.hypervolume,
-            "ref_point": data.ref_point,
+            "ref_point": data.ref_point, **({"host_ops": host_ops_json(data.host_ops)}
+                                            if net else {}),
             "front": [point_json(p) for p in data.front],
-            "knee": point_json(data.knee), "fastest": point_json(data.fastest),
-            "smallest": point_json(data.smallest), "elapsed_s": elapsed})
+            **{k: point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return
-    console.line(f"study {data.study}: {data.workload} on {data.board}, "
-                 f"{formats.counted(data.n_trials, 'trial')}, "
-                 f"{data.n_feasible} feasible; front {len(data.front)} point"
-                 f"{'' if len(data.front) == 1 else 's'}, hypervolume "
-                 f"{data.hypervolume:.3f}")
-    for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
-                     ("knee", data.knee)):
+    front = formats.counted(len(data.front), loaded.noun if net else "point")
+    console.line(f"study {data.study}: " + (f"network {data.network}" if net else data.workload)
+                 + f" on {data.board}, {formats.counted(data.n_trials, loaded.noun)}, "
+                 f"{data.n_feasible} feasible; front {front}"
+                 f", hypervolume {data.hypervolume:{'.4f' if net else '.3f'}}")
+    if net:
+        console.line(terminal(host_ops_text(data.host_ops)))
+    for label in ("knee", "fastest", "smallest") if net else picks:
+        p = picks[label]
         if p is not None:
+            ms, cycles = formats.ms(p.latency_ms), formats.cycles(p.cycles)
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
-                         f"{formats.cycles(p.cycles)} cycles ({formats.ms(p.latency_ms)} ms), "
-                         f"{formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
+                         + (f"{ms} ms ({cycles} cycles)" if net else f"{cycles} cycles ({ms} ms)")
+                         + f", {formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
 
-def _report_network(study: Study, out: Path | None, json_: bool, t0: float) -> None:
-    from vtatune.cli.network import report_network
-
-    report_network(study, out, json_, t0)
-
-
-#: The report of a study of each kind.
-_REPORT: dict[str, Callable[[Study, Path | None, bool, float], None]] = {
-    "operator": report_operator, "network": _report_network}
+def host_ops_json(host_ops: Any) -> list[dict[str, Any]] | None:
+    """A network's host operators as JSON (None: not recorded with the study)."""
+    return None if host_ops is None else [h.describe() for h in host_ops]
 
 
 def open_study(study: str, db: str | None) -> Study:
@@ -100,13 +94,20 @@ def open_study(study: str, db: str | None) -> Study:
 
 
 def point_json(p: Any) -> dict[str, Any] | None:
+    """A design point as JSON: a network design with its layers, an operator's with its
+    knobs and resources."""
     if p is None:
         return None
-    return {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "knobs": p.knobs,
-            "cycles": p.cycles, "latency_ms": p.latency_ms, "area_mm2": p.area_mm2,
-            p.logic_kind: p.lut, "ff": p.ff, p.bram_kind: p.bram, "dsp": p.dsp,
-            "efficiency": p.efficiency, "stock_vta": p.stock_vta,
-            "stock_vta_problems": list(p.stock_vta_problems)}
+    out = {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "cycles": p.cycles,
+           "latency_ms": p.latency_ms, "area_mm2": p.area_mm2, "stock_vta": p.stock_vta,
+           "stock_vta_problems": list(p.stock_vta_problems)}
+    if p.networks:
+        return {**out, "bound_ms": p.bound_ms,
+                "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
+                            "latency_ms": la.latency_ms, "share": la.share}
+                           for la in p.layers]}
+    return {**out, "knobs": p.knobs, p.logic_kind: p.lut, "ff": p.ff, p.bram_kind: p.bram,
+            "dsp": p.dsp, "efficiency": p.efficiency}
 
 
 def register(app: typer.Typer) -> None:

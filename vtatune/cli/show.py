@@ -9,7 +9,7 @@ import typer
 
 from vtatune import formats
 from vtatune.cli import console
-from vtatune.cli.options import DbOption, JsonOption, valid_text
+from vtatune.cli.options import DbOption, JsonOption, ms_of, valid_text
 from vtatune.search.summary import summarize
 
 if TYPE_CHECKING:
@@ -64,15 +64,68 @@ def show_operator(study: Study, json_: bool) -> None:
         console.designs(f"top {len(data['top'])} by {lat}:", data["top"], wl)
 
 
-def _show_network(study: Study, json_: bool) -> None:
-    from vtatune.cli.network import show_network
+def show_network(study: Study, json_: bool) -> None:
+    """A network study: counts, then every front design with its per-layer breakdown."""
+    from vtatune.cli.report import host_ops_json
+    from vtatune.cli.studies import aligned
+    from vtatune.escaping import terminal
+    from vtatune.networks.summary import summarize
+    from vtatune.reports.data import host_ops_text
 
-    show_network(study, json_)
+    info, host_ops = study.info, study.host_ops
+    data = summarize(info, study.designs)
+    if json_:
+        console.print_json({**data, "host_ops": host_ops_json(host_ops)})
+        return
+    console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
+                 f"{info.objective}, sampler {info.sampler} ({study.display_url})")
+    others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
+    best = data["best_seconds"]
+    console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
+                 + (f" (not feasible: {others})" if others else "")
+                 + (f", best {ms_of(best)} ms ({formats.cycles(data['best_cycles'])} cycles)"
+                    if best is not None else "")
+                 + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
+                 "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
+                                "to continue)" if data["running"] else ""))
+    console.not_feasible(data["not_feasible"])
+    console.line(terminal(host_ops_text(host_ops)))
+    if not data["feasible"]:
+        console.line("no feasible design yet")
+        return
+    if info.objective == "area-latency":
+        rows = data["pareto"]
+        console.line(f"Pareto front, area_mm2 vs network latency "
+                     f"({formats.counted(len(rows), 'design')}):")
+    else:
+        rows = data["top"]
+        console.line(f"top {formats.counted(len(rows), 'design')} by network latency:")
+    for r in rows:
+        console.line("")
+        split = "" if r["host_seconds"] is None else (
+            f"accelerator {ms_of(r['accelerator_seconds'])} ms + host "
+            f"{ms_of(r['host_seconds'])} ms, ")
+        console.line(f"trial {r['trial']}: {r['hw_name']}, {ms_of(r['seconds'])} ms per run "
+                     f"({split}{formats.cycles(r['cycles'])} cycles, "
+                     f"{formats.percent(r['efficiency'])} of the bound), "
+                     f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
+                     + ("yes" if r.get("stock_vta") else
+                        "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
+        for text in aligned(
+                ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
+                [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
+                  ms_of(la["seconds"]), formats.percent(la["share"]), la["trials"],
+                  formats.knobs(la["knobs"])]
+                 for la in r["layers"]]):
+            console.line(text)
+    if console.stock_note(rows):
+        console.line("")
+        console.line(console.stock_note(rows))
 
 
 #: The output of ``show`` for each kind of study.
 _SHOW: dict[str, Callable[[Study, bool], None]] = {"operator": show_operator,
-                                                  "network": _show_network}
+                                                  "network": show_network}
 
 
 def register(app: typer.Typer) -> None:

@@ -36,18 +36,17 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
     import time
 
     from vtatune.export import verify_bundle
-    from vtatune.export.network import bundle_kind, verify_network_bundle
+    from vtatune.export.verify import bundle_kind
 
     t0 = time.perf_counter()
-    # the checks of each kind of bundle, and the width of their names
-    verify, width = {"operator": (verify_bundle, 11),
-                     "network": (verify_network_bundle, 18)}[bundle_kind(folder)]
+    # the width of the check names of each kind of bundle
+    width = {"operator": 11, "network": 18}[bundle_kind(folder)]
 
     def show(c: Check) -> None:
         if not json_:
             console.line(f"{c.status:5s} {c.name:{width}s} {c.detail}")
 
-    report = verify(folder, board, on_check=show)
+    report = verify_bundle(folder, board, on_check=show)
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({"folder": str(folder), "board": report.board, "ok": report.ok,

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtatune.errors import UserError
 from vtatune.export.autotvm import AUTOTVM_LOG
-from vtatune.store.records import StudyInfo, TrialRecord
+from vtatune.store.records import NetworkTrialRecord, StudyInfo, TrialRecord
 from vtatune.workloads.base import DEFAULT_SHIFT
 
 if TYPE_CHECKING:
@@ -99,6 +99,12 @@ class BundleResult:
     stock_vta_problems: tuple[str, ...] = ()
     #: The manifest's entries for VTA's flow: ``bitstream`` and ``autotvm``.
     vta_flow: dict[str, Any] = field(default_factory=dict)
+    #: a network bundle's network, its layers (``schedule.json``'s) and the split of
+    #: ``seconds`` (end to end per network run)
+    network: str | None = None
+    layers: tuple[dict[str, Any], ...] = ()
+    accelerator_seconds: float = 0.0
+    host_seconds: float = 0.0
 
     @property
     def stock_vta(self) -> bool:
@@ -347,3 +353,143 @@ def sha256(data: bytes) -> str:
 
 def _json(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2) + "\n").encode()
+
+
+# ---- network bundles: one design, every layer's schedule and program ---------------------
+#
+# A network bundle: one hardware design and every layer's schedule and program, rebuilt from
+# a network study, and its verification.
+#
+# Files (``manifest.json`` lists the sha256 and size of every other one):
+#
+# - ``vta_config.json``: the one accelerator (VTA's own keys, TARGET = the board's target);
+# - ``schedule.json``: the network (every layer: name, count, shape signature, program file) and,
+#   per distinct shape, its workload, knobs, epilogue, cycles and latency on the board, plus the
+#   network totals (count-weighted sums); ``latency_ms`` is end to end per call (every layer run
+#   is one call), ``accelerator_ms`` + ``host_ms``, as ``simulate`` reports them;
+# - ``programs/<layer>.bin``: the VTA program of each distinct shape, named after the first
+#   layer of that shape (``Program.to_bytes``);
+# - ``resources.json``: the area model's resources, area and board fit;
+# - ``autotvm.log``: one AutoTVM record of VTA's template per distinct shape, for
+#   ``autotvm.apply_history_best`` in VTA's own flow (``export.autotvm``);
+# - ``manifest.json``: format ``vtatune-network-bundle/2``, versions, the source study/trial,
+#   the network's time split, ``stock_vta`` with the reasons stock VTA cannot build the
+#   design (``hardware.stock``), ``bitstream`` and ``autotvm`` as single-layer bundles (the
+#   layers left out of the log listed by name).
+
+NETWORK_BUNDLE_FORMAT = "vtatune-network-bundle/2"
+NETWORK_SCHEDULE_FORMAT = "vtatune-network-schedule/1"
+PROGRAMS = "programs"
+
+
+def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
+                ) -> NetworkTrialRecord:
+    """The design ``pick`` names: ``fastest`` (least network latency), ``smallest`` (least
+    area on the front), ``knee`` (of the front) or a trial number; ``UserError`` otherwise."""
+    from vtatune.hardware import boards
+    from vtatune.reports.data import front_of, network_point, require_feasible_design
+
+    require_feasible_design(info, trials)
+    done = [t for t in trials if t.status != "running"]
+    clock = boards.load(info.board).clock_mhz
+    return pick_record(
+        info, pick, {t.number: t for t in trials}, status=lambda t: (t.status, t.reason),
+        fastest=lambda: min((t for t in done if t.feasible and t.seconds is not None),
+                            key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number)),
+        front=lambda: front_of([network_point(t, clock) for t in done]), noun="designs")
+
+
+def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str,
+                         out: Path, db: str = "") -> BundleResult:
+    """Rebuild the picked design's every layer and write the bundle into ``out``."""
+    from vtatune.hardware import boards
+    from vtatune.hardware.stock import stock_problems
+    from vtatune.workloads import from_signature
+
+    t = pick_design(info, trials, pick)
+    board = boards.load(info.board)
+    hw = hw_of(t.hw, board, t.hw_name)
+    units: dict[str, tuple[str, Built]] = {}  # signature -> (program file, built)
+    for la in t.layers:
+        if la.workload not in units:
+            wl = from_signature(la.workload)
+            units[la.workload] = (f"{PROGRAMS}/{la.name}.bin", build(wl, hw, la.knobs, board))
+    area, resources = resources_of(hw, board)
+    schedule = network_schedule_json(info, t, units, board)
+    now, made_with = datetime.now(UTC), versions()
+    log = autotvm_log(hw, [(tuple(la.name for la in t.layers if la.workload == sig), built)
+                           for sig, (_, built) in units.items()], now, made_with)
+    contents: dict[str, bytes] = {
+        VTA_CONFIG: _json(hw.to_vta_json()),
+        SCHEDULE: _json(schedule),
+        RESOURCES: _json(resources),
+        AUTOTVM_LOG: log.text(),
+    }
+    for path, built in units.values():
+        contents[path] = built.program_bytes
+    network = (info.space or {}).get("network", {}).get("name", info.workload)
+    stock = stock_problems(hw, board)
+    totals = schedule["network"]
+    manifest = {
+        "format": NETWORK_BUNDLE_FORMAT,
+        "created_at": now.isoformat(timespec="seconds"),
+        "versions": made_with,
+        "source": {"study": info.name, "trial": t.number, "pick": pick, "db": db,
+                   "sampler": t.sampler, "objective": info.objective,
+                   "stored_cycles": t.cycles,
+                   "candidate_keys": {la.name: la.key for la in t.layers}},
+        "network": network, "board": board.name, "hw_name": t.hw_name,
+        "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
+        "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
+        "stock_vta": not stock, "stock_vta_problems": stock,
+        **vta_flow(hw, log),
+        "files": {name: {"sha256": sha256(data), "bytes": len(data)}
+                  for name, data in contents.items()},
+    }
+    (out / PROGRAMS).mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
+        (out / name).write_bytes(data)
+        files[name] = out / name
+    return BundleResult(
+        folder=out, study=info.name, trial=t.number, pick=pick, hw_name=t.hw_name, knobs={},
+        network=network, cycles=schedule["network"]["cycles"],
+        stored_cycles=int(t.cycles or 0), seconds=totals["latency_ms"] / 1e3,
+        accelerator_seconds=totals["accelerator_ms"] / 1e3, host_seconds=totals["host_ms"] / 1e3,
+        area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files,
+        stock_vta_problems=tuple(stock), vta_flow=vta_flow(hw, log))
+
+
+def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
+                          units: dict[str, tuple[str, Built]], board: Any) -> dict[str, Any]:
+    workloads = {}
+    for sig, (path, b) in units.items():
+        workloads[sig] = {
+            "workload": b.workload.describe(), "knobs": dict(sorted(b.knobs.items())),
+            "epilogue": {"shift": b.shift, "clip": [0, 127]}, "program": path,
+            "cycles": b.timing.cycles, **_times_ms(b.timing),
+            "instructions": len(b.program.insns), "uops": int(b.program.uops.size)}
+    layers = [{"name": la.name, "count": la.count, "workload": la.workload,
+               "program": units[la.workload][0], "cycles": units[la.workload][1].timing.cycles,
+               **_times_ms(units[la.workload][1].timing)}
+              for la in t.layers]
+    cycles = sum(la["count"] * la["cycles"] for la in layers)
+    # every layer run is one call: the network's time per run, end to end and its two parts
+    totals = {part: sum(la["count"] * getattr(units[la["workload"]][1].timing, part)
+                        for la in layers)
+              for part in ("seconds", "accelerator_seconds", "host_seconds")}
+    name = (info.space or {}).get("network", {}).get("name", info.workload)
+    return {"format": NETWORK_SCHEDULE_FORMAT, "board": board.name,
+            "clock_mhz": board.clock_mhz,
+            "network": {"name": name, "layers": layers, "cycles": int(cycles),
+                        "latency_ms": round(totals["seconds"] * 1e3, 9),
+                        "accelerator_ms": round(totals["accelerator_seconds"] * 1e3, 9),
+                        "host_ms": round(totals["host_seconds"] * 1e3, 9)},
+            "workloads": workloads}
+
+
+def _times_ms(timing: Any) -> dict[str, float]:
+    """One call's time in ms: end to end (``latency_ms``) and its two parts."""
+    return {"latency_ms": round(timing.seconds * 1e3, 9),
+            "accelerator_ms": round(timing.accelerator_seconds * 1e3, 9),
+            "host_ms": round(timing.host_seconds * 1e3, 9)}

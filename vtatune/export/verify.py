@@ -23,8 +23,8 @@ A missing folder, manifest or listed file, or a manifest that is not a bundle's,
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +34,18 @@ from vtatune.export.bundle import (
     BUNDLE_FILES,
     BUNDLE_FORMAT,
     MANIFEST,
+    NETWORK_BUNDLE_FORMAT,
     PROGRAM,
     RESOURCES,
     SCHEDULE,
     VTA_CONFIG,
+    build,
+    same_program,
     sha256,
     versions,
 )
+from vtatune.networks.network import MAX_LAYERS, count_problem, name_problem
+from vtatune.workloads.base import DEFAULT_SHIFT
 
 PASS, FAIL, SKIP, INFO = "pass", "FAIL", "skip", "info"
 #: Bundle formats of earlier vtatune versions (before autotvm.log), refused with a hint.
@@ -122,16 +127,17 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def _read_files(folder: Path) -> tuple[dict[str, bytes], dict[str, str]]:
+def _read_files(folder: Path, names: Iterable[str]
+                ) -> tuple[dict[str, bytes], dict[str, str]]:
     """The bundle's files that are regular files of bounded size, and why the others are
     not (the checksums check fails on them; checks that need them are skipped)."""
     from vtatune.errors import InputError
     from vtatune.readers import MAX_CONFIG_BYTES, read_bytes
 
     raw, unreadable = {}, {}
-    for n in BUNDLE_FILES:
+    for n in names:
         try:
-            raw[n] = read_bytes(folder / n, "", MAX_PROGRAM_BYTES if n == PROGRAM
+            raw[n] = read_bytes(folder / n, "", MAX_PROGRAM_BYTES if n.endswith(".bin")
                                 else MAX_CONFIG_BYTES)
         except InputError as exc:
             unreadable[n] = "; ".join(exc.problems)
@@ -144,42 +150,18 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
     than the exported one: its cycles there are reported (only the exported board's cycles
     can match) and a ``fit`` check says whether the design fits it. ``on_check`` hears of
     each check as it finishes."""
-    from vtatune.hardware import boards
-
+    if bundle_kind(folder) == "network":
+        return verify_network_bundle(folder, board, functional, on_check)
     manifest = read_manifest(folder)
-    exported = manifest.get("board", "")
-    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
-        from vtatune.escaping import shown
-
-        raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
-                        f" (known: {', '.join(boards.names())})")
-    brd = boards.load(board if board is not None else exported)
-    _timing_of(brd)
-    checks: list[Check] = []
+    brd, exported = _boards_of(folder, manifest, board)
+    checks = _Checks(on_check)
     state: dict[str, Any] = {}
-
-    def record(name: str, status: str, detail: str) -> bool:
-        c = Check(name, status, detail)
-        checks.append(c)
-        if on_check is not None:
-            on_check(c)
-        return status == PASS
+    record = checks.record
 
     def run(name: str, needs: tuple[str, ...], step: Callable[[], str]) -> None:
-        missing = [n for n in needs if n not in state]
-        if missing:
-            record(name, SKIP, f"needs {', '.join(missing)}")
-            return
-        try:
-            record(name, PASS, step())
-        except _Failed as exc:
-            record(name, FAIL, str(exc))
-        except _Note as exc:
-            record(name, INFO, str(exc))
-        except VtatuneError as exc:  # a rejected config, program or candidate: a failed check
-            record(name, FAIL, f"{type(exc).__name__}: {exc}")
+        checks.run(name, needs, state, step)
 
-    raw, unreadable = _read_files(folder)
+    raw, unreadable = _read_files(folder, BUNDLE_FILES)
     state.update(raw)
     record("versions", INFO, _versions_line(manifest.get("versions", {})))
     run("checksums", (), lambda: _checksums(raw, unreadable, manifest))
@@ -196,7 +178,53 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
     run("resources", ("hw", RESOURCES), lambda: _resources(raw[RESOURCES], state))
     if brd.name != exported:
         run("fit", ("hw",), lambda: _fit(brd, state))
-    return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks))
+    return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks.done))
+
+
+def _boards_of(folder: Path, manifest: dict[str, Any], board: str | None) -> tuple[Any, str]:
+    """The board to verify on (``board``, else the exported one) and the exported board's
+    name; ``UserError`` for an unknown exported board or a board without timing."""
+    from vtatune.hardware import boards
+
+    exported = str(manifest.get("board", ""))
+    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
+        from vtatune.escaping import shown
+
+        raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
+                        f" (known: {', '.join(boards.names())})")
+    brd = boards.load(board if board is not None else exported)
+    _timing_of(brd)
+    return brd, exported
+
+
+@dataclass
+class _Checks:
+    """The checks run so far; ``on_check`` hears of each as it finishes."""
+
+    on_check: Callable[[Check], None] | None
+    done: list[Check] = field(default_factory=list)
+
+    def record(self, name: str, status: str, detail: str) -> None:
+        c = Check(name, status, detail)
+        self.done.append(c)
+        if self.on_check is not None:
+            self.on_check(c)
+
+    def run(self, name: str, needs: Sequence[str], where: Mapping[str, Any],
+            step: Callable[[], str]) -> None:
+        """Run ``step`` unless an input it ``needs`` is missing from ``where`` (skipped)."""
+        missing = [n for n in needs if n not in where]
+        if missing:
+            self.record(name, SKIP, f"needs {', '.join(missing)}")
+            return
+        try:
+            self.record(name, PASS, step())
+        except _Failed as exc:
+            self.record(name, FAIL, str(exc))
+        except _Note as exc:
+            self.record(name, INFO, str(exc))
+        except VtatuneError as exc:  # a rejected config, program or candidate: a failed check
+            self.record(name, FAIL, f"{type(exc).__name__}: {exc}")
 
 
 def _timing_of(board: Any) -> None:
@@ -425,3 +453,224 @@ def _fit(board: Any, state: dict[str, Any]) -> str:
     if not fitted.fits:
         raise _Failed(fitted.summary())
     return fitted.summary()
+
+
+# ---- network bundles: checksums, config, schedule (layer names and counts as a network file's
+# rules allow), then per layer shape program, rebuild, cycles and functional; the network's
+# total; autotvm.log; resources -------------------------------------------------------------
+
+def is_network_bundle(folder: Path) -> bool:
+    """True when ``folder``'s manifest says it is a network bundle (False if unreadable)."""
+    from vtatune.readers import read_json
+
+    try:
+        doc = read_json(folder / MANIFEST, "bundle manifest")
+    except (VtatuneError, OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == NETWORK_BUNDLE_FORMAT
+
+
+def bundle_kind(folder: Path) -> str:
+    """The kind of study ``folder``'s bundle was exported from: ``network`` when its
+    manifest says so, ``operator`` otherwise (also for a folder that is not a bundle: the
+    operator checks say what is missing)."""
+    try:  # a name too long or with a NUL: not a folder (read_manifest says so, exit 2)
+        return "network" if folder.is_dir() and is_network_bundle(folder) else "operator"
+    except (OSError, ValueError):
+        return "operator"
+
+
+def read_network_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of a network bundle; ``UserError`` when the bundle is incomplete."""
+    from vtatune.escaping import shown
+    from vtatune.readers import read_json
+
+    path = folder / MANIFEST
+    manifest = read_json(path, "bundle manifest")
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    required = (VTA_CONFIG, SCHEDULE, RESOURCES, AUTOTVM_LOG)
+    if not isinstance(files, dict) or not all(n in files for n in required) or not all(
+            isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("sha256"), str)
+            for k, v in files.items()):
+        raise UserError(f"{shown(str(path))}: the manifest must list sha256 checksums of "
+                        f"{', '.join(required)} and every program")
+    if not isinstance(manifest.get("board", ""), str):
+        raise UserError(f"{shown(str(path))}: the manifest's board must be a name")
+    root = folder.resolve()
+    for name in files:
+        try:
+            inside = "\0" not in name and (folder / name).resolve().is_relative_to(root)
+        except (OSError, ValueError):
+            inside = False
+        if not inside:
+            raise UserError(f"{shown(str(path))}: file {shown(name, 80)} lies outside the "
+                            "bundle")
+    missing = [n for n in files if not (folder / n).is_file()]
+    if missing:
+        raise UserError(f"bundle {shown(str(folder))} is incomplete: missing "
+                        f"{', '.join(shown(n, 80) for n in missing)}")
+    return manifest
+
+
+def verify_network_bundle(folder: Path, board: str | None = None, functional: bool = True,
+                          on_check: Callable[[Check], None] | None = None) -> VerifyReport:
+    """Every check of a network bundle (see the module docstring); per layer shape, one
+    ``program``, ``rebuild``, ``cycles`` and ``functional`` check named after its file."""
+    manifest = read_network_manifest(folder)
+    brd, exported = _boards_of(folder, manifest, board)
+    checks = _Checks(on_check)
+    state: dict[str, Any] = {}
+    record, run = checks.record, checks.run
+
+    raw, unreadable = _read_files(folder, manifest["files"])
+    record("versions", INFO, _versions_line(manifest.get("versions", {})))
+    run("checksums", (), state, lambda: _checksums(raw, unreadable, manifest))
+    run("vta_config", (), state, lambda: _vta_config(folder, state))
+    run("schedule", ("hw", SCHEDULE), {**state, **raw}, lambda: _network_schedule(raw, state))
+    for path, unit in state.get("units", {}).items():
+        tag = Path(path).stem
+        run(f"program {tag}", ("hw",), state, lambda u=unit, p=path: _unit_program(
+            raw.get(p, b""), state["hw"], u))
+        run(f"rebuild {tag}", ("program",), unit, lambda u=unit, p=path: _unit_rebuild(
+            raw[p], state["hw"], brd, u))
+        run(f"cycles {tag}", ("program",), unit, lambda u=unit: _unit_cycles(brd, exported, u))
+        if functional:
+            run(f"functional {tag}", ("program",), unit, lambda u=unit: _unit_functional(u))
+    if "units" in state:
+        units = state["units"]
+        needs = [u for u in units.values() if "timed" not in u]
+        if needs or brd.name != exported:
+            record("network", SKIP if needs else INFO, "needs every layer's cycles" if needs
+                   else f"{_network_cycles(state):,} cycles on {brd.name}")
+        else:
+            run("network", (), state, lambda: _network_total(state))
+    run("autotvm", ("hw", "units", AUTOTVM_LOG), {**state, **raw}, lambda: _autotvm(
+        raw[AUTOTVM_LOG], state["hw"], [_layer(tuple(n for n, _ in u["layers"]), u)
+                                        for u in state["units"].values()], manifest))
+    run("resources", ("hw", RESOURCES), {**state, **raw},
+        lambda: _resources(raw[RESOURCES], state))
+    if brd.name != exported:
+        run("fit", ("hw",), state, lambda: _fit(brd, state))
+    return VerifyReport(folder=folder, board=brd.name, checks=tuple(checks.done))
+
+
+def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
+    from vtatune import schedules
+    from vtatune.readers import decode_text, parse_json
+    from vtatune.workloads import from_signature
+
+    doc = parse_json(decode_text(raw[SCHEDULE], SCHEDULE), SCHEDULE)
+    try:
+        net = doc["network"]
+        layers = [(la["name"], la["count"], str(la["workload"]), str(la["program"]))
+                  for la in net["layers"]]
+        total = int(net["cycles"])
+        entries = {str(sig): ({str(k): int(v) for k, v in e["knobs"].items()},
+                              int(e["cycles"]), int(e.get("epilogue", {}).get("shift",
+                                                                              DEFAULT_SHIFT)),
+                              str(e["program"]), _finite(e["latency_ms"]))
+                   for sig, e in doc["workloads"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _Failed(f"malformed {SCHEDULE} ({type(exc).__name__}: {exc}); expected a network "
+                      "with layers and per-workload knobs, cycles and programs") from None
+    if not layers:
+        raise _Failed(f"{SCHEDULE} lists no layers")
+    if len(layers) > MAX_LAYERS:
+        raise _Failed(f"{SCHEDULE} lists {len(layers):,} layers; a network has at most "
+                      f"{MAX_LAYERS:,}")
+    # the rules of a network file: a name is used in messages and file names, a count weighs
+    # the network's total
+    bad = [f"network {why}" for why in (name_problem(net.get("name", "network")),) if why]
+    bad += [f"layer {i}: {why}" for i, (name, count, _, _) in enumerate(layers, 1)
+            for why in (name_problem(name), count_problem(count)) if why]
+    names = [name for name, _, _, _ in layers]
+    if not bad and len(set(names)) < len(names):
+        bad.append("two layers have the same name")
+    if bad:
+        raise _Failed("; ".join(bad[:4]) + (f" (+{len(bad) - 4} more)" if len(bad) > 4
+                                            else ""))
+    problems = []
+    units: dict[str, dict[str, Any]] = {}
+    for name, count, sig, path in layers:
+        if sig not in entries:
+            problems.append(f"layer {name}: no schedule for {sig}")
+            continue
+        knobs, cycles, shift, program, latency_ms = entries[sig]
+        if program != path:
+            problems.append(f"layer {name}: program {path} is not its shape's {program}")
+        if path not in raw:
+            problems.append(f"layer {name}: program {path} is not in the manifest")
+            continue
+        unit = units.setdefault(path, {"sig": sig, "knobs": knobs, "cycles": cycles,
+                                       "shift": shift, "latency_ms": latency_ms, "layers": []})
+        unit["layers"].append((name, count))
+    for path, unit in units.items():
+        wl = from_signature(unit["sig"])
+        why = schedules.knob_space(wl, state["hw"]).problem(unit["knobs"])
+        if why:
+            problems.append(f"{path}: knobs {unit['knobs']} are not legal for {unit['sig']} "
+                            f"on this hardware: {why}")
+        unit["workload"] = wl
+    if problems:
+        raise _Failed("; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)"
+                                                   if len(problems) > 4 else ""))
+    state.update(units=units, total=total)
+    return (f"network {net.get('name', '?')}: {len(layers)} layers "
+            f"({sum(c for _, c, _, _ in layers)} runs), {len(units)} distinct shapes; "
+            f"{total:,} cycles")
+
+
+def _unit_program(raw: bytes, hw: Any, unit: dict[str, Any]) -> str:
+    import struct
+
+    from vtatune.program.program import Program
+
+    try:
+        program = Program.from_bytes(hw, raw)
+    except (ValueError, IndexError, struct.error, UnicodeDecodeError) as exc:
+        raise _Failed(f"corrupt program ({type(exc).__name__}: {exc})") from None
+    problems = program.check()
+    if problems:
+        raise _Failed("; ".join(problems[:3]))
+    unit["program"] = program
+    return f"{len(program.insns):,} instructions, {program.uops.size:,} micro-ops"
+
+
+def _unit_rebuild(raw: bytes, hw: Any, board: Any, unit: dict[str, Any]) -> str:
+    differs = same_program(raw, build(unit["workload"], hw, unit["knobs"], board,
+                                      unit["shift"]))
+    if differs:
+        raise _Failed(f"the rebuilt program differs ({differs})")
+    return f"recompiled {unit['sig']}: byte-identical ({len(raw):,} bytes)"
+
+
+def _unit_cycles(board: Any, exported: str, unit: dict[str, Any]) -> str:
+    from vtatune.simulator import simulate
+
+    timing = simulate(unit["program"], board)
+    unit["timed"] = timing.cycles
+    if board.name != exported:
+        raise _Note(f"{timing.cycles:,} cycles on {board.name}; not compared with the "
+                    f"{unit['cycles']:,} exported for {exported}")
+    if timing.cycles != unit["cycles"]:
+        raise _Failed(f"{timing.cycles:,} cycles on {board.name}, the bundle says "
+                      f"{unit['cycles']:,}")
+    layers = ", ".join(f"{n} x{c}" for n, c in unit["layers"])
+    return f"{timing.cycles:,} cycles on {board.name}, as exported ({layers})"
+
+
+def _unit_functional(unit: dict[str, Any]) -> str:
+    size = bit_exact(unit["program"], unit["workload"], unit["shift"])
+    return f"bit-exact vs numpy ({size:,} outputs, seed {CHECK_SEED})"
+
+
+def _network_cycles(state: dict[str, Any]) -> int:
+    return sum(c * u["timed"] for u in state["units"].values() for _, c in u["layers"])
+
+
+def _network_total(state: dict[str, Any]) -> str:
+    total = _network_cycles(state)
+    if total != state["total"]:
+        raise _Failed(f"the layers add up to {total:,} cycles, the bundle says "
+                      f"{state['total']:,}")
+    return f"{total:,} cycles = the layers' count-weighted sum, as exported"

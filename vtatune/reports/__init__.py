@@ -18,6 +18,7 @@ from vtatune.reports.data import (
     convergence,
     eta_squared,
     front_points,
+    host_ops_text,
     hv_box,
     hypervolume,
     knee,
@@ -30,7 +31,8 @@ from vtatune.reports.write import write_comparison, write_report
 
 __all__ = ["CompareData", "Convergence", "DesignPoint", "HvBox", "ParamRelation",
            "Reference", "ReportData", "StudySeries", "ValueStats", "compare_data",
-           "convergence", "eta_squared", "front_points", "hv_box", "hypervolume", "knee",
+           "convergence", "eta_squared", "front_points", "host_ops_text", "hv_box",
+           "hypervolume", "knee",
            "param_relations", "report_data", "require_feasible", "safe_name",
            "unique_points", "write_comparison", "write_report"]
 

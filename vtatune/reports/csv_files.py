@@ -11,7 +11,7 @@ from typing import Any
 
 from vtatune.escaping import csv_cell
 from vtatune.hardware.config import LOG_KEYS
-from vtatune.reports.data import CompareData, DesignPoint
+from vtatune.reports.data import CompareData, DesignPoint, ReportData
 
 
 def point_columns(points: Sequence[DesignPoint]) -> list[str]:
@@ -61,6 +61,55 @@ def compare_csv(data: CompareData) -> str:
              "front_size": len(s.front), "hypervolume": s.hypervolume,
              "ref_area_mm2": ref[0], "ref_latency_ms": ref[1]} for s in data.series]
     return _write(columns, rows)
+
+
+# ---- network studies: designs with their layers ----------------------------------------
+
+#: The columns of a network design (the front's add the knee and each layer's numbers).
+DESIGN_COLUMNS = ["trial", "status", "hw_name", "area_mm2", "cycles", "latency_ms",
+                  "accelerator_ms", "host_ms", "bound_ms", "efficiency", "evaluated", "cached",
+                  "reason"]
+
+
+def design_row(p: DesignPoint) -> dict[str, Any]:
+    return {"trial": p.trial, "status": p.status, "hw_name": p.hw_name,
+            "area_mm2": p.area_mm2, "cycles": p.cycles, "latency_ms": p.latency_ms,
+            "accelerator_ms": p.accelerator_ms, "host_ms": p.host_ms, "bound_ms": p.bound_ms,
+            "efficiency": p.efficiency, "evaluated": p.evaluated, "cached": p.cached,
+            "reason": p.reason}
+
+
+def designs_csv(points: Sequence[DesignPoint]) -> str:
+    """Every design, any status."""
+    return _write(DESIGN_COLUMNS, [design_row(p) for p in points])
+
+
+def network_front_csv(data: ReportData) -> str:
+    """Front designs with, per layer, its count-weighted latency, share and knobs."""
+    names = list(data.layer_names)
+    cols = [*DESIGN_COLUMNS[:-1], "knee"]
+    for n in names:
+        cols += [f"{n}_ms", f"{n}_share", f"{n}_knobs"]
+    knee = data.knee.trial if data.knee else None
+    rows = []
+    for p in data.front:
+        row = design_row(p)
+        row["knee"] = p.trial == knee
+        for la in p.layers:
+            row[f"{la.name}_ms"] = la.total_ms
+            row[f"{la.name}_share"] = la.share
+            row[f"{la.name}_knobs"] = ";".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))
+        rows.append(row)
+    return _write(cols, rows)
+
+
+def network_compare_csv(data: CompareData) -> str:
+    """Every front design of the compared network studies."""
+    cols = ["study", "sampler", "trial", "hw_name", "area_mm2", "latency_ms", "cycles"]
+    rows = [{"study": s.study, "sampler": s.sampler, "trial": p.trial, "hw_name": p.hw_name,
+             "area_mm2": p.area_mm2, "latency_ms": p.latency_ms, "cycles": p.cycles}
+            for s in data.series for p in s.front]
+    return _write(cols, rows)
 
 
 def _kinds(points: Sequence[DesignPoint]) -> tuple[str, str]:

@@ -22,8 +22,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vtatune.networks.network import HostOp, host_ops_of
 from vtatune.search.pareto import hypervolume_2d
-from vtatune.store.records import CandidateRecord, StudyInfo, TrialRecord
+from vtatune.store.records import (
+    CandidateRecord,
+    LayerResult,
+    NetworkTrialRecord,
+    StudyInfo,
+    TrialRecord,
+)
 
 #: The hypervolume's reference point lies this far beyond the fronts' nadir, in the box's
 #: normalized log units (the nadir is 1).
@@ -67,10 +74,48 @@ class DesignPoint:
     #: the latency the study minimizes, in ms: ``latency_ms`` (end to end) or, for an
     #: accelerator-latency study, the accelerator's time
     objective_ms: float | None = None
+    #: a network study's design: its children, one breakdown per network it runs (one for a
+    #: single-network study); the layer evaluations it ran and took from the store; its
+    #: physical lower bound in ms
+    networks: tuple[NetworkShare, ...] = ()
+    evaluated: int = 0
+    cached: int = 0
+    bound_ms: float | None = None
 
     @property
     def feasible(self) -> bool:
-        return self.status == "ok" and self.cycles is not None
+        return self.status == "ok" and self.cycles is not None and (
+            not self.networks or self.latency_ms is not None)
+
+    @property
+    def layers(self) -> tuple[LayerShare, ...]:
+        """The layer results of every network the design runs (none for an operator)."""
+        return tuple(la for n in self.networks for la in n.layers)
+
+
+@dataclass(frozen=True)
+class LayerShare:
+    """Where a design's network time goes: one layer (all ``count`` runs of it)."""
+
+    name: str
+    count: int
+    latency_ms: float | None  # one run
+    total_ms: float | None  # count x one run
+    share: float | None  # of the network's latency
+    efficiency: float | None  # physical bound / cycles of one run
+    knobs: dict[str, int]
+    trials: int
+
+
+@dataclass(frozen=True)
+class NetworkShare:
+    """One network a design runs: its weight in the study's objective (1 for a study of one
+    network), its latency in ms and its layers."""
+
+    network: str
+    weight: float
+    latency_ms: float | None
+    layers: tuple[LayerShare, ...]
 
 
 @dataclass(frozen=True)
@@ -220,12 +265,19 @@ class ReportData:
     knee: DesignPoint | None
     fastest: DesignPoint | None
     smallest: DesignPoint | None
-    reference: Reference
+    reference: Reference | None  # None for a network study
     hv_box: HvBox | None  # where the hypervolume is measured (None: no feasible trial)
     hypervolume: float
     convergence: Convergence
     params: tuple[ParamRelation, ...]
     board_capacity: dict[str, float] = field(default_factory=dict)
+    #: a network study's network, its layers, layer evaluations run and taken from the store,
+    #: and the operators it runs on the host (not in the latency; None: not recorded)
+    network: str | None = None
+    layer_names: tuple[str, ...] = ()
+    evaluated: int = 0
+    cached: int = 0
+    host_ops: tuple[HostOp, ...] | None = ()
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
@@ -555,6 +607,7 @@ class StudySeries:
     points: tuple[DesignPoint, ...]
     hypervolume: float
     convergence: Convergence
+    evaluated: int = 0  # a network study's layer evaluations
 
     @property
     def best_ms(self) -> float | None:
@@ -572,6 +625,7 @@ class CompareData:
     clock_mhz: float
     hv_box: HvBox | None
     series: tuple[StudySeries, ...]
+    network: str | None = None  # network studies: the network's name
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
@@ -622,6 +676,146 @@ def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> 
             convergence=convergence(trials, box, board.clock_mhz, study_latency(info))))
     return CompareData(workload=studies[0][0].workload, board=board.name,
                        clock_mhz=board.clock_mhz, hv_box=box, series=tuple(series))
+
+
+# ---- network studies: a trial is a design whose children are its layer results -----------
+
+#: What ``show`` and ``report`` say of a network's host operators.
+HOST_OPS_NOTE = "host operators (run on the host, not on VTA; their time is not in the latency)"
+
+
+def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
+    """One line naming a network's host operators (kind, count, tensor sizes), saying that
+    their time is not in the network's latency (None: the study was made before they were
+    recorded); escape it for a terminal or HTML."""
+    if host_ops is None:
+        return (f"{HOST_OPS_NOTE}: not recorded with this study (made before vtatune listed "
+                "them; a new study of the network lists those its file names)")
+    if not host_ops:
+        return (f"{HOST_OPS_NOTE}: none listed in the network file (an operator that is not "
+                "one of its layers runs on the host, outside the latency)")
+    return f"{HOST_OPS_NOTE}: " + "; ".join(h.text() for h in host_ops)
+
+
+def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
+    """The host operators of a network study's network, as stored with the study (None for
+    a study made before they were recorded)."""
+    network = (info.space or {}).get("network")
+    if not isinstance(network, dict) or "host_ops" not in network:
+        return None
+    return tuple(host_ops_of(network))
+
+
+def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = None,
+                  network: str = "") -> DesignPoint:
+    """The report's view of one design of a study of ``network`` (``board``: the study's,
+    for the stock-VTA check, unknown without it): latency end to end (count-weighted sum of
+    its layers' best latencies); numbers an unfinished or infeasible design lacks are None."""
+    res = t.resources or {}
+    logic_kind = str(res.get("logic_kind", "lut"))
+    bram_kind = str(res.get("bram_kind", "bram36"))
+    ok = t.status == "ok"
+    ms = _ms(t.seconds) if ok else None
+    accel = _ms(t.accelerator_seconds) if ok else None
+    bound = None if t.bound_cycles is None else cycles_to_ms(t.bound_cycles, clock_mhz)
+    # efficiency: the network's bound over the accelerator's time (a design stored before
+    # the split has only its accelerator's time, as seconds); the host's is no part of it
+    mine = accel if accel is not None else ms
+    layers = tuple(layer_share(la, t.seconds) for la in t.layers)
+    return DesignPoint(
+        trial=t.number, key="", status=t.status, reason=t.reason, hw_name=t.hw_name,
+        hw=dict(t.hw), knobs={}, cycles=t.cycles, latency_ms=ms, area_mm2=t.area_mm2,
+        lut=_num(res.get(logic_kind)), ff=None, bram=_num(res.get(bram_kind)), dsp=None,
+        logic_kind=logic_kind, bram_kind=bram_kind,
+        efficiency=None if bound is None or not mine else bound / mine,
+        bound_cycles=t.bound_cycles, fits=None, accelerator_ms=accel,
+        host_ms=_ms(t.host_seconds) if ok else None, objective_ms=ms,
+        networks=(NetworkShare(network, 1.0, ms, layers),), evaluated=t.evaluated,
+        cached=t.cached, bound_ms=bound, **(_stock(dict(t.hw), board) if board else {}))
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else 1e3 * seconds
+
+
+def layer_share(la: LayerResult, network_seconds: float | None) -> LayerShare:
+    one = _ms(la.seconds)
+    total = None if one is None else la.count * one
+    share = (total / (1e3 * network_seconds)) if total is not None and network_seconds \
+        else None
+    eff = (la.bound_cycles / la.cycles) if la.bound_cycles and la.cycles else None
+    return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials)
+
+
+def require_feasible_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -> None:
+    """``UserError`` (one line) for a network study without a finished feasible design."""
+    from vtatune.errors import UserError
+
+    done = [t for t in trials if t.status != "running"]
+    if not done:
+        raise UserError(f"study '{info.name}' has no finished design yet (run `vtatune search "
+                        f"... --study {info.name}`)")
+    if not any(t.feasible for t in done):
+        statuses = ", ".join(f"{k} {v}" for k, v in
+                             Counter(t.status for t in done).most_common())
+        raise UserError(f"study '{info.name}' has no feasible design, so its front is empty "
+                        f"({len(done)} designs: {statuses})")
+
+
+def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -> ReportData:
+    """A network study's report data (running designs left out)."""
+    from vtatune.hardware import boards
+
+    board = boards.load(info.board)
+    network = (info.space or {}).get("network", {})
+    points = [network_point(t, board.clock_mhz, board.name, network.get("name", ""))
+              for t in trials if t.status != "running"]
+    front = front_of(points)
+    feas = [p for p in points if p.feasible]
+    box = hv_box(front)
+    return ReportData(
+        study=info.name, workload=info.workload, board=board.name, clock_mhz=board.clock_mhz,
+        objective=info.objective, sampler=info.sampler, n_trials=len(points),
+        n_feasible=len(feas), statuses=dict(Counter(p.status for p in points).most_common()),
+        points=tuple(points), front=tuple(front), knee=knee(front),
+        fastest=min(feas, key=lambda p: (p.latency_ms, p.area_mm2 or 0.0, p.trial),
+                    default=None),
+        smallest=front[0] if front else None, reference=None, hv_box=box,
+        hypervolume=hypervolume(front, box), convergence=_in_order(points, box), params=(),
+        network=network.get("name", info.workload),
+        layer_names=tuple(la.get("name", "") for la in network.get("layers", [])),
+        evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials),
+        host_ops=study_host_ops(info))
+
+
+def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTrialRecord]]]
+                         ) -> CompareData:
+    """Fronts, hypervolumes and convergence of network studies of one network and board, in
+    one ``HvBox`` spanned by the points of all their fronts (as ``compare_data``)."""
+    from vtatune.hardware import boards
+
+    board = boards.load(studies[0][0].board)
+    every = [(info, trials, [network_point(t, board.clock_mhz) for t in trials
+                             if t.status != "running"]) for info, trials in studies]
+    box = hv_box([p for _, _, pts in every for p in front_of(pts)])
+    series = []
+    for info, trials, pts in every:
+        front = front_of(pts)
+        feas = [p.cycles for p in pts if p.feasible and p.cycles is not None]
+        series.append(StudySeries(
+            study=info.name, sampler=info.sampler, n_trials=len(pts), n_feasible=len(feas),
+            best_cycles=min(feas, default=None), front=tuple(front), points=tuple(pts),
+            hypervolume=hypervolume(front, box), convergence=_in_order(pts, box),
+            evaluated=sum(t.evaluated for t in trials)))
+    network = (studies[0][0].space or {}).get("network", {}).get("name", "")
+    return CompareData(workload=studies[0][0].workload, board=board.name,
+                       clock_mhz=board.clock_mhz, hv_box=box, series=tuple(series),
+                       network=network)
+
+
+def _in_order(points: Sequence[DesignPoint], box: HvBox | None) -> Convergence:
+    """``convergence_of`` the designs in trial order."""
+    return convergence_of(sorted(points, key=lambda p: p.trial), box)
 
 
 def _num(v: Any) -> float | None:

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from vtatune import formats
 from vtatune.escaping import html as escape
 from vtatune.escaping import shell_command
-from vtatune.reports.data import CompareData, DesignPoint, ReportData
+from vtatune.reports.data import CompareData, DesignPoint, ReportData, host_ops_text
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
@@ -241,4 +241,114 @@ def compare_page(data: CompareData, png: bytes) -> str:
             f"{escape(ref)})</p>",
             image(png, "comparison"), table(cols, rows, text_cols=(0, 1)),
             f'<p class="note">{_HV_NOTE}</p>']
+    return page("vtatune compare", "\n".join(body))
+
+
+# ---- network studies: designs with their layers ----------------------------------------
+
+def network_front_table(data: ReportData) -> str:
+    cols = ["trial", "hardware", "stock VTA", "area (mm²)", "latency (ms)", "accel (ms)",
+            "host (ms)", "cycles", "bound (ms)", "of bound (%)"]
+    cols += [f"{n} (%)" for n in data.layer_names]
+    rows = []
+    for p in data.front:
+        shares = {la.name: None if la.share is None else 100 * la.share for la in p.layers}
+        rows.append([p.trial, p.hw_name, stock_cell(p), p.area_mm2, p.latency_ms,
+                     p.accelerator_ms, p.host_ms, p.cycles, p.bound_ms,
+                     None if p.efficiency is None else 100 * p.efficiency,
+                     *[shares.get(n) for n in data.layer_names]])
+
+    in_ms = [cols.index(c) for c in ("latency (ms)", "accel (ms)", "host (ms)", "bound (ms)")]
+    rows = [_ms_cells(r, in_ms) for r in rows]
+    knee = data.knee.trial if data.knee else None
+    titles = ["trial number", "hardware design",
+              "stock VTA (apache/tvm-vta as it is) builds the design; else why not",
+              "area in mm²",
+              "network latency in ms per run, end to end: the accelerator's time plus the "
+              "host's", "the accelerator's part", "the host's part", "accelerator cycles",
+              "the network's physical lower bound in ms",
+              "lower bound / the accelerator's time (bound cycles / cycles)",
+              *[f"share of the network's latency spent in {n}" for n in data.layer_names]]
+    return table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
+                      text_cols=(1, 2), wrap_cols=(2,), titles=titles)
+
+
+def layers_table(p: DesignPoint) -> str:
+    cols = ["layer", "count", "ms per run", "ms in all", "share (%)", "of bound (%)",
+            "evaluations", "knobs"]
+    rows = [[la.name, la.count, la.latency_ms, la.total_ms,
+             None if la.share is None else 100 * la.share,
+             None if la.efficiency is None else 100 * la.efficiency, la.trials,
+             ", ".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))] for la in p.layers]
+    in_ms = [cols.index(c) for c in ("ms per run", "ms in all")]
+    return table(cols, [_ms_cells(r, in_ms) for r in rows], text_cols=(0, 7))
+
+
+def _ms_cells(row: list[Any], columns: Sequence[int]) -> list[Any]:
+    """``row`` with its millisecond values at ``columns`` as ``formats.ms`` shows them (three
+    decimals, as everywhere), still sorted by the raw value."""
+    return [Cell(formats.ms(v), v) if k in columns and isinstance(v, float) else v
+            for k, v in enumerate(row)]
+
+
+def network_report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
+    """A network study's page: front, per-layer breakdown, front table, knee's layers."""
+    statuses = ", ".join(f"{k} {v}" for k, v in data.statuses.items())
+    picks = []
+    for label, p in (("fastest", data.fastest), ("smallest", data.smallest),
+                     ("knee", data.knee)):
+        if p is not None:
+            picks.append(f"<li>{label}: trial {p.trial}, <code>{escape(p.hw_name)}</code>, "
+                         f"{formats.ms(p.latency_ms)} ms ({p.cycles:,} cycles), "
+                         f"{formats.area(p.area_mm2)} mm²{escape(pick_stock(p))} "
+                         f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
+                         "</li>")
+    hv = ("–" if data.ref_point is None else
+          f"{data.hypervolume:.4f} of the log box (reference point "
+          f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms)")
+    body = [
+        f"<h1>vtatune report: {escape(data.study)}</h1>",
+        f'<p class="meta">network {escape(str(data.network))} on {escape(data.board)} at '
+        f"{data.clock_mhz:g} MHz · objective {escape(data.objective)} · sampler "
+        f"{escape(data.sampler)} · {data.evaluated:,} layer candidates evaluated, "
+        f"{data.cached:,} served from the store</p>",
+        f'<p class="meta">{formats.counted(data.n_trials, "design")}, {data.n_feasible} '
+        'feasible '
+        f"({escape(statuses)}) · front {formats.counted(len(data.front), 'design')} · "
+        f"hypervolume {hv}</p>",
+        f'<p class="meta">{escape(host_ops_text(data.host_ops))}</p>',
+        "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty.</p>",
+        "<h2>Pareto front (area vs network latency)</h2>",
+        image(images["front"], "front"),
+        "<h2>Where the time goes (front designs)</h2>",
+        image(images["breakdown"], "breakdown"),
+        f"<h2>Front table ({formats.counted(len(data.front), 'design')}; knee highlighted; "
+        "per-layer shares of "
+        "the network's latency)</h2>",
+        network_front_table(data) if data.front else "<p>empty front</p>",
+    ]
+    if data.knee is not None:
+        body += [f"<h2>Knee design, trial {data.knee.trial}: every layer</h2>",
+                 layers_table(data.knee)]
+    body += ["<h2>Convergence</h2>", image(images["convergence"], "convergence"),
+             '<p class="meta">latency = end to end per network run: every layer run is one '
+             "call, the accelerator's time plus the host's (accel + host). of bound = the "
+             "network's physical lower bound (each layer's compute or memory roofline × its "
+             "count) / the accelerator's time (bound cycles / cycles, as everywhere). Files: "
+             "front.png/.svg, breakdown.png/.svg, convergence.png, front.csv, designs.csv.</p>"]
+    return page(f"vtatune report: {data.study}", "\n".join(body))
+
+
+def network_compare_page(data: CompareData, png: bytes) -> str:
+    """A comparison of network studies."""
+    cols = ["study", "sampler", "designs", "feasible", "best (ms)", "front size",
+            "hypervolume", "layer evaluations"]
+    rows = [_ms_cells([s.study, s.sampler, s.n_trials, s.n_feasible, s.best_ms, len(s.front),
+                       s.hypervolume, s.evaluated], [cols.index("best (ms)")])
+            for s in data.series]
+    body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
+            f'<p class="meta">network {escape(str(data.network))} on {escape(data.board)} at '
+            f"{data.clock_mhz:g} MHz · hypervolume: share of one box in log area and log "
+            "network latency, from the fronts' ideal point to 10% beyond their nadir</p>",
+            image(png, "comparison"), table(cols, rows, text_cols=(0, 1))]
     return page("vtatune compare", "\n".join(body))

@@ -4,8 +4,8 @@ A study's trials are design points whatever its kind: an operator study's trial 
 candidate (``TrialRecord``), a network study's trial one hardware design whose children are
 its layer results (``NetworkTrialRecord.layers``). ``load`` reads a study, with its trials,
 from the store once; the kind-specific parts (a network's host operators) hang off the model,
-and readers dispatch kind-specific output on ``Study.kind`` instead of asking the store
-twice.
+which also picks the kind's report data (``Study.report_data``, ``compare_data``), so
+``report``, ``compare`` and ``export`` are one function each over it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from vtatune.networks.network import HostOp
+    from vtatune.reports.data import CompareData, ReportData
     from vtatune.store import Store
     from vtatune.store.records import NetworkTrialRecord, StudyInfo, TrialRecord
 
@@ -58,6 +59,13 @@ class Study:
             return [t for t in self.trials if t.status != "running"]
         return list(self.trials)
 
+    @property
+    def has_feasible(self) -> bool:
+        """Whether a finished trial is feasible."""
+        if self.kind == "network":
+            return any(t.feasible for t in self.finished)
+        return any(t.candidate.feasible for t in self.trials)
+
     def feasible_seconds(self) -> list[float]:
         """End-to-end seconds of every feasible design point, in trial order."""
         if self.kind == "network":
@@ -70,9 +78,38 @@ class Study:
     def host_ops(self) -> tuple[HostOp, ...] | None:
         """A network study's host operators as stored with it (None for an operator study
         or a network study made before they were recorded)."""
-        from vtatune.reports.network_data import study_host_ops
+        from vtatune.reports.data import study_host_ops
 
         return study_host_ops(self.info) if self.kind == "network" else None
+
+    @property
+    def noun(self) -> str:
+        """What one trial of the study is called in messages."""
+        return "design" if self.kind == "network" else "trial"
+
+    def require_feasible(self) -> None:
+        """``UserError`` (one line) unless the study has a finished feasible trial: without
+        one it has no front to report, compare on its own, or export from."""
+        from vtatune.reports import data
+
+        check = data.require_feasible_design if self.kind == "network" else \
+            data.require_feasible
+        check(self.info, list(self.trials))
+
+    def report_data(self) -> ReportData:
+        """What ``report`` draws and tabulates (``reports.data``)."""
+        from vtatune.reports import data
+
+        build = data.network_report_data if self.kind == "network" else data.report_data
+        return build(self.info, list(self.trials))
+
+
+def compare_data(studies: list[Study]) -> CompareData:
+    """Fronts, hypervolumes and convergence of ``studies`` (one kind) in one box."""
+    from vtatune.reports import data
+
+    build = data.network_compare_data if studies[0].kind == "network" else data.compare_data
+    return build([(s.info, s.finished) for s in studies])
 
 
 def load(study: str | StudyInfo, store: Store) -> Study:

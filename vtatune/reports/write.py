@@ -12,46 +12,62 @@ from vtatune.reports.data import CompareData, ReportData
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-#: Figures of a study report: file stem -> drawing function.
+#: Figures of an operator study's report: file stem -> drawing function.
 FIGURES: dict[str, Callable[[ReportData], Figure]] = {
     "pareto": plots.pareto_figure,
     "convergence": plots.convergence_figure,
     "params": plots.params_figure,
 }
+#: Figures of a network study's report: its front, where the front designs' time goes (per
+#: layer), convergence.
+NETWORK_FIGURES: dict[str, Callable[[ReportData], Figure]] = {
+    "front": plots.network_front_figure,
+    "breakdown": plots.breakdown_figure,
+    "convergence": plots.network_convergence_figure,
+}
 
 #: Figures also written as SVG (vector, for papers).
-SVG_FIGURES = ("pareto",)
+SVG_FIGURES = ("pareto", "front", "breakdown")
 
 
 def write_report(data: ReportData, out: Path) -> dict[str, Path]:
-    """Write ``pareto.png``/``.svg``, ``convergence.png``, ``params.png``, ``front.csv``,
-    ``trials.csv`` and ``index.html`` into ``out`` (created); returns name -> path."""
+    """Write a study's report into ``out`` (created); returns name -> path. An operator
+    study's: ``pareto.png``/``.svg``, ``convergence.png``, ``params.png``, ``front.csv``,
+    ``trials.csv`` (one row per candidate evaluated, its first trial, every status),
+    ``index.html``; a network study's: ``front.png``/``.svg``, ``breakdown.png``/``.svg``,
+    ``convergence.png``, ``front.csv`` (each layer's latency, share and knobs),
+    ``designs.csv`` (every design, any status), ``index.html``."""
     out.mkdir(parents=True, exist_ok=True)
+    net = data.network is not None
     written: dict[str, Path] = {}
     pngs: dict[str, bytes] = {}
-    for name, draw in FIGURES.items():
+    for name, draw in (NETWORK_FIGURES if net else FIGURES).items():
         fig = draw(data)
         pngs[name] = plots.to_bytes(fig, "png")
         written[f"{name}.png"] = _put(out / f"{name}.png", pngs[name])
         if name in SVG_FIGURES:
             written[f"{name}.svg"] = _put(out / f"{name}.svg", plots.to_bytes(fig, "svg"))
-    written["front.csv"] = _put(out / "front.csv",
-                                csv_files.points_csv(data.front, data.knee).encode())
-    # one row per candidate the study evaluated (its first trial), every status
-    written["trials.csv"] = _put(out / "trials.csv", csv_files.points_csv(data.points).encode())
-    written["index.html"] = _put(out / "index.html", html.report_page(data, pngs).encode())
-    return written
+    tables = ({"front.csv": csv_files.network_front_csv(data),
+               "designs.csv": csv_files.designs_csv(data.points),
+               "index.html": html.network_report_page(data, pngs)} if net else
+              {"front.csv": csv_files.points_csv(data.front, data.knee),
+               "trials.csv": csv_files.points_csv(data.points),
+               "index.html": html.report_page(data, pngs)})
+    return written | {k: _put(out / k, v.encode()) for k, v in tables.items()}
 
 
 def write_comparison(data: CompareData, out: Path) -> dict[str, Path]:
     """Write ``compare.png``/``.svg``, ``compare.csv`` and ``index.html`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    fig = plots.compare_figure(data)
+    net = data.network is not None
+    fig = (plots.network_compare_figure if net else plots.compare_figure)(data)
     png = plots.to_bytes(fig, "png")
+    table = (csv_files.network_compare_csv if net else csv_files.compare_csv)(data)
+    page = (html.network_compare_page if net else html.compare_page)(data, png)
     return {"compare.png": _put(out / "compare.png", png),
             "compare.svg": _put(out / "compare.svg", plots.to_bytes(fig, "svg")),
-            "compare.csv": _put(out / "compare.csv", csv_files.compare_csv(data).encode()),
-            "index.html": _put(out / "index.html", html.compare_page(data, png).encode())}
+            "compare.csv": _put(out / "compare.csv", table.encode()),
+            "index.html": _put(out / "index.html", page.encode())}
 
 
 def _put(path: Path, content: bytes) -> Path:
