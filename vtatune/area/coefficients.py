@@ -22,6 +22,8 @@ from vtatune.readers import parse_toml, read_text
 SCHEMA = 1
 VENDORS = ("xilinx", "intel")
 ALU_OPS = ("min_max", "add", "shr", "mul")
+#: The memories and queues whose block-RAM port mode (``tdp`` or ``sdp``) the file states.
+PORTS = ("inp", "wgt", "out", "acc", "uop", "queue")
 
 Shape = tuple[int, int]
 
@@ -50,7 +52,7 @@ class VtaCoefficients:
 
     max_port_bits: int
     uop_bits: int
-    port_modes: dict[str, str]  # inp, wgt, out, acc, uop, queue -> "tdp" | "sdp"
+    port_modes: dict[str, str]  # PORTS -> "tdp" | "sdp"
     cmd_queues: int
     cmd_queue_bits: int
     cmd_queue_depth: int
@@ -262,7 +264,7 @@ _SPEC_AREA = {
 _SPEC_VTA = {
     "max_port_bits": _integer(1),
     "uop_bits": _integer(1),
-    **{f"port_mode_{m}": _MODE for m in ("inp", "wgt", "out", "acc", "uop", "queue")},
+    **{f"port_mode_{m}": _MODE for m in PORTS},
     "cmd_queues": _integer(),
     "cmd_queue_bits": _integer(1),
     "cmd_queue_depth": _integer(1),
@@ -386,8 +388,7 @@ def _build(entries: dict[str, Coefficient], source: str) -> Coefficients:
     vta = VtaCoefficients(
         max_port_bits=v("vta.max_port_bits"),
         uop_bits=v("vta.uop_bits"),
-        port_modes={m: v(f"vta.port_mode_{m}")
-                    for m in ("inp", "wgt", "out", "acc", "uop", "queue")},
+        port_modes={m: v(f"vta.port_mode_{m}") for m in PORTS},
         **{k: v(f"vta.{k}") for k in ("cmd_queues", "cmd_queue_bits", "cmd_queue_depth",
                                       "dep_queues", "dep_queue_bits", "dep_queue_depth")},
     )

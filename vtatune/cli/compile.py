@@ -176,9 +176,14 @@ def scheduled_script(wl: Any, cfg: Any, k: dict[str, int]) -> str:
     return sch.mod.script()
 
 
-def _report(wl: Any, cfg: Any, res: Any) -> None:
+def candidate_line(wl: Any, cfg: Any) -> str:
+    """``conv2d C8 (conv2d_n1_c256_...) on default (1x16x16)``: what was compiled, where."""
     label = f"{wl.kind} {wl.name}" if wl.name else wl.kind
-    console.line(f"{label} ({wl.signature}) on {cfg.name or 'hw'} ({cfg.shape_label})")
+    return f"{label} ({wl.signature}) on {cfg.name or 'hw'} ({cfg.shape_label})"
+
+
+def _report(wl: Any, cfg: Any, res: Any) -> None:
+    console.line(candidate_line(wl, cfg))
     console.line("knobs: " + " ".join(f"{k}={v}" for k, v in res.knobs.items()))
     console.line(f"status: {res.status}" + (f" - {res.reason}" if res.reason else ""))
     if res.passes:

@@ -66,12 +66,11 @@ def simulate_cmd(
       vtatune simulate conv2d --layer C8 --hw default --check
       vtatune simulate conv2d --layer C2 --board ultra96 --json
     """
+    from vtatune.cli.compile import load_passes, resolve_candidate
     from vtatune.errors import UserError
 
-    wl, cfg, k = _resolve(workload, layer, shape, hw, knobs)
+    wl, cfg, k = resolve_candidate(workload, layer, shape, hw, knobs)
     given = _read_inputs(inputs, wl) if inputs is not None else None
-    from vtatune.cli.compile import load_passes
-
     user = load_passes(passes)
 
     from vtatune.compiler import compile_candidate
@@ -134,13 +133,6 @@ def simulate_cmd(
         raise typer.Exit(1)
 
 
-def _resolve(workload: str, layer: str | None, shape: str | None, hw: str, knobs: str | None
-             ) -> tuple[Any, Any, dict[str, int]]:
-    from vtatune.cli.compile import resolve_candidate
-
-    return resolve_candidate(workload, layer, shape, hw, knobs)
-
-
 def _read_inputs(path: Path, wl: Any) -> tuple[Any, Any]:
     """``data`` and ``kernel`` from an .npz, checked against the workload's plain shapes
     before they are read (no other member is touched)."""
@@ -167,9 +159,9 @@ def _write_output(path: Path, result: Any) -> None:
 
 
 def _report(wl: Any, cfg: Any, s: dict[str, Any]) -> None:
-    label = f"{wl.kind} {wl.name}" if wl.name else wl.kind
-    console.line(f"{label} ({wl.signature}) on {cfg.name or 'hw'} ({cfg.shape_label}), "
-                 f"board {s['board']} at {s['clock_mhz']:g} MHz")
+    from vtatune.cli.compile import candidate_line
+
+    console.line(f"{candidate_line(wl, cfg)}, board {s['board']} at {s['clock_mhz']:g} MHz")
     console.line("knobs: " + " ".join(f"{k}={v}" for k, v in s["knobs"].items())
                  + f"; epilogue clip(acc >> {s['shift']}, 0, 127)")
     b = s["bounds"]

@@ -55,6 +55,7 @@ def space_cmd(
     build and time every point too)."""
     from vtatune import schedules
     from vtatune.cli.compile import load_passes
+    from vtatune.compiler.result import COMPILE_STATUSES
     from vtatune.errors import UserError
     from vtatune.hardware import config
     from vtatune.workloads import parse
@@ -80,8 +81,7 @@ def space_cmd(
         "workload": wl.signature, "hw": cfg.name, "knobs": space.names,
         "axes": {k: list(v) for k, v in space.axes.items()},
         "product_size": space.product_size, "size": len(points),
-        "valid": status.get("valid", 0), "invalid": status.get("invalid", 0),
-        "failed": status.get("failed", 0),
+        **{s: status.get(s, 0) for s in COMPILE_STATUSES},
         "rejections": dict(reasons.most_common()),
         "median_compile_ms": _median([r[2] for r in results]),
         "passes": user.fingerprint if user is not None else None,

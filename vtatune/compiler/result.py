@@ -6,8 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vtatune.passes.verify import Problem
+from vtatune.statuses import Status
 
-VALID, INVALID, FAILED = "valid", "invalid", "failed"
+#: A compiled candidate that every verification pass accepts (simulating it gives ``ok``);
+#: ``invalid`` and ``failed`` are the candidate statuses of the same names.
+VALID = "valid"
+INVALID, FAILED = Status.INVALID, Status.FAILED
+#: Every status of a ``CompileResult``.
+COMPILE_STATUSES = (VALID, INVALID, FAILED)
 
 
 @dataclass(frozen=True)

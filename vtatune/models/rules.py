@@ -99,14 +99,17 @@ def _pads(a: dict[str, Any], spatial: tuple[int, ...], kernel: tuple[int, ...],
     if auto == "VALID":
         return (0,) * (2 * len(spatial))
     if auto in ("SAME_UPPER", "SAME_LOWER"):
-        begin, end = [], []
-        for x, k, s in zip(spatial, kernel, strides, strict=True):
-            total = max((-(-x // s) - 1) * s + k - x, 0)
-            small, big = total // 2, total - total // 2
-            begin.append(small if auto == "SAME_UPPER" else big)
-            end.append(big if auto == "SAME_UPPER" else small)
-        return (*begin, *end)
+        return _split_pads([max((-(-x // s) - 1) * s + k - x, 0)
+                            for x, k, s in zip(spatial, kernel, strides, strict=True)], auto)
     return Refusal(f"auto_pad {auto!r} is not an ONNX padding mode")
+
+
+def _split_pads(totals: list[int], auto: str) -> tuple[int, ...]:
+    """``(*begins, *ends)``: each axis's ``total`` padding split as ONNX does, the odd one at
+    the end for ``SAME_UPPER`` and at the beginning otherwise."""
+    halves = [(t // 2, t - t // 2) if auto == "SAME_UPPER" else (t - t // 2, t // 2)
+              for t in totals]
+    return (*(begin for begin, _ in halves), *(end for _, end in halves))
 
 
 def _common(a: dict[str, Any], rank: int, kernel: tuple[int, ...],
@@ -225,25 +228,13 @@ def conv_transpose(node: Any, g: ModelGraph) -> Workload | Refusal:
         out = tuple(a["output_shape"])[-2:]
         if len(out) != 2:
             return Refusal(f"output_shape {list(a['output_shape'])} is not 2-D")
-        auto = _text(a.get("auto_pad", "NOTSET"))
-        begin, end = [], []
-        for x, k, s, o in zip((h, w), (kh, kw), strides, out, strict=False):
-            total = s * (x - 1) + k - o
-            if auto == "SAME_UPPER":
-                begin.append(total // 2)
-                end.append(total - total // 2)
-            else:
-                begin.append(total - total // 2)
-                end.append(total // 2)
-        b = {**a, "pads": (*begin, *end), "auto_pad": "NOTSET"}
+        totals = [s * (x - 1) + k - o
+                  for x, k, s, o in zip((h, w), (kh, kw), strides, out, strict=False)]
+        pads = _split_pads(totals, _text(a.get("auto_pad", "NOTSET")))
+        b = {**a, "pads": pads, "auto_pad": "NOTSET"}
     elif _text(a.get("auto_pad", "NOTSET")) in ("SAME_UPPER", "SAME_LOWER"):
-        auto = _text(a["auto_pad"])
-        begin, end = [], []
-        for _x, k, s in zip((h, w), (kh, kw), strides, strict=False):
-            total = max(k - s, 0)  # output = input * stride
-            begin.append(total - total // 2 if auto == "SAME_LOWER" else total // 2)
-            end.append(total // 2 if auto == "SAME_LOWER" else total - total // 2)
-        b = {**a, "pads": (*begin, *end), "auto_pad": "NOTSET"}
+        totals = [max(k - s, 0) for k, s in zip((kh, kw), strides, strict=False)]  # out = in * S
+        b = {**a, "pads": _split_pads(totals, _text(a["auto_pad"])), "auto_pad": "NOTSET"}
     else:
         b = a
     common = _common(b, 4, (kh, kw), (h, w), what)

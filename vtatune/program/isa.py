@@ -99,10 +99,10 @@ class MemInsn:
 
 
 @dataclass(frozen=True, slots=True)
-class GemmInsn:
-    """GEMM over micro-ops [uop_bgn, uop_end) in a two-level loop (iter_out, iter_in)."""
+class _LoopInsn:
+    """What GEMM and ALU share: micro-ops [uop_bgn, uop_end) in a two-level loop
+    (iter_out, iter_in), each loop adding its factors to the micro-ops' indices."""
 
-    opcode: ClassVar[Opcode] = Opcode.GEMM
     deps: DepFlags
     reset: bool
     uop_bgn: int
@@ -113,40 +113,32 @@ class GemmInsn:
     dst_factor_in: int = 0
     src_factor_out: int = 0
     src_factor_in: int = 0
-    wgt_factor_out: int = 0
-    wgt_factor_in: int = 0
 
     @property
     def ops(self) -> int:
-        """Tile operations (one GEMM step each): iter_out * iter_in * uops."""
+        """Tile operations (one GEMM or ALU step each): iter_out * iter_in * uops."""
         return self.iter_out * self.iter_in * max(self.uop_end - self.uop_bgn, 0)
 
 
 @dataclass(frozen=True, slots=True)
-class AluInsn:
+class GemmInsn(_LoopInsn):
+    """GEMM over micro-ops [uop_bgn, uop_end) in a two-level loop (iter_out, iter_in)."""
+
+    opcode: ClassVar[Opcode] = Opcode.GEMM
+    wgt_factor_out: int = 0
+    wgt_factor_in: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AluInsn(_LoopInsn):
     """ALU op over micro-ops: acc[dst] = op(acc[dst], imm if use_imm else acc[src]).
 
     ``imm`` is a signed 16-bit immediate."""
 
     opcode: ClassVar[Opcode] = Opcode.ALU
-    deps: DepFlags
-    reset: bool
-    uop_bgn: int
-    uop_end: int
-    iter_out: int = 1
-    iter_in: int = 1
-    dst_factor_out: int = 0
-    dst_factor_in: int = 0
-    src_factor_out: int = 0
-    src_factor_in: int = 0
     alu_opcode: AluOp = AluOp.ADD
     use_imm: bool = False
     imm: int = 0
-
-    @property
-    def ops(self) -> int:
-        """Tile operations: iter_out * iter_in * uops."""
-        return self.iter_out * self.iter_in * max(self.uop_end - self.uop_bgn, 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,6 +134,13 @@ class _Gen:
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
 
+    def block(self, body: Any, depth: int, host: bool) -> None:
+        """``body`` at ``depth``, under the header just emitted (``pass`` if it emits nothing)."""
+        mark = len(self.lines)
+        self.stmt(body, depth, host)
+        if len(self.lines) == mark:
+            self.emit(depth, "pass")
+
     def stmt(self, s: Any, depth: int, host: bool) -> None:
         """Emit ``s``; ``host`` is False inside a uop scope (kernel function)."""
         from tvm import ir, tirx
@@ -146,10 +153,7 @@ class _Gen:
             var = self.bind(s.loop_var)
             rng = f"range({ext})" if lo == "0" else f"range({lo}, {lo} + {ext})"
             self.emit(depth, f"for {var} in {rng}:")
-            mark = len(self.lines)
-            self.stmt(s.body, depth + 1, host)
-            if len(self.lines) == mark:
-                self.emit(depth + 1, "pass")
+            self.block(s.body, depth + 1, host)
         elif isinstance(s, tirx.AttrStmt):
             if host and s.attr_key == COPROC_UOP_SCOPE:
                 self.uop_scope(s, depth)
@@ -157,16 +161,10 @@ class _Gen:
                 self.stmt(s.body, depth, host)
         elif isinstance(s, tirx.IfThenElse):
             self.emit(depth, f"if {self.expr(s.condition)}:")
-            mark = len(self.lines)
-            self.stmt(s.then_case, depth + 1, host)
-            if len(self.lines) == mark:
-                self.emit(depth + 1, "pass")
+            self.block(s.then_case, depth + 1, host)
             if s.else_case is not None:
                 self.emit(depth, "else:")
-                mark = len(self.lines)
-                self.stmt(s.else_case, depth + 1, host)
-                if len(self.lines) == mark:
-                    self.emit(depth + 1, "pass")
+                self.block(s.else_case, depth + 1, host)
         elif isinstance(s, tirx.LetStmt):
             value = self.expr(s.value)
             self.emit(depth, f"{self.bind(s.var)} = {value}")

@@ -13,6 +13,7 @@ Workloads are plain frozen shapes; methods that depend on the accelerator take t
 
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -44,9 +45,11 @@ class Workload(ABC):
     Class attributes an operator sets: ``kind`` (its name on the command line and in
     signatures), ``KNOBS`` (its schedule knobs), ``SHAPE`` (the ``--shape`` fields, e.g.
     ``"M,K,N"``), ``SIGNATURE`` (a regex whose groups are the constructor's fields in order)
-    ``DEFAULT`` (the layer name or shape text used when none is given) and ``LAYERS_FROM``
-    (the network its named layers come from, for people reading a layer name). Subclasses are
-    frozen dataclasses whose last field is ``name: str = ""`` (a named layer's name).
+    ``DEFAULT`` (the layer name or shape text used when none is given), ``LAYERS_FROM``
+    (the network its named layers come from, for people reading a layer name) and
+    ``NON_NEGATIVE`` (the ``SHAPE`` fields that may be 0; every other one must be >= 1).
+    Subclasses are frozen dataclasses whose first fields are ``SHAPE``'s, in order, and whose
+    last field is ``name: str = ""`` (a named layer's name).
     """
 
     kind: ClassVar[str] = "workload"
@@ -55,6 +58,22 @@ class Workload(ABC):
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(r"(?!)")
     DEFAULT: ClassVar[str] = ""
     LAYERS_FROM: ClassVar[str] = ""
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        """``WorkloadError`` naming every field out of range, else ``shape_problems()``'s."""
+        values = {f: getattr(self, f) for f in _shape_fields(self)}
+        positive = [f for f in values if f not in self.NON_NEGATIVE]
+        problems = [f"{f}={values[f]} must be >= 1" for f in positive if values[f] < 1]
+        problems += [f"{f}={values[f]} must be >= 0" for f in self.NON_NEGATIVE if values[f] < 0]
+        if not problems:
+            problems = self.shape_problems()
+        if problems:
+            raise WorkloadError(f"{self.kind} shape: " + "; ".join(problems))
+
+    def shape_problems(self) -> list[str]:
+        """What is wrong with a shape whose fields are each in range (default: nothing)."""
+        return []
 
     # ---- the computation -------------------------------------------------------------------
     @property
@@ -104,18 +123,16 @@ class Workload(ABC):
     def compulsory_bytes(self, hw: HwConfig) -> int:
         """Bytes that must cross the memory bus at least once: packed inputs and output."""
         s = self.packed_shapes(hw)
-        n_data = _prod(s["data"]) * hw.inp_bits // 8
-        n_kernel = _prod(s["kernel"]) * hw.wgt_bits // 8
-        n_res = _prod(s["res"]) * hw.out_bits // 8
+        n_data = math.prod(s["data"]) * hw.inp_bits // 8
+        n_kernel = math.prod(s["kernel"]) * hw.wgt_bits // 8
+        n_res = math.prod(s["res"]) * hw.out_bits // 8
         return n_data + n_kernel + n_res
 
     def summary(self) -> str:
         """One line for a person: ``C8, a ResNet-18 layer: conv2d N=1, CIN=256, ...`` (the
         shape's ``--shape`` fields; a named layer says which network it belongs to)."""
-        from dataclasses import fields
-
         names = self.SHAPE.split(",")
-        values = [getattr(self, f.name) for f in fields(self)][:len(names)]
+        values = [getattr(self, f) for f in _shape_fields(self)]
         shape = f"{self.kind} " + ", ".join(f"{n}={v}" for n, v in zip(names, values,
                                                                          strict=True))
         name = getattr(self, "name", "")
@@ -189,11 +206,145 @@ class Workload(ABC):
         return named[0] if named else wl
 
 
-def _prod(xs: tuple[int, ...]) -> int:
-    out = 1
-    for x in xs:
-        out *= x
-    return out
+@dataclass(frozen=True)
+class Convolution(Workload):
+    """What the 2-D convolutions share (conv2d, conv2d_transpose, group_conv2d): the fields
+    of input ``(N, CIN, H, W)``, ``COUT`` output channels, a ``KH x KW`` kernel, padding
+    ``pad`` and ``stride``, their ``--shape`` words and signature, and the packed layout of
+    their data and result (NCHWnc: batch and channel tiles outermost, BATCH and BLOCK lanes
+    innermost). ``oh``/``ow`` are a direct convolution's; an operator adds its own fields
+    after ``stride``.
+    """
+
+    n: int
+    cin: int
+    h: int
+    w: int
+    cout: int
+    kh: int
+    kw: int
+    pad: int
+    stride: int
+
+    SHAPE: ClassVar[str] = "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE"
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = ("pad",)
+
+    def shape_problems(self) -> list[str]:
+        if self.oh < 1 or self.ow < 1:
+            return [f"kernel {self.kh}x{self.kw} does not fit the padded {self.h}x{self.w} "
+                    "input"]
+        return []
+
+    @property
+    def oh(self) -> int:
+        return (self.h + 2 * self.pad - self.kh) // self.stride + 1
+
+    @property
+    def ow(self) -> int:
+        return (self.w + 2 * self.pad - self.kw) // self.stride + 1
+
+    @property
+    def signature(self) -> str:
+        return (f"{self.kind}_n{self.n}_c{self.cin}_h{self.h}_w{self.w}_o{self.cout}"
+                f"_k{self.kh}x{self.kw}_p{self.pad}_s{self.stride}")
+
+    def tiles(self, hw: HwConfig) -> dict[str, int]:
+        """Extents in tiles: batch (BATCH), input channels (BLOCK_IN), output (BLOCK_OUT)."""
+        return {"b": ceil_div(self.n, hw.batch), "ci": ceil_div(self.cin, hw.block_in),
+                "co": ceil_div(self.cout, hw.block_out), "oh": self.oh, "ow": self.ow}
+
+    def pack_data(self, data: np.ndarray, hw: HwConfig) -> np.ndarray:
+        t = self.tiles(hw)
+        return pack(data, (t["b"], t["ci"]), (hw.batch, hw.block_in))
+
+    def unpack_output(self, res: np.ndarray, hw: HwConfig) -> np.ndarray:
+        return unpack(res, (self.n, self.cout))
+
+
+def pack(a: np.ndarray, tiles: tuple[int, int], lanes: tuple[int, int]) -> np.ndarray:
+    """Plain int8 ``a`` of axes ``(A, B, *rest)`` zero-padded to ``tiles`` whole tiles of
+    ``lanes`` on its first two axes and packed as VTA lays it out: ``(A/a, B/b, *rest, a, b)``
+    (contiguous)."""
+    import numpy as np
+
+    rest = a.shape[2:]
+    padded = np.zeros((tiles[0] * lanes[0], tiles[1] * lanes[1], *rest), dtype=np.int8)
+    padded[: a.shape[0], : a.shape[1]] = a
+    tiled = padded.reshape(tiles[0], lanes[0], tiles[1], lanes[1], *rest)
+    return np.ascontiguousarray(tiled.transpose(0, 2, *range(4, 4 + len(rest)), 1, 3))
+
+
+def unpack(res: np.ndarray, keep: tuple[int, int]) -> np.ndarray:
+    """``pack``'s inverse: packed ``res`` ``(A/a, B/b, *rest, a, b)`` back to ``(A, B, *rest)``,
+    cut to the first ``keep`` rows of its first two axes (padding dropped)."""
+    ta, tb, *rest, a, b = res.shape
+    axes = range(2, 2 + len(rest))
+    plain = res.transpose(0, len(rest) + 2, 1, len(rest) + 3, *axes).reshape(ta * a, tb * b,
+                                                                            *rest)
+    return plain[: keep[0], : keep[1]].copy()
+
+
+def te_inputs(shapes: dict[str, tuple[int, ...]], hw: HwConfig,
+              pad_before: list[int] | None = None, pad_after: list[int] | None = None
+              ) -> tuple[Any, Any, Any, Any]:
+    """``data`` and ``kernel`` placeholders of the packed ``shapes`` and their ``data_buf``
+    and ``kernel_buf`` stages; ``data_buf`` is zero-padded by ``pad_before`` (and
+    ``pad_after``, default the same) elements per axis when any is nonzero."""
+    from tvm import te, topi
+
+    data = te.placeholder(shapes["data"], name="data", dtype=hw.inp_dtype)
+    kernel = te.placeholder(shapes["kernel"], name="kernel", dtype=hw.wgt_dtype)
+    if any(pad_before or ()) or any(pad_after or ()):
+        data_buf = topi.nn.pad(data, pad_before, pad_after, name="data_buf")
+    else:
+        data_buf = te.compute(shapes["data"], lambda *i: data(*i), "data_buf")
+    kernel_buf = te.compute(shapes["kernel"], lambda *i: kernel(*i), "kernel_buf")
+    return data, kernel, data_buf, kernel_buf
+
+
+def gemm_footprint(hw: HwConfig, tile_b: int, tile_ci: int, tile_co: int, *, groups: int = 1,
+                   inp_pixels: int = 1, wgt_taps: int = 1, out_pixels: int = 1,
+                   threads: int = 1, uops: int = 1) -> dict[str, int]:
+    """SRAM bytes per scope of one output tile of ``tile_b`` BATCH and ``tile_co`` BLOCK_OUT
+    tiles (of each of ``groups`` groups) and ``out_pixels`` pixels (int32), reading
+    ``tile_ci`` BLOCK_IN tiles of ``inp_pixels`` input pixels and their weights of
+    ``wgt_taps`` taps per reduction step; every virtual thread owns a copy. ``uops``: the
+    largest micro-op kernel."""
+    b = tile_b * hw.batch
+    inp = b * groups * tile_ci * hw.block_in * inp_pixels * hw.inp_bits // 8
+    wgt = (groups * tile_co * hw.block_out * tile_ci * hw.block_in * wgt_taps
+           * hw.wgt_bits // 8)
+    acc = b * groups * tile_co * hw.block_out * out_pixels * hw.acc_bits // 8
+    return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads, "uops": uops}
+
+
+def gemm_traffic(hw: HwConfig, b: int, ci: int, co: int, tile_b: int, tile_co: int, *,
+                 groups: int = 1, inp_pixels: int = 1, wgt_taps: int = 1, out_pixels: int = 1
+                 ) -> int:
+    """DRAM elements (int8) a tiled GEMM over ``b`` BATCH, ``ci`` BLOCK_IN and ``co`` BLOCK_OUT
+    tiles (of each of ``groups`` groups) moves: the inputs re-read per output-channel tile
+    (``inp_pixels``: the input windows of the output tiles along the pixels, summed), the
+    weights per batch tile (``wgt_taps``: the taps those tiles read, summed), the output
+    (``out_pixels``) once; partial tiles count at their own size."""
+    from vtatune.schedules.knobs import split_sizes
+
+    n_b, n_co = len(split_sizes(b, tile_b)), len(split_sizes(co, tile_co))
+    lanes = ci * hw.block_in
+    inp = b * hw.batch * groups * n_co * lanes * inp_pixels
+    wgt = n_b * groups * co * hw.block_out * lanes * wgt_taps
+    out = b * hw.batch * groups * co * hw.block_out * out_pixels
+    return inp + wgt + out
+
+
+def gemm_uops(loops: list[int], affine: list[bool] | None = None) -> int:
+    """Micro-ops of a GEMM kernel whose loops (outermost first) have the extents ``loops``:
+    loops of extent 1 vanish, and the two outermost fold into the GEMM instruction's loops
+    when the micro-op indices are affine in them (``affine``; default every loop)."""
+    kept = [(e, a) for e, a in zip(loops, affine or [True] * len(loops), strict=True) if e > 1]
+    folded = 0
+    while folded < 2 and folded < len(kept) and kept[folded][1]:
+        folded += 1
+    return math.prod(e for e, _ in kept[folded:])
 
 
 #: Most digits of one shape field (a dimension beyond 10^12 cannot be addressed by VTA).
@@ -221,20 +372,18 @@ def addressable(wl: Workload) -> Workload:
     (``hardware.config.MAX_DRAM_BYTES``): no program could run it."""
     from vtatune.hardware.config import MAX_DRAM_BYTES
 
-    total = sum(_prod(s) for s in wl.plain_shapes().values())  # int8: bytes = elements
+    total = sum(math.prod(s) for s in wl.plain_shapes().values())  # int8: bytes = elements
     if total > MAX_DRAM_BYTES:
         raise WorkloadError(f"{wl.kind} shape needs {total:,} bytes of input, weights and "
                             f"output, more than VTA's {MAX_DRAM_BYTES:,}-byte (32-bit) DRAM")
     return wl
 
 
-def check_fields(kind: str, wl: Any, positive: tuple[str, ...],
-                 non_negative: tuple[str, ...] = ()) -> list[str]:
-    """Problems of fields that must be >= 1 or >= 0 (for ``__post_init__``)."""
-    problems = [f"{f}={getattr(wl, f)} must be >= 1" for f in positive if getattr(wl, f) < 1]
-    problems += [f"{f}={getattr(wl, f)} must be >= 0" for f in non_negative
-                 if getattr(wl, f) < 0]
-    return problems
+def _shape_fields(wl: Workload) -> list[str]:
+    """Names of ``wl``'s ``SHAPE`` fields (its first dataclass fields)."""
+    from dataclasses import fields
+
+    return [f.name for f in fields(wl)][:len(wl.SHAPE.split(","))]
 
 
 def epilogue(res_acc: Any, shape: tuple[int, ...], hw: HwConfig, shift: int) -> list[Any]:

@@ -18,11 +18,15 @@ from vtatune.errors import WorkloadError
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
     DEFAULT_SHIFT,
+    Convolution,
     Workload,
     apply_epilogue,
-    ceil_div,
-    check_fields,
     epilogue,
+    gemm_footprint,
+    gemm_traffic,
+    gemm_uops,
+    pack,
+    te_inputs,
 )
 from vtatune.workloads.registry import register
 
@@ -62,62 +66,25 @@ _RESNET18 = {
 
 @register
 @dataclass(frozen=True)
-class Conv2d(Workload):
+class Conv2d(Convolution):
     """conv2d(N, Cin, H, W) * (Cout, Cin, KH, KW), symmetric padding ``pad``, ``stride``."""
 
-    n: int
-    cin: int
-    h: int
-    w: int
-    cout: int
-    kh: int
-    kw: int
-    pad: int
-    stride: int
     name: str = ""
 
     kind: ClassVar[str] = "conv2d"
     KNOBS: ClassVar[tuple[kn.Knob, ...]] = KNOBS
-    SHAPE: ClassVar[str] = "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE"
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
         r"conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
     DEFAULT: ClassVar[str] = "C8"  # the conv2d tutorial's layer
     LAYERS_FROM: ClassVar[str] = "ResNet-18"
-
-    def __post_init__(self) -> None:
-        problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",
-                                                  "stride"), ("pad",))
-        if not problems and (self.oh < 1 or self.ow < 1):
-            problems.append(
-                f"kernel {self.kh}x{self.kw} does not fit the padded {self.h}x{self.w} input")
-        if problems:
-            raise WorkloadError("conv2d shape: " + "; ".join(problems))
 
     @classmethod
     def layers(cls) -> Mapping[str, Workload]:
         return RESNET18
 
     @property
-    def oh(self) -> int:
-        return (self.h + 2 * self.pad - self.kh) // self.stride + 1
-
-    @property
-    def ow(self) -> int:
-        return (self.w + 2 * self.pad - self.kw) // self.stride + 1
-
-    @property
-    def signature(self) -> str:
-        return (f"conv2d_n{self.n}_c{self.cin}_h{self.h}_w{self.w}_o{self.cout}"
-                f"_k{self.kh}x{self.kw}_p{self.pad}_s{self.stride}")
-
-    @property
     def macs(self) -> int:
         return self.n * self.cout * self.oh * self.ow * self.cin * self.kh * self.kw
-
-    def tiles(self, hw: HwConfig) -> dict[str, int]:
-        """Extents in tiles: batch (BATCH), input channels (BLOCK_IN), output (BLOCK_OUT)."""
-        return {"b": ceil_div(self.n, hw.batch), "ci": ceil_div(self.cin, hw.block_in),
-                "co": ceil_div(self.cout, hw.block_out), "oh": self.oh, "ow": self.ow}
 
     def padded_macs(self, hw: HwConfig) -> int:
         t = self.tiles(hw)
@@ -138,17 +105,11 @@ class Conv2d(Workload):
                 "res": (self.n, self.cout, self.oh, self.ow)}
 
     def te(self, hw: HwConfig, shift: int = DEFAULT_SHIFT) -> list[Any]:
-        from tvm import te, topi
+        from tvm import te
 
         shapes = self.packed_shapes(hw)
-        data = te.placeholder(shapes["data"], name="data", dtype=hw.inp_dtype)
-        kernel = te.placeholder(shapes["kernel"], name="kernel", dtype=hw.wgt_dtype)
-        if self.pad:
-            p = self.pad
-            data_buf = topi.nn.pad(data, [0, 0, p, p, 0, 0], name="data_buf")
-        else:
-            data_buf = te.compute(shapes["data"], lambda *i: data(*i), "data_buf")
-        kernel_buf = te.compute(shapes["kernel"], lambda *i: kernel(*i), "kernel_buf")
+        p = self.pad
+        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw, [0, 0, p, p, 0, 0])
         ci = te.reduce_axis((0, shapes["data"][1]), name="ic")
         dy = te.reduce_axis((0, self.kh), name="dy")
         dx = te.reduce_axis((0, self.kw), name="dx")
@@ -180,23 +141,9 @@ class Conv2d(Workload):
 
     def pack_inputs(self, data: np.ndarray, kernel: np.ndarray, hw: HwConfig
                     ) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
-
         t = self.tiles(hw)
-        b, bi, bo = hw.batch, hw.block_in, hw.block_out
-        d = np.zeros((t["b"] * b, t["ci"] * bi, self.h, self.w), dtype=np.int8)
-        d[: self.n, : self.cin] = data
-        d = d.reshape(t["b"], b, t["ci"], bi, self.h, self.w).transpose(0, 2, 4, 5, 1, 3)
-        k = np.zeros((t["co"] * bo, t["ci"] * bi, self.kh, self.kw), dtype=np.int8)
-        k[: self.cout, : self.cin] = kernel
-        k = k.reshape(t["co"], bo, t["ci"], bi, self.kh, self.kw).transpose(0, 2, 4, 5, 1, 3)
-        return np.ascontiguousarray(d), np.ascontiguousarray(k)
-
-    def unpack_output(self, res: np.ndarray, hw: HwConfig) -> np.ndarray:
-        t = self.tiles(hw)
-        r = res.transpose(0, 4, 1, 5, 2, 3).reshape(
-            t["b"] * hw.batch, t["co"] * hw.block_out, self.oh, self.ow)
-        return r[: self.n, : self.cout].copy()
+        return (self.pack_data(data, hw),
+                pack(kernel, (t["co"], t["ci"]), (hw.block_out, hw.block_in)))
 
     # ---- schedule template -------------------------------------------------------------------
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
@@ -209,19 +156,12 @@ class Conv2d(Workload):
         s = self.stride
         rows = (k["tile_h"] - 1) * s + self.kh
         cols = (k["tile_w"] - 1) * s + self.kw
-        threads = k["h_nthread"] * k["oc_nthread"]
-        b = k["tile_b"] * hw.batch
-        inp = b * k["tile_ci"] * hw.block_in * rows * cols * hw.inp_bits // 8
-        wgt = (k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * self.kh * self.kw
-               * hw.wgt_bits // 8)
-        acc = b * k["tile_co"] * hw.block_out * k["tile_h"] * k["tile_w"] * hw.acc_bits // 8
-        loops = [e for e in (k["tile_b"], k["tile_co"], k["tile_h"], k["tile_ci"], self.kh,
-                             self.kw, k["tile_w"]) if e > 1]
-        uops = 1
-        for e in loops[2:]:
-            uops *= e
-        return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads,
-                "uops": uops}
+        uops = gemm_uops([k["tile_b"], k["tile_co"], k["tile_h"], k["tile_ci"], self.kh,
+                          self.kw, k["tile_w"]])
+        return gemm_footprint(hw, k["tile_b"], k["tile_ci"], k["tile_co"],
+                              inp_pixels=rows * cols, wgt_taps=self.kh * self.kw,
+                              out_pixels=k["tile_h"] * k["tile_w"],
+                              threads=k["h_nthread"] * k["oc_nthread"], uops=uops)
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         """Inputs (with their halo) and weights re-read per output tile, the output once;
@@ -229,36 +169,24 @@ class Conv2d(Workload):
         k = knobs
         t = self.tiles(hw)
         s = self.stride
-        n_b, n_co = len(kn.split_sizes(t["b"], k["tile_b"])), \
-            len(kn.split_sizes(t["co"], k["tile_co"]))
         hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
         rows = sum((h - 1) * s + self.kh for h in hs)
         cols = sum((w - 1) * s + self.kw for w in ws)
-        ci = t["ci"] * hw.block_in
-        inp = t["b"] * hw.batch * n_co * ci * rows * cols
-        wgt = n_b * len(hs) * len(ws) * t["co"] * hw.block_out * ci * self.kh * self.kw
-        out = t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
-        return inp + wgt + out
+        return gemm_traffic(hw, t["b"], t["ci"], t["co"], k["tile_b"], k["tile_co"],
+                            inp_pixels=rows * cols,
+                            wgt_taps=len(hs) * len(ws) * self.kh * self.kw,
+                            out_pixels=self.oh * self.ow)
 
 
-def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, grouped: bool = False, phases: int = 1
-                  ) -> None:
+def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, phases: int = 1) -> None:
     """The conv2d tutorial's recipe: output tiles, reduction over channel tiles outermost,
     DMA staging at each reduction step, virtual threads on ``cthread``.
 
-    Shared by the convolution-like operators. ``grouped``: the packed tensors have a group axis
-    after the batch (tiled by ``tile_g``, groups outermost). ``phases`` > 1 (a transposed
-    convolution's stride): an output tile whose rows/columns are whole multiples of the
-    stride splits them into (row, phase) so the micro-op indices stay affine in the row.
+    Shared by the convolution-like operators. ``phases`` > 1 (a transposed convolution's
+    stride): an output tile whose rows/columns are whole multiples of the stride splits them
+    into (row, phase) so the micro-op indices stay affine in the row.
     """
-    from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
-
-    loops = sch.get_loops(sch.get_sblock("res"))
-    if grouped:
-        b, g, oc, y, x, b_t, oc_t = loops
-        g_o, g_i = sch.split(g, [None, k["tile_g_packed"]])
-    else:
-        b, oc, y, x, b_t, oc_t = loops
+    b, oc, y, x, b_t, oc_t = sch.get_loops(sch.get_sblock("res"))
     b_o, b_i = sch.split(b, [None, k["tile_b"]])
     oc_o, oc_i = sch.split(oc, [None, k["tile_co"]])
     y_o, y_i = sch.split(y, [None, k["tile_h"]])
@@ -270,12 +198,18 @@ def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, grouped: bool = False, phase
     if k["h_nthread"] > 1:
         y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
         threads.append(y_v)
-    if grouped:
-        sch.reorder(*threads, b_o, g_o, oc_o, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
-    else:
-        sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+    sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
     for v in threads:
         sch.bind(v, "cthread")
+    schedule_tile(sch, hw, k, x_o, b_i, phases=phases)
+
+
+def schedule_tile(sch: Any, hw: HwConfig, k: Knobs, x_o: Any, b_i: Any, grouped: bool = False,
+                  phases: int = 1) -> None:
+    """Inside one output tile (at ``x_o``; ``b_i`` its batch loop): the accumulator stages,
+    the reduction over ``tile_ci`` channel tiles outermost with DMA staging at each step, and
+    the tensorized GEMM. ``grouped``: the packed tensors have a group axis after the batch."""
+    from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
 
     # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
     stage_epilogue(sch, x_o)

@@ -27,15 +27,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vtatune.errors import WorkloadError
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
     DEFAULT_SHIFT,
+    Convolution,
     Workload,
     apply_epilogue,
     ceil_div,
-    check_fields,
     epilogue,
+    gemm_footprint,
+    gemm_traffic,
+    gemm_uops,
+    pack,
+    te_inputs,
 )
 from vtatune.workloads.conv2d import KNOBS, schedule_conv
 from vtatune.workloads.registry import register
@@ -57,36 +61,23 @@ _DCGAN = {
 
 @register
 @dataclass(frozen=True)
-class Conv2dTranspose(Workload):
+class Conv2dTranspose(Convolution):
     """conv2d_transpose(N, CIN, H, W) * (CIN, COUT, KH, KW), padding ``pad``, ``stride``."""
 
-    n: int
-    cin: int
-    h: int
-    w: int
-    cout: int
-    kh: int
-    kw: int
-    pad: int
-    stride: int
     name: str = ""
 
     kind: ClassVar[str] = "conv2d_transpose"
     KNOBS: ClassVar[tuple[kn.Knob, ...]] = KNOBS
-    SHAPE: ClassVar[str] = "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE"
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
         r"conv2d_transpose_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
     DEFAULT: ClassVar[str] = "CT2"
     LAYERS_FROM: ClassVar[str] = "DCGAN"
 
-    def __post_init__(self) -> None:
-        problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",
-                                                  "stride"), ("pad",))
-        if not problems and (self.oh < 1 or self.ow < 1):
-            problems.append(f"padding {self.pad} leaves no output of the {self.h}x{self.w} "
-                            f"input with a {self.kh}x{self.kw} kernel at stride {self.stride}")
-        if problems:
-            raise WorkloadError("conv2d_transpose shape: " + "; ".join(problems))
+    def shape_problems(self) -> list[str]:
+        if self.oh < 1 or self.ow < 1:
+            return [f"padding {self.pad} leaves no output of the {self.h}x{self.w} input with "
+                    f"a {self.kh}x{self.kw} kernel at stride {self.stride}"]
+        return []
 
     @classmethod
     def layers(cls) -> Mapping[str, Workload]:
@@ -114,19 +105,10 @@ class Conv2dTranspose(Workload):
         return before, after, before - (t - 1)
 
     @property
-    def signature(self) -> str:
-        return (f"conv2d_transpose_n{self.n}_c{self.cin}_h{self.h}_w{self.w}_o{self.cout}"
-                f"_k{self.kh}x{self.kw}_p{self.pad}_s{self.stride}")
-
-    @property
     def macs(self) -> int:
         """Every input pixel times every tap (the usual count; as conv2d's, it includes the
         products that padding makes vanish, here those cropped at the borders)."""
         return self.n * self.cin * self.cout * self.h * self.w * self.kh * self.kw
-
-    def tiles(self, hw: HwConfig) -> dict[str, int]:
-        return {"b": ceil_div(self.n, hw.batch), "ci": ceil_div(self.cin, hw.block_in),
-                "co": ceil_div(self.cout, hw.block_out), "oh": self.oh, "ow": self.ow}
 
     def padded_macs(self, hw: HwConfig) -> int:
         t = self.tiles(hw)
@@ -150,19 +132,13 @@ class Conv2dTranspose(Workload):
                 "res": (self.n, self.cout, self.oh, self.ow)}
 
     def te(self, hw: HwConfig, shift: int = DEFAULT_SHIFT) -> list[Any]:
-        from tvm import te, topi
+        from tvm import te
 
         shapes = self.packed_shapes(hw)
-        data = te.placeholder(shapes["data"], name="data", dtype=hw.inp_dtype)
-        kernel = te.placeholder(shapes["kernel"], name="kernel", dtype=hw.wgt_dtype)
         top, bottom, oy = self._pads(self.kh, self.h, self.oh)
         left, right, ox = self._pads(self.kw, self.w, self.ow)
-        if top or bottom or left or right:
-            data_buf = topi.nn.pad(data, [0, 0, top, left, 0, 0], [0, 0, bottom, right, 0, 0],
-                                   name="data_buf")
-        else:
-            data_buf = te.compute(shapes["data"], lambda *i: data(*i), "data_buf")
-        kernel_buf = te.compute(shapes["kernel"], lambda *i: kernel(*i), "kernel_buf")
+        data, kernel, data_buf, kernel_buf = te_inputs(
+            shapes, hw, [0, 0, top, left, 0, 0], [0, 0, bottom, right, 0, 0])
         ty, tx = self.taps
         ci = te.reduce_axis((0, shapes["data"][1]), name="ic")
         dy = te.reduce_axis((0, ty), name="dy")
@@ -203,27 +179,17 @@ class Conv2dTranspose(Workload):
         import numpy as np
 
         t = self.tiles(hw)
-        b, bi, bo = hw.batch, hw.block_in, hw.block_out
-        d = np.zeros((t["b"] * b, t["ci"] * bi, self.h, self.w), dtype=np.int8)
-        d[: self.n, : self.cin] = data
-        d = d.reshape(t["b"], b, t["ci"], bi, self.h, self.w).transpose(0, 2, 4, 5, 1, 3)
         # phase-major taps: row r * T + (T - 1 - t) holds ky = r + t * S (zero past KH)
         s = self.stride
         ty, tx = self.taps
-        ph = np.zeros((t["co"] * bo, t["ci"] * bi, s * ty, s * tx), dtype=np.int8)
+        ph = np.zeros((self.cout, self.cin, s * ty, s * tx), dtype=np.int8)
         for ky in range(self.kh):
             row = (ky % s) * ty + ty - 1 - ky // s
             for kx in range(self.kw):
                 col = (kx % s) * tx + tx - 1 - kx // s
-                ph[: self.cout, : self.cin, row, col] = kernel[:, :, ky, kx].T
-        k = ph.reshape(t["co"], bo, t["ci"], bi, s * ty, s * tx).transpose(0, 2, 4, 5, 1, 3)
-        return np.ascontiguousarray(d), np.ascontiguousarray(k)
-
-    def unpack_output(self, res: np.ndarray, hw: HwConfig) -> np.ndarray:
-        t = self.tiles(hw)
-        r = res.transpose(0, 4, 1, 5, 2, 3).reshape(
-            t["b"] * hw.batch, t["co"] * hw.block_out, self.oh, self.ow)
-        return r[: self.n, : self.cout].copy()
+                ph[:, :, row, col] = kernel[:, :, ky, kx].T
+        return (self.pack_data(data, hw),
+                pack(ph, (t["co"], t["ci"]), (hw.block_out, hw.block_in)))
 
     # ---- schedule template -------------------------------------------------------------------
     def knob_values(self, hw: HwConfig, knob: kn.Knob, extent: int) -> tuple[int, ...]:
@@ -259,14 +225,10 @@ class Conv2dTranspose(Workload):
         # the weights of every phase the tile meets (one phase: a single row or column)
         wrows = ty * (1 if k["tile_h"] == 1 else s)
         wcols = tx * (1 if k["tile_w"] == 1 else s)
-        threads = k["h_nthread"] * k["oc_nthread"]
-        b = k["tile_b"] * hw.batch
-        inp = b * k["tile_ci"] * hw.block_in * rows * cols * hw.inp_bits // 8
-        wgt = (k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * wrows * wcols
-               * hw.wgt_bits // 8)
-        acc = b * k["tile_co"] * hw.block_out * k["tile_h"] * k["tile_w"] * hw.acc_bits // 8
-        return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads,
-                "uops": self._uops(k)}
+        return gemm_footprint(hw, k["tile_b"], k["tile_ci"], k["tile_co"],
+                              inp_pixels=rows * cols, wgt_taps=wrows * wcols,
+                              out_pixels=k["tile_h"] * k["tile_w"],
+                              threads=k["h_nthread"] * k["oc_nthread"], uops=self._uops(k))
 
     def _uops(self, k: Knobs) -> int:
         """Micro-ops of the GEMM kernel: its loops, of which the two outermost fold into the
@@ -281,31 +243,20 @@ class Conv2dTranspose(Workload):
                  (k["tile_ci"], True), (ty, True), (tx, True),
                  (k["tile_w"] // s if split_w else k["tile_w"], split_w or s == 1),
                  (s if split_h else 1, False), (s if split_w else 1, False)]
-        loops = [(e, affine) for e, affine in loops if e > 1]
-        folded = 0
-        while folded < 2 and folded < len(loops) and loops[folded][1]:
-            folded += 1
-        uops = 1
-        for e, _ in loops[folded:]:
-            uops *= e
-        return uops
+        return gemm_uops([e for e, _ in loops], [affine for _, affine in loops])
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         k = knobs
         t = self.tiles(hw)
         ty, tx = self.taps
-        n_b = len(kn.split_sizes(t["b"], k["tile_b"]))
-        n_co = len(kn.split_sizes(t["co"], k["tile_co"]))
         hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
         rows = sum(self._window(h, self.kh) for h in hs)
         cols = sum(self._window(w, self.kw) for w in ws)
         wrows = sum(ty * (1 if h == 1 else self.stride) for h in hs)
         wcols = sum(tx * (1 if w == 1 else self.stride) for w in ws)
-        ci = t["ci"] * hw.block_in
-        inp = t["b"] * hw.batch * n_co * ci * rows * cols
-        wgt = n_b * t["co"] * hw.block_out * ci * wrows * wcols
-        out = t["b"] * hw.batch * t["co"] * hw.block_out * self.oh * self.ow
-        return inp + wgt + out
+        return gemm_traffic(hw, t["b"], t["ci"], t["co"], k["tile_b"], k["tile_co"],
+                            inp_pixels=rows * cols, wgt_taps=wrows * wcols,
+                            out_pixels=self.oh * self.ow)
 
 
 DCGAN: dict[str, Conv2dTranspose] = {

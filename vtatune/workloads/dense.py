@@ -12,15 +12,19 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vtatune.errors import WorkloadError
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
     DEFAULT_SHIFT,
     Workload,
     apply_epilogue,
     ceil_div,
-    check_fields,
     epilogue,
+    gemm_footprint,
+    gemm_traffic,
+    gemm_uops,
+    pack,
+    te_inputs,
+    unpack,
 )
 from vtatune.workloads.registry import register
 
@@ -55,11 +59,6 @@ class Dense(Workload):
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(r"dense_m(\d+)_k(\d+)_n(\d+)")
     DEFAULT: ClassVar[str] = "16,256,256"
 
-    def __post_init__(self) -> None:
-        bad = check_fields(self.kind, self, ("m", "k", "n"))
-        if bad:
-            raise WorkloadError("dense shape: " + "; ".join(bad))
-
     @property
     def signature(self) -> str:
         return f"dense_m{self.m}_k{self.k}_n{self.n}"
@@ -89,10 +88,7 @@ class Dense(Workload):
         from tvm import te
 
         shapes = self.packed_shapes(hw)
-        data = te.placeholder(shapes["data"], name="data", dtype=hw.inp_dtype)
-        kernel = te.placeholder(shapes["kernel"], name="kernel", dtype=hw.wgt_dtype)
-        data_buf = te.compute(shapes["data"], lambda *i: data(*i), "data_buf")
-        kernel_buf = te.compute(shapes["kernel"], lambda *i: kernel(*i), "kernel_buf")
+        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw)
         ko = te.reduce_axis((0, shapes["data"][1]), name="ko")
         ki = te.reduce_axis((0, hw.block_in), name="ki")
         acc = hw.acc_dtype
@@ -113,22 +109,12 @@ class Dense(Workload):
 
     def pack_inputs(self, data: np.ndarray, kernel: np.ndarray, hw: HwConfig
                     ) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
-
         t = self.tiles(hw)
-        b, bi, bo = hw.batch, hw.block_in, hw.block_out
-        d = np.zeros((t["b"] * b, t["ci"] * bi), dtype=np.int8)
-        d[: self.m, : self.k] = data
-        k = np.zeros((t["co"] * bo, t["ci"] * bi), dtype=np.int8)
-        k[: self.n, : self.k] = kernel
-        d = d.reshape(t["b"], b, t["ci"], bi).transpose(0, 2, 1, 3)
-        k = k.reshape(t["co"], bo, t["ci"], bi).transpose(0, 2, 1, 3)
-        return np.ascontiguousarray(d), np.ascontiguousarray(k)
+        return (pack(data, (t["b"], t["ci"]), (hw.batch, hw.block_in)),
+                pack(kernel, (t["co"], t["ci"]), (hw.block_out, hw.block_in)))
 
     def unpack_output(self, res: np.ndarray, hw: HwConfig) -> np.ndarray:
-        t = self.tiles(hw)
-        r = res.transpose(0, 2, 1, 3).reshape(t["b"] * hw.batch, t["co"] * hw.block_out)
-        return r[: self.m, : self.n].copy()
+        return unpack(res, (self.m, self.n))
 
     # ---- schedule template -------------------------------------------------------------------
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
@@ -155,25 +141,11 @@ class Dense(Workload):
 
     def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
         k = knobs
-        threads = k["oc_nthread"]
-        b = k["tile_b"] * hw.batch
-        inp = b * k["tile_ci"] * hw.block_in * hw.inp_bits // 8
-        wgt = k["tile_co"] * hw.block_out * k["tile_ci"] * hw.block_in * hw.wgt_bits // 8
-        acc = b * k["tile_co"] * hw.block_out * hw.acc_bits // 8
-        loops = [e for e in (k["tile_b"], k["tile_co"], k["tile_ci"]) if e > 1]
-        uops = 1
-        for e in loops[2:]:
-            uops *= e
-        return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads,
-                "uops": uops}
+        return gemm_footprint(hw, k["tile_b"], k["tile_ci"], k["tile_co"],
+                              threads=k["oc_nthread"],
+                              uops=gemm_uops([k["tile_b"], k["tile_co"], k["tile_ci"]]))
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         """Inputs re-read per output-channel tile, weights per batch tile, the output once."""
-        k = knobs
         t = self.tiles(hw)
-        n_b = len(kn.split_sizes(t["b"], k["tile_b"]))
-        n_co = len(kn.split_sizes(t["co"], k["tile_co"]))
-        ci = t["ci"] * hw.block_in
-        inp = t["b"] * hw.batch * n_co * ci
-        wgt = n_b * t["co"] * hw.block_out * ci
-        return inp + wgt + t["b"] * hw.batch * t["co"] * hw.block_out
+        return gemm_traffic(hw, t["b"], t["ci"], t["co"], knobs["tile_b"], knobs["tile_co"])

@@ -48,16 +48,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vtatune.errors import WorkloadError
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
     DEFAULT_SHIFT,
+    Convolution,
     Workload,
     apply_epilogue,
     ceil_div,
-    check_fields,
     epilogue,
+    gemm_footprint,
+    gemm_traffic,
+    gemm_uops,
+    te_inputs,
 )
+from vtatune.workloads.conv2d import schedule_tile
 from vtatune.workloads.registry import register
 
 if TYPE_CHECKING:
@@ -101,18 +105,9 @@ _MOBILENET_G = {
 
 @register
 @dataclass(frozen=True)
-class GroupConv2d(Workload):
+class GroupConv2d(Convolution):
     """group_conv2d(N, CIN, H, W) * (COUT, CIN/GROUPS, KH, KW), ``pad``, ``stride``."""
 
-    n: int
-    cin: int
-    h: int
-    w: int
-    cout: int
-    kh: int
-    kw: int
-    pad: int
-    stride: int
     groups: int
     name: str = ""
 
@@ -124,31 +119,15 @@ class GroupConv2d(Workload):
     DEFAULT: ClassVar[str] = "D5"
     LAYERS_FROM: ClassVar[str] = "MobileNet-G"
 
-    def __post_init__(self) -> None:
-        problems = check_fields(self.kind, self, ("n", "cin", "h", "w", "cout", "kh", "kw",
-                                                  "stride", "groups"), ("pad",))
-        if not problems:
-            for what in ("cin", "cout"):
-                if getattr(self, what) % self.groups:
-                    problems.append(f"{what.upper()}={getattr(self, what)} is not a multiple "
-                                    f"of GROUPS={self.groups}")
-            if self.oh < 1 or self.ow < 1:
-                problems.append(f"kernel {self.kh}x{self.kw} does not fit the padded "
-                                f"{self.h}x{self.w} input")
-        if problems:
-            raise WorkloadError("group_conv2d shape: " + "; ".join(problems))
+    def shape_problems(self) -> list[str]:
+        problems = [f"{what.upper()}={getattr(self, what)} is not a multiple of "
+                    f"GROUPS={self.groups}" for what in ("cin", "cout")
+                    if getattr(self, what) % self.groups]
+        return problems + super().shape_problems()
 
     @classmethod
     def layers(cls) -> Mapping[str, Workload]:
         return MOBILENET_G
-
-    @property
-    def oh(self) -> int:
-        return (self.h + 2 * self.pad - self.kh) // self.stride + 1
-
-    @property
-    def ow(self) -> int:
-        return (self.w + 2 * self.pad - self.kw) // self.stride + 1
 
     @property
     def cin_g(self) -> int:
@@ -160,8 +139,7 @@ class GroupConv2d(Workload):
 
     @property
     def signature(self) -> str:
-        return (f"group_conv2d_n{self.n}_c{self.cin}_h{self.h}_w{self.w}_o{self.cout}"
-                f"_k{self.kh}x{self.kw}_p{self.pad}_s{self.stride}_g{self.groups}")
+        return f"{super().signature}_g{self.groups}"
 
     @property
     def macs(self) -> int:
@@ -213,17 +191,11 @@ class GroupConv2d(Workload):
                 "res": (self.n, self.cout, self.oh, self.ow)}
 
     def te(self, hw: HwConfig, shift: int = DEFAULT_SHIFT) -> list[Any]:
-        from tvm import te, topi
+        from tvm import te
 
         shapes = self.packed_shapes(hw)
-        data = te.placeholder(shapes["data"], name="data", dtype=hw.inp_dtype)
-        kernel = te.placeholder(shapes["kernel"], name="kernel", dtype=hw.wgt_dtype)
-        if self.pad:
-            p = self.pad
-            data_buf = topi.nn.pad(data, [0, 0, 0, p, p, 0, 0], name="data_buf")
-        else:
-            data_buf = te.compute(shapes["data"], lambda *i: data(*i), "data_buf")
-        kernel_buf = te.compute(shapes["kernel"], lambda *i: kernel(*i), "kernel_buf")
+        p = self.pad
+        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw, [0, 0, 0, p, p, 0, 0])
         ci = te.reduce_axis((0, shapes["data"][2]), name="ic")
         dy = te.reduce_axis((0, self.kh), name="dy")
         dx = te.reduce_axis((0, self.kw), name="dx")
@@ -335,35 +307,25 @@ class GroupConv2d(Workload):
         s = self.stride
         rows = (k["tile_h"] - 1) * s + self.kh
         cols = (k["tile_w"] - 1) * s + self.kw
-        threads = k["h_nthread"] * k["oc_nthread"]
-        b = k["tile_b"] * hw.batch
-        inp = b * gp * k["tile_ci"] * hw.block_in * rows * cols * hw.inp_bits // 8
-        wgt = (gp * tco * hw.block_out * k["tile_ci"] * hw.block_in * self.kh
-               * self.kw * hw.wgt_bits // 8)
-        acc = b * gp * tco * hw.block_out * k["tile_h"] * k["tile_w"] * hw.acc_bits // 8
-        loops = [e for e in (k["tile_b"], gp, tco, k["tile_h"], k["tile_ci"], self.kh,
-                             self.kw, k["tile_w"]) if e > 1]
-        uops = 1
-        for e in loops[2:]:
-            uops *= e
-        return {"inp": inp * threads, "wgt": wgt * threads, "acc": acc * threads,
-                "uops": uops}
+        uops = gemm_uops([k["tile_b"], gp, tco, k["tile_h"], k["tile_ci"], self.kh, self.kw,
+                          k["tile_w"]])
+        return gemm_footprint(hw, k["tile_b"], k["tile_ci"], tco, groups=gp,
+                              inp_pixels=rows * cols, wgt_taps=self.kh * self.kw,
+                              out_pixels=k["tile_h"] * k["tile_w"],
+                              threads=k["h_nthread"] * k["oc_nthread"], uops=uops)
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         k = knobs
         m, ci, co = self.packing(hw)
         pg, nb = self.groups // m, ceil_div(self.n, hw.batch)
         s = self.stride
-        n_b = len(kn.split_sizes(nb, k["tile_b"]))
-        n_co = len(kn.split_sizes(co, self.output_tile(hw, knobs)[1]))
         hs, ws = kn.split_sizes(self.oh, k["tile_h"]), kn.split_sizes(self.ow, k["tile_w"])
         rows = sum((h - 1) * s + self.kh for h in hs)
         cols = sum((w - 1) * s + self.kw for w in ws)
-        inp = nb * hw.batch * pg * n_co * ci * hw.block_in * rows * cols
-        wgt = n_b * len(hs) * len(ws) * pg * co * hw.block_out * ci * hw.block_in \
-            * self.kh * self.kw
-        out = nb * hw.batch * pg * co * hw.block_out * self.oh * self.ow
-        return inp + wgt + out
+        return gemm_traffic(hw, nb, ci, co, k["tile_b"], self.output_tile(hw, knobs)[1],
+                            groups=pg, inp_pixels=rows * cols,
+                            wgt_taps=len(hs) * len(ws) * self.kh * self.kw,
+                            out_pixels=self.oh * self.ow)
 
 
 def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
@@ -376,8 +338,6 @@ def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     when a tile holds a whole group or more (threads take neighbouring groups), else over both
     loops fused.
     """
-    from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
-
     b, g, oc, y, x, b_t, oc_t = sch.get_loops(sch.get_sblock("res"))
     g_o, g_i = sch.split(g, [None, k["tile_g_packed"]])
     b_o, b_i = sch.split(b, [None, k["tile_b"]])
@@ -406,18 +366,7 @@ def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     sch.reorder(*threads, b_o, *channels, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
     for v in threads:
         sch.bind(v, "cthread")
-
-    # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
-    stage_epilogue(sch, x_o)
-    *_, cb_i, cg_i, coc_i, cy_i, cx_i, cb_t, coc_t, ci, dy, dx, ci_t = sch.get_loops(
-        sch.get_sblock(GEMM_STAGE))
-    ci_o, ci_i = sch.split(ci, [None, k["tile_ci"]])
-    # Reduction over channel tiles outermost; one of the output axes (x) right above the
-    # tensorized tile so consecutive GEMMs write different accumulator tiles.
-    sch.reorder(ci_o, cb_i, cg_i, coc_i, cy_i, ci_i, dy, dx, cx_i, cb_t, coc_t, ci_t)
-
-    # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
-    stage_and_tensorize(sch, hw, ci_o, b_i, 7)
+    schedule_tile(sch, hw, k, x_o, b_i, grouped=True)
 
 
 @lru_cache(maxsize=1024)
