@@ -138,6 +138,8 @@ class Reference:
     derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None]
     evaluated: int
     maximal: frozenset[str]  # hardware keys whose candidates were all evaluated
+    measured: int = 0  # candidates evaluated by this build (the others were stored already)
+    copied: int = 0  # candidates copied by this build from another stored reference
 
 
 def reference_db(name: str = "bench-network-reference") -> str:
@@ -148,8 +150,13 @@ def reference_db(name: str = "bench-network-reference") -> str:
     return f"sqlite:///{path}"
 
 
-def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
-    """Every design's optimum over every layer's whole schedule space (module docstring)."""
+def build_reference(space: Any, db: str, workers: int = 2, reuse: Sequence[str] = ()
+                    ) -> Reference:
+    """Every design's optimum over every layer's whole schedule space (module docstring).
+
+    ``reuse``: other stored references (database URLs) whose records of a missing candidate,
+    measured in the same evaluation context, are copied instead of evaluated again (a
+    deterministic outcome: the same candidate in the same context gives the same record)."""
     from vtatune import schedules
     from vtatune.area import estimate, fit
     from vtatune.hardware import boards, config
@@ -172,7 +179,7 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
                for g, hws in groups.items()}
     todo = [Candidate(u.workload, hw, dict(k)) for hws in maximal.values() for hw in hws
             for u in space.units for k in schedules.knob_space(u.workload, hw)]
-    _fill(todo, db, space, workers)
+    measured, copied = _fill(todo, db, space, workers, reuse)
     store = Store(db)
     recs = store.lookup_many((c.key for c in todo), _context(space).key)
     derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None] = {}
@@ -204,7 +211,7 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
             out[hw.key] = DesignOptimum(hw.key, hw.name, estimate(hw, board).area_mm2, seconds,
                                         cycles, unit_best)
     return Reference(out, derived, len(todo),
-                     frozenset(h.key for hws in maximal.values() for h in hws))
+                     frozenset(h.key for hws in maximal.values() for h in hws), measured, copied)
 
 
 def _context(space: Any) -> Any:
@@ -227,7 +234,11 @@ def _smaller_than(m: Any, hw: Any) -> bool:
     return any(lm[k] < lh[k] for k in FIT_ONLY)
 
 
-def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
+def _fill(todo: Sequence[Any], db: str, space: Any, workers: int, reuse: Sequence[str] = ()
+          ) -> tuple[int, int]:
+    """Store a record of every candidate of ``todo`` at ``db``: copied from the ``reuse``
+    databases where one holds it (same context, deterministic outcome), else evaluated.
+    (measured, copied)."""
     from vtatune.search.runner import stamp
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
@@ -236,9 +247,18 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
     ctx = _context(space)
     known = store.lookup_many((c.key for c in todo), ctx.key)
     # a reference needs every candidate measured: a stored timeout or crash is tried again
+    # (``lookup_many`` returns deterministic outcomes only)
     pending = [c for c in todo if c.key not in known or known[c.key].status in TRANSIENT]
+    copied = 0
+    for other in reuse:
+        if not pending:
+            break
+        found = Store(other).lookup_many((c.key for c in pending), ctx.key)
+        store.save_many(stamp(found[c.key], ctx) for c in pending if c.key in found)
+        copied += len(found)
+        pending = [c for c in pending if c.key not in found]
     if not pending:
-        return
+        return 0, copied
     with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
                     timeout=FILL_TIMEOUT_S) as pool:
         busy = 0
@@ -252,6 +272,18 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
             if done:
                 store.save_many(stamp(rec, ctx) for rec in done)
                 busy -= len(done)
+    return len(pending), copied
+
+
+def stored_references(but: str) -> list[str]:
+    """The other stored references of this checkout (``db/bench-network-reference*.sqlite``
+    but ``but``, a database URL), as database URLs: what a reference build may copy from."""
+    from vtatune.paths import work_root
+    from vtatune.store import sqlite_path
+
+    mine = sqlite_path(but)
+    return [f"sqlite:///{p}" for p in sorted((work_root() / "db").glob(
+        "bench-network-reference*.sqlite")) if mine is None or p.resolve() != mine.resolve()]
 
 
 # ---- measuring searches against the reference ---------------------------------------------
@@ -323,6 +355,12 @@ def zoo_space(network: str, layers: Sequence[str], quick: bool = False) -> str:
 #: The zoo's quality parts (issue 25): each network's last repeated block and classifier.
 ZOO_QUALITY = {"resnet50": ("conv5_a", "conv5_b", "conv5_c", "fc"),
                "mobilenet_v1": ("dw13", "pw13", "fc")}
+#: ``--quick``: layers whose whole schedule spaces on the quick space's one maximal design
+#: take minutes, not the hours of the 1x1 convolutions (7,000-9,000 candidates each there):
+#: ResNet-50's 3x3 ``conv5_b`` (ResNet-18's C11, so its candidates are copied from the
+#: quick ResNet-18 reference when that is stored: 4,400) and its 2048-wide classifier (330);
+#: MobileNet's last two depthwise convolutions (275 + 375) and its classifier (225).
+ZOO_QUICK = {"resnet50": ("conv5_b", "fc"), "mobilenet_v1": ("dw12", "dw13", "fc")}
 
 
 def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
@@ -346,7 +384,7 @@ def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100
         sp = nspace.load(path)
         db_ref = reference_db(reference)
         t0 = time.perf_counter()
-        ref = build_reference(sp, db_ref, workers)
+        ref = build_reference(sp, db_ref, workers, reuse=stored_references(db_ref))
         t_ref = time.perf_counter() - t0
         # searches run on a copy: the stored reference keeps only its own candidates
         src = sqlite_path(db_ref)
@@ -374,9 +412,10 @@ def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100
               else "A BOUND EXCEEDED AN OPTIMUM")
     layers = ", ".join(f"{la.name} x{la.count}" for la in sp.network.layers)
     what = (f"network search vs the exhaustive reference ({sp.network.name}: {layers}; "
-            f"{n_designs} designs fit pynq-z1; {ref.evaluated:,} stored candidates, built or "
-            f"loaded in {t_ref:.0f} s), {trials} designs per search, default samplers, "
-            f"{seeds} seed{'s' if seeds > 1 else ''}")
+            f"{n_designs} designs fit pynq-z1; {ref.evaluated:,} stored candidates: "
+            f"{ref.measured:,} measured now, {ref.copied:,} copied from another stored "
+            f"reference, the rest stored before; in {t_ref:.0f} s), {trials} designs per "
+            f"search, default samplers, {seeds} seed{'s' if seeds > 1 else ''}")
     gap_txt = (f"median {100 * statistics.median(gaps):.1f}%, max {100 * max(gaps):.1f}%; "
                f"{within} of {len(gaps)} found designs within 3% of their optimum"
                if gaps else "no feasible design found")
@@ -428,13 +467,15 @@ def bench_zoo_speed(trials: int = 100) -> list[tuple[str, str]]:
 def bench_zoo_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
                       layers: dict[str, Sequence[str]] | None = None
                       ) -> list[tuple[str, str]]:
-    """The quality rows for each zoo network of ``layers`` (default ``ZOO_QUALITY``) on its
-    reduced space (``quick``: the quick hardware space, one seed, 12 designs), each against
-    its own exhaustive reference (``db/bench-network-reference-NETWORK.sqlite``)."""
+    """The quality rows for each zoo network of ``layers`` (default ``ZOO_QUALITY``; quick
+    ``ZOO_QUICK``) on its reduced space (``quick``: the quick hardware space, one seed, 12
+    designs), each against its own exhaustive reference
+    (``db/bench-network-reference-NETWORK.sqlite``: the quick and the full reference share
+    it, so a full run reuses the quick one's candidates)."""
     if quick:
         seeds, trials = 1, 12
     rows = []
-    for net, names in (layers or ZOO_QUALITY).items():
+    for net, names in (layers or (ZOO_QUICK if quick else ZOO_QUALITY)).items():
         rows += bench_network_quality(seeds=seeds, trials=trials,
                                       text=zoo_space(net, names, quick),
                                       reference=f"bench-network-reference-{net}")
