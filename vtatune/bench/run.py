@@ -164,9 +164,11 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 ALSO = ("timing", "heldout", "network-speed", "network-quality", "scaleout", "import", "tests",
         "setup")
 #: Parts that run only when named in ``--also`` (full or quick run): issue 25's zoo searches
-#: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``) and their quality against an
-#: exhaustive reference of each (built on the first run: hours).
-OPTIONAL = ("zoo-speed", "zoo-quality")
+#: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``), the two-network search
+#: (``vtatune search resnet18 mobilenet_v1 --trials 100``) and the zoo's quality against an
+#: exhaustive reference of each network (built on the first run: hours in a full run, minutes
+#: in a quick one, which measures fewer layers on the quick hardware space).
+OPTIONAL = ("zoo-speed", "multi-speed", "zoo-quality")
 
 
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
@@ -192,12 +194,14 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     from vtatune.bench.scaleout import bench_scaleout
 
     rows += bench_scaleout(short("scaleout"))  # 24 designs on two processes (PostgreSQL)
-    from vtatune.bench.networks import bench_zoo_quality, bench_zoo_speed
+    from vtatune.bench.networks import bench_multi_speed, bench_zoo_quality, bench_zoo_speed
 
-    if "zoo-speed" in also:
+    if "zoo-speed" in also:  # 100 designs each in any run: the issue's figure
         rows += bench_zoo_speed()
+    if "multi-speed" in also:
+        rows += bench_multi_speed()
     if "zoo-quality" in also:
-        rows += bench_zoo_quality(quick=False)
+        rows += bench_zoo_quality(quick=quick)
     from vtatune.bench.models import bench_import
 
     rows += bench_import(short("import"))  # ONNX import of resnet50 and vgg16 at full size
