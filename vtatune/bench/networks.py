@@ -51,7 +51,7 @@ from typing import Any
 # FIT_ONLY: buffer parameters a program does not depend on (they only decide whether it fits);
 # TRANSIENT: statuses that say nothing about a candidate (a crash or a timeout): measured again
 from vtatune.networks.cost_model import FIT_ONLY
-from vtatune.statuses import TRANSIENT
+from vtatune.statuses import TRANSIENT, Status
 
 #: The reduced network space of the quality benchmark.
 REFERENCE_SPACE = """
@@ -309,18 +309,18 @@ def score(ref: Reference, trials: Sequence[Any], evals: Sequence[Any], board: An
     true_pts = [(d.area_mm2, d.seconds) for d in ref.designs.values() if d.seconds is not None]
     front = [true_pts[i] for i in pareto_front(true_pts)]
     box = (1.1 * max(p[0] for p in front), 1.1 * max(p[1] for p in front))
-    found = [t for t in trials if t.status == "ok" and t.hw_key in ref.designs]
+    found = [t for t in trials if t.status == Status.OK and t.hw_key in ref.designs]
     gaps = [t.seconds / ref.designs[t.hw_key].seconds - 1.0 for t in found
             if ref.designs[t.hw_key].seconds]
     hv = _hv([(t.area_mm2, t.seconds) for t in found], box) / _hv(front, box)
-    stopped = [t for t in trials if t.status == "dominated"]
+    stopped = [t for t in trials if t.status == Status.DOMINATED]
     bound_ok = all(ref.designs[t.hw_key].cycles is None
                    or t.bound_cycles <= ref.designs[t.hw_key].cycles for t in stopped)
     mismatches = checked = 0
     for e in evals:
         c = e.candidate
         key = (c.hw_key, c.workload, tuple(sorted(c.knobs.items())))
-        if key not in ref.derived or c.hw_key in ref.maximal or c.status == "timeout":
+        if key not in ref.derived or c.hw_key in ref.maximal or c.status == Status.TIMEOUT:
             continue
         checked += 1
         want = ref.derived[key]

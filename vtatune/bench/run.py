@@ -44,6 +44,7 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     """Compile+verify time per candidate over C2's knob space (or a tenth of it, quick)."""
     from vtatune import schedules
     from vtatune.compiler import compile_candidate
+    from vtatune.compiler.result import FAILED, INVALID, VALID  # a compile's outcomes
     from vtatune.hardware import config
     from vtatune.workloads import RESNET18
 
@@ -52,7 +53,7 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     if quick:
         points = points[::10]
     compile_candidate(wl, hw, schedules.suggest(wl, hw))  # warm-up: prim_func cache
-    times, status = [], {"valid": 0, "invalid": 0, "failed": 0}
+    times, status = [], {VALID: 0, INVALID: 0, FAILED: 0}
     t0 = time.perf_counter()
     for k in points:
         t = time.perf_counter()
@@ -64,8 +65,8 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     p90 = times[int(0.9 * (len(times) - 1))]
     return [
         ("C2 knob space compiled (default 1x16x16)",
-         f"{len(points)} candidates: {status['valid']} valid, {status['invalid']} invalid, "
-         f"{status['failed']} failed"),
+         f"{len(points)} candidates: {status[VALID]} valid, {status[INVALID]} invalid, "
+         f"{status[FAILED]} failed"),
         ("compile+verify per candidate, median", f"{statistics.median(times):.1f} ms"),
         ("compile+verify per candidate, p90", f"{p90:.1f} ms"),
         ("candidates per second, one process", f"{len(points) / wall:.1f}"),
@@ -241,7 +242,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="every part cut short (a tenth of the knob space, one seed, ...)")
     ap.add_argument("--also", default="",
                     help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}; in any "
-                    f"run, parts run only when named: {', '.join(OPTIONAL)}")
+                    f"run, parts run only when named: {', '.join(OPTIONAL)} (zoo-quality "
+                    "on fewer layers in a quick run)")
     args = ap.parse_args(argv)
     also = tuple(a for a in args.also.split(",") if a)
     bad = [a for a in also if a not in ALSO + OPTIONAL]
