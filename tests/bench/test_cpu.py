@@ -45,3 +45,15 @@ def test_a_failing_command_raises_with_its_exit_code() -> None:
         measure(["search", "conv2d", "--trials", "0"])
     assert exc.value.returncode == 2
     assert exc.value.stderr.startswith("vtatune: error:")
+
+
+def test_the_wrapper_registers_its_report_before_multiprocessing_is_imported() -> None:
+    # its atexit handler must run after multiprocessing's and the fork server's (those reap
+    # the workers), so nothing importing it may have imported multiprocessing already
+    import sys
+
+    code = ("import sys, vtatune.bench.cpu; "
+            "print(any(m.startswith('multiprocessing') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -29,9 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vtatune.bench.cpu import CpuSplit, measure
 from vtatune.search import runner
 from vtatune.search import space as spaces
 from vtatune.search.space import Candidate, SearchSpace
+from vtatune.store.records import CandidateRecord
 
 #: gp only where torch is installed (the opt-in ``gp`` extra).
 SAMPLERS = tuple(n for n in ("xgb", "tpe", "nsga2", "random", "grid", "gp")
@@ -287,8 +289,9 @@ def bench_compile_cache(quick: bool = False) -> list[tuple[str, str]]:
 SPEED_RUNS = 3
 
 
-def time_parts(split: Any, records: Sequence[Any], workers: int) -> dict[str, float]:
-    """Where a search run's time went (``split``: a ``cpu.CpuSplit`` of the run; ``records``:
+def time_parts(split: CpuSplit, records: Sequence[CandidateRecord], workers: int
+               ) -> dict[str, float]:
+    """Where a search run's time went (``split``: the run's ``CpuSplit``; ``records``:
     the candidate records it evaluated; ``workers``: its worker processes).
 
     CPU seconds, which with the unused part fill the machine's ``capacity`` (wall x cores):
@@ -313,7 +316,6 @@ def bench_search_speed(runs: int = SPEED_RUNS) -> list[tuple[str, str]]:
     evaluation wall times the stored records give)."""
     import json
 
-    from vtatune.bench.cpu import measure
     from vtatune.store import Store
 
     workers = os.cpu_count() or 1  # the command's default: one per core
