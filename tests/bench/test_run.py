@@ -17,7 +17,7 @@ def test_unknown_also_part_is_one_error_listing_the_parts(capsys) -> None:
     assert "--also: unknown part nosuch" in err
     for part in (*run.ALSO, *run.OPTIONAL):
         assert part in err
-    assert {"zoo-speed", "zoo-quality", "scaleout"} <= set(run.ALSO + run.OPTIONAL)
+    assert {"zoo-speed", "multi-speed", "zoo-quality", "scaleout"} <= set(run.ALSO + run.OPTIONAL)
 
 
 def test_write_readme_replaces_only_the_block(tmp_path: Path) -> None:

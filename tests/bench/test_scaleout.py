@@ -7,10 +7,11 @@ from pathlib import Path
 
 from vtatune.bench import scaleout
 from vtatune.bench.store import _record
+from vtatune.statuses import Status
 from vtatune.store.records import NetworkEval, NetworkTrialRecord
 
 
-def _trial(number: int, hw_key: str, status: str = "ok") -> NetworkTrialRecord:
+def _trial(number: int, hw_key: str, status: Status = Status.OK) -> NetworkTrialRecord:
     return NetworkTrialRecord(study="s", number=number, hw_key=hw_key, hw={}, hw_name=hw_key,
                               status=status)
 
@@ -20,12 +21,12 @@ def _eval(number: int, seq: int, i: int, cached: bool = False) -> NetworkEval:
 
 
 def test_check_study_counts_designs_and_repeats() -> None:
-    trials = [_trial(0, "a"), _trial(1, "b"), _trial(2, "c", "no_fit")]
+    trials = [_trial(0, "a"), _trial(1, "b"), _trial(2, "c", Status.NO_FIT)]
     evals = [_eval(0, 0, 1), _eval(0, 1, 2), _eval(1, 0, 1), _eval(1, 1, 1, cached=True)]
     assert scaleout.check_study(trials, evals, 3) == {
         "designs": 3, "exact": True, "running": [], "designs_twice": 0, "evals_twice": 0}
     # design "a" tuned again as trial 3, still running; trial 0 compiled candidate 2 twice
-    trials.append(_trial(3, "a", "running"))
+    trials.append(_trial(3, "a", Status.RUNNING))
     evals.append(_eval(0, 2, 2))
     assert scaleout.check_study(trials, evals, 3) == {
         "designs": 4, "exact": False, "running": [3], "designs_twice": 1, "evals_twice": 1}

@@ -1,6 +1,8 @@
 """Network benchmarks (part of ``make bench``).
 
 - **speed**: wall time of ``vtatune search resnet18 --trials 100`` (fresh database, defaults);
+- **multi-network speed**: wall time of ``vtatune search resnet18 mobilenet_v1 --trials 100``
+  (one accelerator for both), or "needs multi-network search" where ``search`` refuses it;
 - **quality** on a reduced network space whose every design's optimum is known: the network
   is ResNet-18's last stage and classifier (C9, C10, C11 x3, fc); the hardware space varies
   the GEMM shape and the input, weight and accumulator buffers.
@@ -13,7 +15,10 @@ is compiled, simulated and stored on the *maximal* designs of each program group
 design of the group has a larger buffer in every dimension); a smaller design's optimum is
 the best of those candidates whose footprint fits its buffers. That is every layer's whole
 schedule space on every design, at the cost of the few maximal designs; it is stored in
-``db/bench-network-reference.sqlite`` and reused by later runs. The benchmark then checks the
+``db/bench-network-reference.sqlite`` and reused by later runs (a build copies a candidate
+it lacks from another stored reference of the checkout, ``db/bench-network-reference*.sqlite``,
+that holds it measured in the same context: ResNet-50's ``conv5_b`` is ResNet-18's C11, and a
+full reference's maximal designs include the quick one's). The benchmark then checks the
 premise on real data: every layer candidate the searches evaluate on the smaller designs must
 give exactly the cycles (and feasibility) the reference derived for it -- the mismatch count
 is reported.
@@ -46,7 +51,7 @@ from typing import Any
 # FIT_ONLY: buffer parameters a program does not depend on (they only decide whether it fits);
 # TRANSIENT: statuses that say nothing about a candidate (a crash or a timeout): measured again
 from vtatune.networks.cost_model import FIT_ONLY
-from vtatune.statuses import TRANSIENT
+from vtatune.statuses import TRANSIENT, Status
 
 #: The reduced network space of the quality benchmark.
 REFERENCE_SPACE = """
@@ -138,6 +143,8 @@ class Reference:
     derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None]
     evaluated: int
     maximal: frozenset[str]  # hardware keys whose candidates were all evaluated
+    measured: int = 0  # candidates evaluated by this build (the others were stored already)
+    copied: int = 0  # candidates copied by this build from another stored reference
 
 
 def reference_db(name: str = "bench-network-reference") -> str:
@@ -148,8 +155,13 @@ def reference_db(name: str = "bench-network-reference") -> str:
     return f"sqlite:///{path}"
 
 
-def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
-    """Every design's optimum over every layer's whole schedule space (module docstring)."""
+def build_reference(space: Any, db: str, workers: int = 2, reuse: Sequence[str] = ()
+                    ) -> Reference:
+    """Every design's optimum over every layer's whole schedule space (module docstring).
+
+    ``reuse``: other stored references (database URLs) whose records of a missing candidate,
+    measured in the same evaluation context, are copied instead of evaluated again (a
+    deterministic outcome: the same candidate in the same context gives the same record)."""
     from vtatune import schedules
     from vtatune.area import estimate, fit
     from vtatune.hardware import boards, config
@@ -172,7 +184,7 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
                for g, hws in groups.items()}
     todo = [Candidate(u.workload, hw, dict(k)) for hws in maximal.values() for hw in hws
             for u in space.units for k in schedules.knob_space(u.workload, hw)]
-    _fill(todo, db, space, workers)
+    measured, copied = _fill(todo, db, space, workers, reuse)
     store = Store(db)
     recs = store.lookup_many((c.key for c in todo), _context(space).key)
     derived: dict[tuple[str, str, tuple[tuple[str, int], ...]], int | None] = {}
@@ -204,7 +216,7 @@ def build_reference(space: Any, db: str, workers: int = 2) -> Reference:
             out[hw.key] = DesignOptimum(hw.key, hw.name, estimate(hw, board).area_mm2, seconds,
                                         cycles, unit_best)
     return Reference(out, derived, len(todo),
-                     frozenset(h.key for hws in maximal.values() for h in hws))
+                     frozenset(h.key for hws in maximal.values() for h in hws), measured, copied)
 
 
 def _context(space: Any) -> Any:
@@ -227,7 +239,11 @@ def _smaller_than(m: Any, hw: Any) -> bool:
     return any(lm[k] < lh[k] for k in FIT_ONLY)
 
 
-def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
+def _fill(todo: Sequence[Any], db: str, space: Any, workers: int, reuse: Sequence[str] = ()
+          ) -> tuple[int, int]:
+    """Store a record of every candidate of ``todo`` at ``db``: copied from the ``reuse``
+    databases where one holds it (same context, deterministic outcome), else evaluated.
+    (measured, copied)."""
     from vtatune.search.runner import stamp
     from vtatune.search.workers import WorkerPool
     from vtatune.store import Store
@@ -236,9 +252,18 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
     ctx = _context(space)
     known = store.lookup_many((c.key for c in todo), ctx.key)
     # a reference needs every candidate measured: a stored timeout or crash is tried again
+    # (``lookup_many`` returns deterministic outcomes only)
     pending = [c for c in todo if c.key not in known or known[c.key].status in TRANSIENT]
+    copied = 0
+    for other in reuse:
+        if not pending:
+            break
+        found = Store(other).lookup_many((c.key for c in pending), ctx.key)
+        store.save_many(stamp(found[c.key], ctx) for c in pending if c.key in found)
+        copied += len(found)
+        pending = [c for c in pending if c.key not in found]
     if not pending:
-        return
+        return 0, copied
     with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
                     timeout=FILL_TIMEOUT_S) as pool:
         busy = 0
@@ -252,6 +277,18 @@ def _fill(todo: Sequence[Any], db: str, space: Any, workers: int) -> None:
             if done:
                 store.save_many(stamp(rec, ctx) for rec in done)
                 busy -= len(done)
+    return len(pending), copied
+
+
+def stored_references(but: str) -> list[str]:
+    """The other stored references of this checkout (``db/bench-network-reference*.sqlite``
+    but ``but``, a database URL), as database URLs: what a reference build may copy from."""
+    from vtatune.paths import work_root
+    from vtatune.store import sqlite_path
+
+    mine = sqlite_path(but)
+    return [f"sqlite:///{p}" for p in sorted((work_root() / "db").glob(
+        "bench-network-reference*.sqlite")) if mine is None or p.resolve() != mine.resolve()]
 
 
 # ---- measuring searches against the reference ---------------------------------------------
@@ -272,18 +309,18 @@ def score(ref: Reference, trials: Sequence[Any], evals: Sequence[Any], board: An
     true_pts = [(d.area_mm2, d.seconds) for d in ref.designs.values() if d.seconds is not None]
     front = [true_pts[i] for i in pareto_front(true_pts)]
     box = (1.1 * max(p[0] for p in front), 1.1 * max(p[1] for p in front))
-    found = [t for t in trials if t.status == "ok" and t.hw_key in ref.designs]
+    found = [t for t in trials if t.status == Status.OK and t.hw_key in ref.designs]
     gaps = [t.seconds / ref.designs[t.hw_key].seconds - 1.0 for t in found
             if ref.designs[t.hw_key].seconds]
     hv = _hv([(t.area_mm2, t.seconds) for t in found], box) / _hv(front, box)
-    stopped = [t for t in trials if t.status == "dominated"]
+    stopped = [t for t in trials if t.status == Status.DOMINATED]
     bound_ok = all(ref.designs[t.hw_key].cycles is None
                    or t.bound_cycles <= ref.designs[t.hw_key].cycles for t in stopped)
     mismatches = checked = 0
     for e in evals:
         c = e.candidate
         key = (c.hw_key, c.workload, tuple(sorted(c.knobs.items())))
-        if key not in ref.derived or c.hw_key in ref.maximal or c.status == "timeout":
+        if key not in ref.derived or c.hw_key in ref.maximal or c.status == Status.TIMEOUT:
             continue
         checked += 1
         want = ref.derived[key]
@@ -323,6 +360,12 @@ def zoo_space(network: str, layers: Sequence[str], quick: bool = False) -> str:
 #: The zoo's quality parts (issue 25): each network's last repeated block and classifier.
 ZOO_QUALITY = {"resnet50": ("conv5_a", "conv5_b", "conv5_c", "fc"),
                "mobilenet_v1": ("dw13", "pw13", "fc")}
+#: ``--quick``: layers whose whole schedule spaces on the quick space's one maximal design
+#: take minutes, not the hours of the 1x1 convolutions (7,000-9,000 candidates each there):
+#: ResNet-50's 3x3 ``conv5_b`` (ResNet-18's C11, so its candidates are copied from the
+#: quick ResNet-18 reference when that is stored: 4,400) and its 2048-wide classifier (330);
+#: MobileNet's last two depthwise convolutions (275 + 375) and its classifier (225).
+ZOO_QUICK = {"resnet50": ("conv5_b", "fc"), "mobilenet_v1": ("dw12", "dw13", "fc")}
 
 
 def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
@@ -346,7 +389,7 @@ def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100
         sp = nspace.load(path)
         db_ref = reference_db(reference)
         t0 = time.perf_counter()
-        ref = build_reference(sp, db_ref, workers)
+        ref = build_reference(sp, db_ref, workers, reuse=stored_references(db_ref))
         t_ref = time.perf_counter() - t0
         # searches run on a copy: the stored reference keeps only its own candidates
         src = sqlite_path(db_ref)
@@ -374,8 +417,10 @@ def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100
               else "A BOUND EXCEEDED AN OPTIMUM")
     layers = ", ".join(f"{la.name} x{la.count}" for la in sp.network.layers)
     what = (f"network search vs the exhaustive reference ({sp.network.name}: {layers}; "
-            f"{n_designs} designs fit pynq-z1; {ref.evaluated:,} stored candidates, built or "
-            f"loaded in {t_ref:.0f} s), {trials} designs per search, default samplers, "
+            f"{n_designs} designs fit pynq-z1; {ref.evaluated:,} stored candidates: "
+            f"{ref.measured:,} measured now, {ref.copied:,} copied from another stored "
+            f"reference, {ref.evaluated - ref.measured - ref.copied:,} stored before; in "
+            f"{t_ref:.0f} s), {trials} designs per search, default samplers, "
             f"{seeds} seed{'s' if seeds > 1 else ''}")
     gap_txt = (f"median {100 * statistics.median(gaps):.1f}%, max {100 * max(gaps):.1f}%; "
                f"{within} of {len(gaps)} found designs within 3% of their optimum"
@@ -390,33 +435,76 @@ def bench_network_quality(quick: bool = False, seeds: int = 3, trials: int = 100
     ]
 
 
+def _search(networks: Sequence[str], trials: int) -> tuple[float, Any]:
+    """Run ``vtatune search NETWORKS --trials N --seed 0 --json`` in a fresh database: (wall
+    seconds, the finished process)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "vtatune", "search", *networks, "--trials", str(trials),
+               "--seed", "0", "--db", f"sqlite:///{tmp}/speed.sqlite", "--json"]
+        t = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        return time.perf_counter() - t, out
+
+
+def _details(d: dict[str, Any]) -> str:
+    """What a network search's ``--json`` says about its run (the speed rows' details)."""
+    best = d.get("best_seconds")
+    statuses = ", ".join(f"{k} {v}" for k, v in d["statuses"].items())
+    screened = d.get("screened", {})
+    screened_txt = ", ".join(f"{k} {v}" for k, v in screened.get("by_reason", {}).items())
+    return (f"{d['evaluated']:,} layer candidates evaluated, {d['cached']:,} from the store; "
+            f"designs: {statuses}; screened before evaluation: {screened.get('designs', 0)}"
+            + (f" ({screened_txt})" if screened_txt else "") + "; best "
+            + (f"{1e3 * best:.2f} ms" if best is not None else "-")
+            + f", front of {len(d['pareto'])}")
+
+
+def _failed(networks: Sequence[str], out: Any) -> RuntimeError:
+    return RuntimeError(f"search {' '.join(networks)}: exit {out.returncode}: "
+                        + " ".join(out.stderr.strip().splitlines()[-1:]))
+
+
 def bench_network_speed(quick: bool = False, network: str = "resnet18",
                         trials: int | None = None) -> list[tuple[str, str]]:
     """Wall time of ``vtatune search NETWORK --trials 100`` (``quick``: 10; or ``trials``)."""
     if trials is None:
         trials = 10 if quick else 100
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "vtatune", "search", network, "--trials", str(trials),
-               "--seed", "0", "--db", f"sqlite:///{tmp}/speed.sqlite", "--json"]
-        t = time.perf_counter()
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t
+    wall, out = _search([network], trials)
     if out.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[2:6])}: exit {out.returncode}: "
-                           + " ".join(out.stderr.strip().splitlines()[-1:]))
-    d = json.loads(out.stdout)
-    best = d["best_seconds"]
-    statuses = ", ".join(f"{k} {v}" for k, v in d["statuses"].items())
-    screened = d.get("screened", {})
-    screened_txt = ", ".join(f"{k} {v}" for k, v in screened.get("by_reason", {}).items())
+        raise _failed([network], out)
     return [(f"`vtatune search {network} --trials {trials}` wall time ({os.cpu_count()} cores; "
              "default samplers and layer budget)",
-             f"{wall:.0f} s ({d['evaluated']:,} layer candidates evaluated, {d['cached']:,} "
-             f"from the store; designs: {statuses}; screened before evaluation: "
-             f"{screened.get('designs', 0)}" + (f" ({screened_txt})" if screened_txt else "")
-             + "; best "
-             + (f"{1e3 * best:.2f} ms" if best is not None else "-")
-             + f", front of {len(d['pareto'])})")]
+             f"{wall:.0f} s ({_details(json.loads(out.stdout))})")]
+
+
+#: Issue 25's search of one accelerator for several networks.
+MULTI = ("resnet18", "mobilenet_v1")
+
+
+def bench_multi_speed(networks: Sequence[str] = MULTI, trials: int = 100
+                      ) -> list[tuple[str, str]]:
+    """Wall time of ``vtatune search resnet18 mobilenet_v1 --trials 100`` (one accelerator
+    for both, equal weights), with the speed row's details and each network's best latency
+    over the front's designs (its ``networks`` entries). A vtatune whose ``search`` refuses
+    several networks (exit 2) gives the row "needs multi-network search" with its message."""
+    what = (f"`vtatune search {' '.join(networks)} --trials {trials}` wall time "
+            f"({os.cpu_count()} cores; one accelerator for the {len(networks)} networks, equal "
+            "weights; default samplers and layer budget)")
+    wall, out = _search(networks, trials)
+    if out.returncode == 2:
+        said = " ".join(out.stderr.strip().splitlines()[-1:])
+        return [(what, f"needs multi-network search (this vtatune refuses it: {said})")]
+    if out.returncode != 0:
+        raise _failed(networks, out)
+    d = json.loads(out.stdout)
+    best: dict[str, float] = {}
+    for point in d["pareto"]:
+        for n in point.get("networks") or ():
+            if n.get("seconds") is not None:
+                best[n["network"]] = min(best.get(n["network"], n["seconds"]), n["seconds"])
+    per = "; ".join(f"{net} {1e3 * sec:.2f} ms" for net, sec in best.items())
+    return [(what, f"{wall:.0f} s ({_details(d)} (weighted sum)"
+             + (f"; best per network over the front's designs: {per}" if per else "") + ")")]
 
 
 def bench_zoo_speed(trials: int = 100) -> list[tuple[str, str]]:
@@ -428,13 +516,15 @@ def bench_zoo_speed(trials: int = 100) -> list[tuple[str, str]]:
 def bench_zoo_quality(quick: bool = False, seeds: int = 3, trials: int = 100,
                       layers: dict[str, Sequence[str]] | None = None
                       ) -> list[tuple[str, str]]:
-    """The quality rows for each zoo network of ``layers`` (default ``ZOO_QUALITY``) on its
-    reduced space (``quick``: the quick hardware space, one seed, 12 designs), each against
-    its own exhaustive reference (``db/bench-network-reference-NETWORK.sqlite``)."""
+    """The quality rows for each zoo network of ``layers`` (default ``ZOO_QUALITY``; quick
+    ``ZOO_QUICK``) on its reduced space (``quick``: the quick hardware space, one seed, 12
+    designs), each against its own exhaustive reference
+    (``db/bench-network-reference-NETWORK.sqlite``: the quick and the full reference share
+    it, so a full run reuses the quick one's candidates)."""
     if quick:
         seeds, trials = 1, 12
     rows = []
-    for net, names in (layers or ZOO_QUALITY).items():
+    for net, names in (layers or (ZOO_QUICK if quick else ZOO_QUALITY)).items():
         rows += bench_network_quality(seeds=seeds, trials=trials,
                                       text=zoo_space(net, names, quick),
                                       reference=f"bench-network-reference-{net}")

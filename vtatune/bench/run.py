@@ -44,6 +44,7 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     """Compile+verify time per candidate over C2's knob space (or a tenth of it, quick)."""
     from vtatune import schedules
     from vtatune.compiler import compile_candidate
+    from vtatune.compiler.result import FAILED, INVALID, VALID  # a compile's outcomes
     from vtatune.hardware import config
     from vtatune.workloads import RESNET18
 
@@ -52,7 +53,7 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     if quick:
         points = points[::10]
     compile_candidate(wl, hw, schedules.suggest(wl, hw))  # warm-up: prim_func cache
-    times, status = [], {"valid": 0, "invalid": 0, "failed": 0}
+    times, status = [], {VALID: 0, INVALID: 0, FAILED: 0}
     t0 = time.perf_counter()
     for k in points:
         t = time.perf_counter()
@@ -64,8 +65,8 @@ def bench_compile(quick: bool = False) -> list[tuple[str, str]]:
     p90 = times[int(0.9 * (len(times) - 1))]
     return [
         ("C2 knob space compiled (default 1x16x16)",
-         f"{len(points)} candidates: {status['valid']} valid, {status['invalid']} invalid, "
-         f"{status['failed']} failed"),
+         f"{len(points)} candidates: {status[VALID]} valid, {status[INVALID]} invalid, "
+         f"{status[FAILED]} failed"),
         ("compile+verify per candidate, median", f"{statistics.median(times):.1f} ms"),
         ("compile+verify per candidate, p90", f"{p90:.1f} ms"),
         ("candidates per second, one process", f"{len(points) / wall:.1f}"),
@@ -164,9 +165,11 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 ALSO = ("timing", "heldout", "network-speed", "network-quality", "scaleout", "import", "tests",
         "setup")
 #: Parts that run only when named in ``--also`` (full or quick run): issue 25's zoo searches
-#: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``) and their quality against an
-#: exhaustive reference of each (built on the first run: hours).
-OPTIONAL = ("zoo-speed", "zoo-quality")
+#: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``), the two-network search
+#: (``vtatune search resnet18 mobilenet_v1 --trials 100``) and the zoo's quality against an
+#: exhaustive reference of each network (built on the first run: hours in a full run, minutes
+#: in a quick one, which measures fewer layers on the quick hardware space).
+OPTIONAL = ("zoo-speed", "multi-speed", "zoo-quality")
 
 
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
@@ -192,12 +195,14 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     from vtatune.bench.scaleout import bench_scaleout
 
     rows += bench_scaleout(short("scaleout"))  # 24 designs on two processes (PostgreSQL)
-    from vtatune.bench.networks import bench_zoo_quality, bench_zoo_speed
+    from vtatune.bench.networks import bench_multi_speed, bench_zoo_quality, bench_zoo_speed
 
-    if "zoo-speed" in also:
+    if "zoo-speed" in also:  # 100 designs each in any run: the issue's figure
         rows += bench_zoo_speed()
+    if "multi-speed" in also:
+        rows += bench_multi_speed()
     if "zoo-quality" in also:
-        rows += bench_zoo_quality(quick=False)
+        rows += bench_zoo_quality(quick=quick)
     from vtatune.bench.models import bench_import
 
     rows += bench_import(short("import"))  # ONNX import of resnet50 and vgg16 at full size
@@ -237,7 +242,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="every part cut short (a tenth of the knob space, one seed, ...)")
     ap.add_argument("--also", default="",
                     help=f"with --quick, parts run in full anyway: {', '.join(ALSO)}; in any "
-                    f"run, parts run only when named: {', '.join(OPTIONAL)}")
+                    f"run, parts run only when named: {', '.join(OPTIONAL)} (zoo-quality "
+                    "on fewer layers in a quick run)")
     args = ap.parse_args(argv)
     also = tuple(a for a in args.also.split(",") if a)
     bad = [a for a in also if a not in ALSO + OPTIONAL]

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vtatune.statuses import Status
+
 #: Designs in the study (issue 24's figure); ``--quick``: fewer.
 DESIGNS = 24
 QUICK_DESIGNS = 6
@@ -107,7 +109,7 @@ def check_study(trials: list[Any], evals: list[Any], designs: int) -> dict[str, 
     """What the takeover figure states about a finished study: design count, designs left
     running, designs (hardware keys) tuned twice, layer candidates evaluated (not served from
     the store) twice for one design."""
-    running = [t.number for t in trials if t.status == "running"]
+    running = [t.number for t in trials if t.status == Status.RUNNING]
     params = Counter(t.hw_key for t in trials)
     per_design = Counter((e.number, e.candidate.key) for e in evals if not e.cached)
     return {"designs": len(trials), "exact": len(trials) == designs, "running": running,
@@ -172,7 +174,7 @@ def bench_takeover(url: str, network: str, designs: int, folder: Path
             trials, evals = study_state(url, "takeover")
             for t in trials:
                 n = sum(e.number == t.number for e in evals)
-                if t.status == "running" and n:
+                if t.status == Status.RUNNING and n:
                     victim, stored = t.number, n
             time.sleep(POLL_S)
         if victim is None:
@@ -183,7 +185,7 @@ def bench_takeover(url: str, network: str, designs: int, folder: Path
         second = start(network, designs, url, "takeover", 1, folder, "takeover-1")
         while second.popen.poll() is None and time.monotonic() < end:
             trials, _ = study_state(url, "takeover")
-            if sum(t.status == "running" for t in trials) >= 2:
+            if sum(t.status == Status.RUNNING for t in trials) >= 2:
                 break
             time.sleep(POLL_S)
         if (why := refused(second)):

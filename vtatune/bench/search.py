@@ -22,16 +22,18 @@ import importlib.util
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vtatune.bench.cpu import CpuSplit, measure
 from vtatune.search import runner
 from vtatune.search import space as spaces
 from vtatune.search.space import Candidate, SearchSpace
+from vtatune.store.records import CandidateRecord
 
 #: gp only where torch is installed (the opt-in ``gp`` extra).
 SAMPLERS = tuple(n for n in ("xgb", "tpe", "nsga2", "random", "grid", "gp")
@@ -287,46 +289,65 @@ def bench_compile_cache(quick: bool = False) -> list[tuple[str, str]]:
 SPEED_RUNS = 3
 
 
+def time_parts(split: CpuSplit, records: Sequence[CandidateRecord], workers: int
+               ) -> dict[str, float]:
+    """Where a search run's time went (``split``: the run's ``CpuSplit``; ``records``:
+    the candidate records it evaluated; ``workers``: its worker processes).
+
+    CPU seconds, which with the unused part fill the machine's ``capacity`` (wall x cores):
+    ``main`` (the search process: start-up, sampler, cost model, store, progress),
+    ``workers`` (its worker processes: the fork server's TVM import, each worker's warm-up and
+    evaluations) and ``unused`` (idle cores, or other processes' time on a shared machine).
+    Wall seconds inside the workers, as the records time their evaluations: ``compile``
+    (compile+verify) and ``build`` (build+timing), within the workers' ``worker_wall``
+    (workers x wall); on a contended machine they exceed the workers' CPU for the same
+    work, so they are never subtracted from a CPU time."""
+    return {"capacity": split.capacity, "main": split.main, "workers": split.workers,
+            "unused": split.unused, "wall": split.wall,
+            "compile": sum(r.compile_ms or 0.0 for r in records) / 1e3,
+            "build": sum(r.sim_ms or 0.0 for r in records) / 1e3,
+            "worker_wall": workers * split.wall}
+
+
 def bench_search_speed(runs: int = SPEED_RUNS) -> list[tuple[str, str]]:
     """``make run``'s command, timed ``runs`` times (each in a fresh database): the median
-    run's wall time (and the range), and its CPU time of the search process and its workers
-    (``RUSAGE_CHILDREN``: every descendant reaped), split by what the stored records say
-    compiling and building+timing took."""
+    run's wall time (and the range), and where its time went (``time_parts``: the search
+    process's and its workers' CPU, measured by ``vtatune.bench.cpu``, and the workers'
+    evaluation wall times the stored records give)."""
     import json
-    import resource
 
     from vtatune.store import Store
 
+    workers = os.cpu_count() or 1  # the command's default: one per core
     timed = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             db = f"sqlite:///{tmp}/speed.sqlite"
-            cmd = [sys.executable, "-m", "vtatune", "search", "conv2d", "--trials", "500",
-                   "--seed", "0", "--db", db, "--json"]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t = time.perf_counter()
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-            wall = time.perf_counter() - t
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            d = json.loads(out.stdout)
+            split = measure(["search", "conv2d", "--trials", "500", "--seed", "0", "--db", db,
+                             "--json"])
+            d = json.loads(split.stdout)
             recs = [tr.candidate for tr in Store(db).trials(d["study"]) if not tr.cached]
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        comp = sum(r.compile_ms or 0.0 for r in recs) / 1e3
-        sim = sum(r.sim_ms or 0.0 for r in recs) / 1e3
-        timed.append((wall, cpu, comp, sim, d))
+        timed.append((split.wall, time_parts(split, recs, workers), d))
     timed.sort(key=lambda r: r[0])
-    wall, cpu, comp, sim, d = timed[len(timed) // 2]
+    wall, parts, d = timed[len(timed) // 2]
     spread = (f"; {len(timed)} runs {timed[0][0]:.1f}-{timed[-1][0]:.1f} s"
               if len(timed) > 1 else "")
-    return [(f"`vtatune search conv2d --trials 500` wall time ({os.cpu_count()} cores, "
+    cores = os.cpu_count() or 1
+    return [(f"`vtatune search conv2d --trials 500` wall time ({cores} cores, "
              f"{d['evaluated']} evaluated; the median of {len(timed)} runs)",
              f"{wall:.1f} s ({d['feasible']} feasible, best {d['best_cycles']:,} cycles, "
              f"front of {len(d['pareto'])}{spread})"),
-            ("the median run's CPU time (search process and workers): in the workers' "
-             "evaluations, compile+verify and build+timing (the records' milliseconds); the "
-             "rest is start-up, the sampler and the store",
-             f"{cpu:.0f} s: compile+verify {comp:.1f} s, build+timing {sim:.1f} s, rest "
-             f"{cpu - comp - sim:.1f} s")]
+            (f"the median run's core time (wall x {cores} cores): CPU of the search process "
+             "(start-up, sampler, cost model, store), CPU of its worker processes (fork "
+             "server's TVM import, workers' warm-up and evaluations), and core time the run "
+             "left unused (idle, or other processes' on a shared machine)",
+             f"{parts['capacity']:.1f} core-s = search process {parts['main']:.1f} s + workers "
+             f"{parts['workers']:.1f} s + unused {parts['unused']:.1f} s"),
+            (f"the median run's evaluations as the records time them: wall time inside the "
+             f"{workers} workers (more than their CPU time when the machine is contended), of "
+             f"their {workers} x wall",
+             f"compile+verify {parts['compile']:.1f} s + build+timing {parts['build']:.1f} s "
+             f"of {parts['worker_wall']:.1f} s")]
 
 
 def bench_search(quick: bool = False, heldout_quick: bool | None = None

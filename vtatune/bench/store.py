@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord
 from vtatune.store.store import Store
 
@@ -35,7 +36,7 @@ def _record(i: int) -> CandidateRecord:
                                                              sorted(knobs.items()))
     return CandidateRecord(
         key=key, workload="conv2d:bench", hw_key="3_3_5_0_4_4_15_15_18_17", hw=HW,
-        hw_name="1x16x16-i32w256a128u32", knobs=knobs, status="ok", cycles=100_000 + i,
+        hw_name="1x16x16-i32w256a128u32", knobs=knobs, status=Status.OK, cycles=100_000 + i,
         seconds=1e-3, counters={f"c{j}": j * i for j in range(12)},
         bounds={"compute_cycles": 90_000, "memory_cycles": 40_000}, efficiency=0.9,
         area_mm2=2.0, resources={"lut": 23_000.0, "ff": 11_000.0, "bram": 116.0, "uram": 0.0,
