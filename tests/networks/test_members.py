@@ -254,3 +254,23 @@ def test_layer_names_that_clash_across_networks_are_refused(tmp_path: Path) -> N
         paths[-1].write_text(toml_text(raw))
     with pytest.raises(ConfigError, match="'a.b.c' are the same in two networks"):
         members.load_members([str(p) for p in paths])
+
+
+def test_joint_layer_budget_is_each_networks_per_shape_budget() -> None:
+    """Without a set file's [inner], a design's layer budget gives every network's shapes the
+    budget its own [inner] gives them: resnet18 and mobilenet_v1 share no shape (48 + 48);
+    resnet34 shares shapes with resnet18, which bring no second budget."""
+    r18, mb, r34 = (nspace.load(n) for n in ("resnet18", "mobilenet_v1", "resnet34"))
+    assert not {u.signature for u in r18.units} & {u.signature for u in mb.units}
+    joint = members.load_members(["resnet18", "mobilenet_v1"])
+    assert joint.inner.trials == r18.inner.trials + mb.inner.trials
+    assert joint.inner.min_per_layer == max(r18.inner.min_per_layer, mb.inner.min_per_layer)
+    shared = {u.signature for u in r18.units} & {u.signature for u in r34.units}
+    assert shared  # the basic blocks' 3x3 convolutions
+    both = members.load_members(["resnet18", "resnet34"])
+    new = [u for u in r34.units if u.signature not in shared]
+    assert both.inner.trials == math.ceil(
+        r18.inner.trials + r34.inner.trials * len(new) / len(r34.units) - 1e-9)
+    assert both.inner.trials < r18.inner.trials + r34.inner.trials
+    # --layer-trials is the budget as given
+    assert members.load_members(["resnet18", "mobilenet_v1"], inner_trials=30).inner.trials == 30

@@ -26,9 +26,13 @@ A member's path is read relative to the set file's folder where such a file exis
 members. When the set file gives any of ``[study] board``, ``[hardware]``, ``[objective]``,
 ``[constraints]`` it is the set file's (sections it leaves out take their defaults);
 otherwise every member's space file must state the same one (the first member's is used;
-zoo networks and imported models all share ``resnet18``'s). ``[inner]`` is the set file's,
-else the first member's. Each layer is searched over the ``[schedule]`` knobs of the network
-it came from (the first network listing its shape, for a shape in several).
+zoo networks and imported models all share ``resnet18``'s). ``[inner]`` is the set file's
+(or ``--layer-trials``); else each network brings the layer budget its own ``[inner]`` gives
+it per distinct shape (``trials`` / its distinct shapes, for the shapes no earlier network
+has), summed and rounded up, with the largest ``min_per_layer`` and the first member's
+sampler: every network's layers are tuned as in its own study. Each layer is searched over
+the ``[schedule]`` knobs of the network it came from (the first network listing its shape,
+for a shape in several).
 
 **Semantics.** A trial is one hardware design with every layer of every network tuned; a
 shape that appears in several networks is one unit, tuned once on the design (its count in
@@ -51,6 +55,7 @@ from vtatune.networks.network import _show
 from vtatune.networks.space import (
     INNER_KEYS,
     LATENCY,
+    InnerSettings,
     Member,
     NetworkSpace,
     _inner,
@@ -174,7 +179,7 @@ def load_members(refs: Sequence[str], weights: Sequence[float] | None = None, *,
                     f"networks {_show(first.network.name)} and {_show(sp.network.name)} "
                     f"have different hardware spaces ({', '.join(diff)}): give one in a "
                     "network-set file ([study] board, [hardware], [objective], [constraints])")
-    inner = first.inner
+    inner = first.inner if inner_trials is not None else _joint_inner(spaces)
     if inner_raw is not None:
         inner, inner_problems = _inner(inner_raw, inner_trials, inner_sampler)
         problems += inner_problems
@@ -323,3 +328,20 @@ def _hw_space(sections: dict[str, Any], lead: Any, source: str, **opts: Any) -> 
     if sp.latency != LATENCY:
         raise ConfigError(source, [f"[objective] latency must be {LATENCY!r} for networks"])
     return sp
+
+
+def _joint_inner(spaces: Sequence[NetworkSpace]) -> InnerSettings:
+    """The layer budget of one design of several networks without a set file's ``[inner]``:
+    each network's per-shape budget (its ``[inner] trials`` over its distinct shapes) for
+    each shape no earlier network lists, summed and rounded up; the largest
+    ``min_per_layer``; the first network's sampler."""
+    seen: set[str] = set()
+    budget = 0.0
+    for sp in spaces:
+        units = sp.units
+        new = [u for u in units if u.signature not in seen]
+        seen.update(u.signature for u in units)
+        budget += sp.inner.trials * len(new) / len(units)
+    return InnerSettings(trials=math.ceil(budget - 1e-9),
+                         min_per_layer=max(sp.inner.min_per_layer for sp in spaces),
+                         sampler=spaces[0].inner.sampler)
