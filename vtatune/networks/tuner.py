@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtatune import schedules
+from vtatune.networks.cost_model import CandidatePool
 from vtatune.networks.network import Unit
 from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
 from vtatune.search.cost_model.features import Point
@@ -105,7 +106,8 @@ class LayerSampler(Sampler):
         self.board = board
         self.rng = rng
         self.issued = issued  # the unit's issued candidates (the tuner adds to it)
-        self.pool: list[Point] | None = None  # candidates not yet issued, in proposal order
+        #: candidates not yet issued, in proposal order (``NetworkFeatures.pool``)
+        self.pool: CandidatePool | list[Point] | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -134,7 +136,9 @@ class LayerSampler(Sampler):
 
     def drop(self, key: Hashable) -> None:
         """A candidate issued before (a replayed result): never propose it."""
-        if self.pool is not None:
+        if isinstance(self.pool, CandidatePool):
+            self.pool = self.pool.without({key})
+        elif self.pool is not None:
             self.pool = [p for p in self.pool if p.key != key]
 
     def forget(self) -> None:
@@ -143,9 +147,8 @@ class LayerSampler(Sampler):
 
     def _fill(self) -> None:
         if self.pool is None:
-            self.pool = [p for p in self.features.candidates(self.unit.signature,
-                                                             self.hw_values)
-                         if p.key not in self.issued]
+            self.pool = self.features.pool(self.unit.signature,
+                                           self.hw_values).without(self.issued)
 
     @abstractmethod
     def _index(self) -> int:
@@ -205,9 +208,14 @@ class RankedLayerSampler(LayerSampler):
     def _suggestion_index(self) -> int:
 
         want = schedules.suggest(self.unit.workload, self.hw)
-        for i, p in enumerate(self.pool or []):
-            if p.knobs == want:
-                return i
+        if isinstance(self.pool, CandidatePool):
+            at = self.pool.index_of(want)
+            if at is not None:
+                return at
+        else:
+            for i, p in enumerate(self.pool or []):
+                if p.knobs == want:
+                    return i
         return int(self.rng.integers(len(self.pool or [0])))
 
 
