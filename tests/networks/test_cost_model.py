@@ -199,3 +199,24 @@ def test_a_pool_is_its_candidates_and_ranks_as_their_list(resnet) -> None:
             kept = ranked.without(gone)
             assert [p.key for p in kept] == [p.key for p in mine if p.key not in gone]
             assert kept.index_of(dict(mine[1].knobs)) is None
+
+
+@pytest.mark.parametrize("net", ["resnet18", "mobilenet_v1"])
+def test_schedule_tables_equal_without_the_read_memo(net) -> None:
+    """The footprint and traffic served by ``ReadMemo`` (conv2d, group_conv2d, dense) are the
+    operator's own: a table built with it equals one built calling them directly."""
+    from vtatune.networks.cost_model import ScheduleTable
+
+    feats = NetworkFeatures(networks.load(net))
+    for hw in HWS:
+        for u in feats.space.units[:: 2 if net == "resnet18" else 3]:
+            f = feats.featurizers[u.signature]
+            info = f.hw_info(hw)
+            axes = feats._axes(u.signature, info)
+            fixed = {k: v for k, v in feats.pool(u.signature, hw).fixed.items()}
+            a = ScheduleTable.build(f, info, axes, fixed, memo=True)
+            b = ScheduleTable.build(f, info, axes, fixed, memo=False)
+            assert len(a.combo) > 0
+            np.testing.assert_array_equal(a.combo, b.combo)
+            np.testing.assert_array_equal(a.footprint, b.footprint)
+            np.testing.assert_array_equal(a.logs, b.logs)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection, Hashable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from vtatune.compiler.compile import program_hw
 from vtatune.hardware.config import BUFFER_KEYS
 from vtatune.schedules.knobs import REDUCTION, SPATIAL
 from vtatune.search.cost_model.features import Featurizer, HwInfo, Point
+from vtatune.search.cost_model.read_memo import ReadMemo
 from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.space import U_PREFIX
 
@@ -240,11 +241,12 @@ class ScheduleTable:
         self.logs = logs
 
     @classmethod
-    def build(cls, f: Featurizer, info: HwInfo, axes: Axes, fixed: dict[str, int]
-              ) -> ScheduleTable:
+    def build(cls, f: Featurizer, info: HwInfo, axes: Axes, fixed: dict[str, int],
+              memo: bool = True) -> ScheduleTable:
         """Legal: what ``KnobSpace.problem`` accepts of ``{**fixed, **searched}``. Its
         checks of the knob names and of each value alone are made once per axis value; the
-        constraint between knobs is asked per combination."""
+        constraint between knobs is asked per combination. The operator's footprint and
+        traffic are asked through a ``ReadMemo`` (``memo``; the same values, tested)."""
         ks = info.knob_space
         assert ks is not None
         hw = program_hw(info.hw)  # footprint and traffic read no buffer size
@@ -276,6 +278,17 @@ class ScheduleTable:
         axi = f.board.axi_bytes_per_cycle
         log2 = math.log2
         wl = f.wl
+
+        def footprint(k: dict[str, int]) -> dict[str, int]:
+            return wl.footprint(hw, k)
+
+        def traffic(k: dict[str, int]) -> int:
+            return wl.traffic(hw, k)
+
+        footprint_of: Callable[[dict[str, int]], dict[str, int]] = footprint
+        traffic_of: Callable[[dict[str, int]], int] = traffic
+        if memo:
+            footprint_of, traffic_of = ReadMemo(footprint), ReadMemo(traffic)
         shape = axes.shape
         strides = [math.prod(shape[j + 1:]) for j in range(len(shape))]
         combo: list[int] = []
@@ -294,14 +307,14 @@ class ScheduleTable:
                 flat += i * strides[j]
             if ks.constraint(dict(knobs)) is not None:
                 continue
-            fp = wl.footprint(hw, knobs)
-            traffic = wl.traffic(hw, knobs)
-            f4 = (fp["inp"], fp["wgt"], fp["acc"], fp["uops"])
-            memory = traffic / axi
+            fp = footprint_of(knobs)
+            moved = traffic_of(knobs)
+            f4 = (a, b, c, d) = (fp["inp"], fp["wgt"], fp["acc"], fp["uops"])
+            memory = moved / axi
             combo.append(flat)
             fps.append(f4)
-            logs.append([*(log2(max(v, 1)) for v in f4), log2(traffic),
-                         log2(traffic / compulsory), log2(out_tiles), log2(red),
+            logs.append([log2(max(a, 1)), log2(max(b, 1)), log2(max(c, 1)), log2(max(d, 1)),
+                         log2(moved), log2(moved / compulsory), log2(out_tiles), log2(red),
                          log2(out_tiles * red), log2(memory), log2(max(compute, memory))])
         n = len(combo)
         return cls(axes, dict(fixed), np.asarray(combo, dtype=np.int64),
@@ -392,7 +405,7 @@ class CandidatePool:
     def __iter__(self) -> Iterator[Point]:
         if not len(self.entries):
             return
-        rows = self.rows64()
+        rows = self.rows()
         for e, row in zip(self.entries, rows, strict=True):
             yield self._point(int(e), row)
 
@@ -402,13 +415,10 @@ class CandidatePool:
         self.entries = np.delete(self.entries, i)
         return self._point(e)
 
-    def rows64(self) -> np.ndarray:
+    def rows(self) -> np.ndarray:
         """The pool's feature rows (float64, ``Featurizer.names`` order)."""
         assert self.table is not None
         return self.table.rows(self.features.featurizers[self.sig], self.info, self.entries)
-
-    def rows(self) -> np.ndarray:
-        return self.rows64()
 
     def reordered(self, order: np.ndarray) -> CandidatePool:
         """The pool in the order ``order`` (positions of its candidates)."""
