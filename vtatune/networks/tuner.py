@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vtatune import schedules
-from vtatune.networks.cost_model import CandidatePool
 from vtatune.networks.network import Unit
 from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
 from vtatune.search.cost_model.features import Point
@@ -49,7 +48,7 @@ from vtatune.store.records import CandidateRecord, LayerResult
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
-    from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
+    from vtatune.networks.cost_model import CandidatePool, NetworkCostModel, NetworkFeatures
     from vtatune.networks.space import NetworkSpace
 
 #: Share of random proposals once the cost model ranks them.
@@ -136,6 +135,8 @@ class LayerSampler(Sampler):
 
     def drop(self, key: Hashable) -> None:
         """A candidate issued before (a replayed result): never propose it."""
+        from vtatune.networks.cost_model import CandidatePool
+
         if isinstance(self.pool, CandidatePool):
             self.pool = self.pool.without({key})
         elif self.pool is not None:
@@ -206,6 +207,8 @@ class RankedLayerSampler(LayerSampler):
         return int(min((int(i) for i in picks), key=score))
 
     def _suggestion_index(self) -> int:
+
+        from vtatune.networks.cost_model import CandidatePool
 
         want = schedules.suggest(self.unit.workload, self.hw)
         if isinstance(self.pool, CandidatePool):
