@@ -161,3 +161,62 @@ def test_a_measured_program_is_ranked_by_its_measurement_on_other_buffers(resnet
     for change in ({"LOG_UOP_BUFF_SIZE": 14}, {"LOG_BLOCK_OUT": 3}):
         pts = resnet.candidates(sig, dict(HWS[0], **change))
         assert all(program_of(sig, p) != program_of(sig, worst) for p in pts)
+
+
+def test_a_pool_is_its_candidates_and_ranks_as_their_list(resnet) -> None:
+    """``pool`` (the tuner's lazy candidates) holds ``candidates``' points in their order,
+    takes and drops them as a list does, and a model ranks it exactly as it ranks the list
+    (measured programs included), from its rows as a whole."""
+    sp = resnet.space
+    clock = 100e6
+    model = NetworkCostModel(resnet, seed=3)
+    rng = np.random.default_rng(3)
+    for u in sp.units:
+        pts = resnet.candidates(u.signature, HWS[0])
+        for i in rng.permutation(len(pts))[:25]:
+            p = pts[int(i)]
+            est = estimate(Candidate(u.workload, p.hw.hw, p.knobs), sp.board)
+            model.observe(u.signature, p, None if est.cycles is None else est.cycles / clock,
+                          clock)
+    model.fit()
+    small = dict(HWS[0], LOG_INP_BUFF_SIZE=14, LOG_ACC_BUFF_SIZE=16)  # measured programs
+    for hw in (HWS[0], small, HWS[1]):
+        for u in sp.units[::2]:
+            sig = u.signature
+            listed = resnet.candidates(sig, hw)
+            pool = resnet.pool(sig, hw)
+            assert [p.key for p in pool] == [p.key for p in listed]
+            assert [(p.params, p.knobs) for p in pool] == [(p.params, p.knobs) for p in listed]
+            np.testing.assert_array_equal(resnet.matrix(sig, pool), resnet.matrix(sig, listed))
+            ranked = model.rank(sig, pool)
+            assert [p.key for p in ranked] == [p.key for p in model.rank(sig, listed)]
+            # take, look up and drop as the list does
+            mine = list(model.rank(sig, listed))
+            for i in (0, len(mine) // 2, len(mine) // 3):
+                assert ranked.index_of(mine[i].knobs) == i
+                assert ranked.pop(i).key == mine.pop(i).key
+            gone = {mine[1].key, mine[-1].key, ("other", ())}
+            kept = ranked.without(gone)
+            assert [p.key for p in kept] == [p.key for p in mine if p.key not in gone]
+            assert kept.index_of(dict(mine[1].knobs)) is None
+
+
+@pytest.mark.parametrize("net", ["resnet18", "mobilenet_v1"])
+def test_schedule_tables_equal_without_the_read_memo(net) -> None:
+    """The footprint and traffic served by ``ReadMemo`` (conv2d, group_conv2d, dense) are the
+    operator's own: a table built with it equals one built calling them directly."""
+    from vtatune.networks.cost_model import ScheduleTable
+
+    feats = NetworkFeatures(networks.load(net))
+    for hw in HWS:
+        for u in feats.space.units[:: 2 if net == "resnet18" else 3]:
+            f = feats.featurizers[u.signature]
+            info = f.hw_info(hw)
+            axes = feats._axes(u.signature, info)
+            fixed = {k: v for k, v in feats.pool(u.signature, hw).fixed.items()}
+            a = ScheduleTable.build(f, info, axes, fixed, memo=True)
+            b = ScheduleTable.build(f, info, axes, fixed, memo=False)
+            assert len(a.combo) > 0
+            np.testing.assert_array_equal(a.combo, b.combo)
+            np.testing.assert_array_equal(a.footprint, b.footprint)
+            np.testing.assert_array_equal(a.logs, b.logs)

@@ -108,3 +108,34 @@ def test_footprint_of_the_tutorial_schedule() -> None:
     fp = schedules.footprint(RESNET18["C8"], config.default(), k)
     assert fp == {"inp": 2 * 9 * 16 * 16, "wgt": 2 * 8 * 9 * 256, "acc": 2 * 8 * 7 * 14 * 64,
                   "uops": 3 * 3 * 14}
+
+
+def test_suggestion_equals_its_definition_on_every_buffer_size() -> None:
+    # suggest ranks a knob space once per GEMM shape and widths and picks the first point
+    # that fits each design's buffers; the definition enumerates the space per design
+    import itertools
+
+    from vtatune.workloads.registry import parse
+
+    wls = [RESNET18["C1"], RESNET18["C2"], RESNET18["C11"], Dense(16, 256, 256),
+           Conv2d(1, 3, 9, 9, 8, 3, 3, 1, 1), parse("group_conv2d", "D5"),
+           parse("group_conv2d", shape="1,64,28,28,64,3,3,1,2,64"),
+           parse("conv2d_transpose", "CT2")]
+    base = config.default()
+    sizes = itertools.product((0,), (4, 5), (10, 15), (15, 18), (10, 17), (10, 15))
+    checked = fits_none = 0
+    for batch, block, inp, wgt, acc, uop in sizes:
+        hw = config.HwConfig.from_params({**base.log_params(), "LOG_BATCH": batch,
+                                         "LOG_BLOCK_IN": block, "LOG_BLOCK_OUT": block,
+                                         "LOG_INP_BUFF_SIZE": inp, "LOG_WGT_BUFF_SIZE": wgt,
+                                         "LOG_ACC_BUFF_SIZE": acc, "LOG_UOP_BUFF_SIZE": uop})
+        if config.problems_of(hw):
+            continue
+        for wl in wls:
+            got = schedules.suggest(wl, hw)
+            assert tuple(got.items()) == schedules.enumerated_suggestion(wl, hw), (wl, hw)
+            checked += 1
+            fp = schedules.footprint(wl, hw, got)
+            fits_none += fp["inp"] > hw.inp_buff_bytes or fp["uops"] > hw.uop_depth
+    # (fits_none: designs on which nothing fits, where suggest gives the space's default)
+    assert checked >= 100 and fits_none > 0, (checked, fits_none)

@@ -48,7 +48,7 @@ from vtatune.store.records import CandidateRecord, LayerResult, NetworkResult
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
-    from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
+    from vtatune.networks.cost_model import CandidatePool, NetworkCostModel, NetworkFeatures
     from vtatune.networks.space import NetworkSpace
 
 #: Share of random proposals once the cost model ranks them.
@@ -105,7 +105,8 @@ class LayerSampler(Sampler):
         self.board = board
         self.rng = rng
         self.issued = issued  # the unit's issued candidates (the tuner adds to it)
-        self.pool: list[Point] | None = None  # candidates not yet issued, in proposal order
+        #: candidates not yet issued, in proposal order (``NetworkFeatures.pool``)
+        self.pool: CandidatePool | list[Point] | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -134,7 +135,11 @@ class LayerSampler(Sampler):
 
     def drop(self, key: Hashable) -> None:
         """A candidate issued before (a replayed result): never propose it."""
-        if self.pool is not None:
+        from vtatune.networks.cost_model import CandidatePool
+
+        if isinstance(self.pool, CandidatePool):
+            self.pool = self.pool.without({key})
+        elif self.pool is not None:
             self.pool = [p for p in self.pool if p.key != key]
 
     def forget(self) -> None:
@@ -143,9 +148,8 @@ class LayerSampler(Sampler):
 
     def _fill(self) -> None:
         if self.pool is None:
-            self.pool = [p for p in self.features.candidates(self.unit.signature,
-                                                             self.hw_values)
-                         if p.key not in self.issued]
+            self.pool = self.features.pool(self.unit.signature,
+                                           self.hw_values).without(self.issued)
 
     @abstractmethod
     def _index(self) -> int:
@@ -204,10 +208,17 @@ class RankedLayerSampler(LayerSampler):
 
     def _suggestion_index(self) -> int:
 
+        from vtatune.networks.cost_model import CandidatePool
+
         want = schedules.suggest(self.unit.workload, self.hw)
-        for i, p in enumerate(self.pool or []):
-            if p.knobs == want:
-                return i
+        if isinstance(self.pool, CandidatePool):
+            at = self.pool.index_of(want)
+            if at is not None:
+                return at
+        else:
+            for i, p in enumerate(self.pool or []):
+                if p.knobs == want:
+                    return i
         return int(self.rng.integers(len(self.pool or [0])))
 
 

@@ -4,8 +4,11 @@ operator (``vtatune.workloads.<kind>``)."""
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from vtatune.schedules.knobs import Knobs, KnobSpace, parse_knobs
 
@@ -37,7 +40,26 @@ def suggest(wl: Workload, hw: HwConfig) -> Knobs:
 
 @lru_cache(maxsize=512)
 def _suggest(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
-    # enumerates the whole knob space: cached, the search calls it for every proposal
+    # the search calls it for every proposal's hardware: cached, and the knob space is
+    # enumerated once per GEMM shape and widths (``_ranked``), not once per buffer size
+    ranked = _ranked(wl, _program_hw(hw))
+    if ranked is None:
+        return enumerated_suggestion(wl, hw)
+    footprints, combos = ranked
+    caps = np.array([hw.inp_buff_bytes, hw.wgt_buff_bytes, hw.acc_buff_bytes, hw.uop_depth],
+                    dtype=np.int64)
+    fits = (footprints <= caps).all(axis=1)
+    space = knob_space(wl, hw)
+    if not fits.any():
+        return tuple(space.default().items())
+    axes = list(space.axes.values())
+    at = np.unravel_index(int(combos[int(fits.argmax())]), [len(a) for a in axes])
+    return tuple((n, a[int(i)]) for n, a, i in zip(space.axes, axes, at, strict=True))
+
+
+def enumerated_suggestion(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
+    """``suggest`` by its definition: every point of the knob space in order, the first of
+    the least key among those that fit (``_ranked`` must give the same; tests compare)."""
     space = knob_space(wl, hw)
     threads = space.names_of("thread")
     best, best_key = None, None
@@ -46,13 +68,58 @@ def _suggest(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
         if (f["inp"] > hw.inp_buff_bytes or f["wgt"] > hw.wgt_buff_bytes
                 or f["acc"] > hw.acc_buff_bytes or f["uops"] > hw.uop_depth):
             continue
-        n = 1
-        for t in threads:
-            n *= k[t]
-        key = (wl.traffic(hw, k), -min(n, 2), -n)
+        key = _suggest_key(wl, hw, k, threads)
         if best_key is None or key < best_key:
             best, best_key = k, key
     return tuple((best if best is not None else space.default()).items())
+
+
+def _suggest_key(wl: Workload, hw: HwConfig, k: Knobs, threads: list[str]
+                 ) -> tuple[int, int, int]:
+    """What ``suggest`` minimizes: DRAM traffic, then two virtual threads, then more."""
+    n = 1
+    for t in threads:
+        n *= k[t]
+    return (wl.traffic(hw, k), -min(n, 2), -n)
+
+
+def _program_hw(hw: HwConfig) -> HwConfig:
+    from vtatune.compiler.compile import program_hw
+
+    return program_hw(hw)
+
+
+@lru_cache(maxsize=64)
+def _ranked(wl: Workload, shape_hw: HwConfig) -> tuple[np.ndarray, np.ndarray] | None:
+    """The knob space of ``wl`` on a GEMM shape and widths (``shape_hw``: the compiler's
+    ``program_hw`` view, which refuses any use of a buffer size) sorted by ``suggest``'s key
+    (stable: ties keep the knob space's order), as (footprints (n, 4): inp, wgt, acc bytes
+    and micro-ops; each point's index in the product of the knob axes); the first point
+    whose footprint fits a design's buffers is its suggestion. The knob space, footprint
+    and traffic depend on the GEMM shape and widths only; None when the workload's
+    analytic model reads a buffer size after all (``suggest`` then enumerates per design)."""
+    from vtatune.compiler.compile import BufferSizeDependence
+
+    try:
+        space = knob_space(wl, shape_hw)
+        threads = space.names_of("thread")
+        names = space.names
+        rows = []
+        for i, combo in enumerate(itertools.product(*space.axes.values())):
+            k = dict(zip(names, combo, strict=True))
+            if space.constraint(k) is not None:  # as KnobSpace.__iter__
+                continue
+            f = wl.footprint(shape_hw, k)
+            rows.append((_suggest_key(wl, shape_hw, k, threads),
+                         (f["inp"], f["wgt"], f["acc"], f["uops"]), i))
+    except BufferSizeDependence:
+        return None
+    rows.sort(key=lambda r: r[0])  # stable
+    try:
+        footprints = np.array([r[1] for r in rows], dtype=np.int64).reshape(len(rows), 4)
+    except OverflowError:  # beyond 64 bits: compared as Python integers, per design
+        return None
+    return footprints, np.array([r[2] for r in rows], dtype=np.int64)
 
 
 def footprint(wl: Workload, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
