@@ -607,24 +607,33 @@ def breakdown_figure(data: ReportData) -> Figure:
     front = sorted(data.front, key=lambda p: float(p.area_mm2 or 0.0))
     fig = _figure(12.5, 1.8 + 0.42 * max(len(front), 1))
     ax = fig.subplots()
-    ax.set_title(f"{_n(data.study)}: where the network's time goes (front designs, by area; each "
-                 "segment is a layer's count × latency)", loc="left", fontsize=11)
+    if data.networks:  # several networks: the bar is the weighted sum, the objective
+        ax.set_title(f"{_n(data.study)}: where the weighted sum of the networks' latencies goes "
+                     "(front designs, by area; each segment is a layer's weight × count × "
+                     "latency)", loc="left", fontsize=11)
+    else:
+        ax.set_title(f"{_n(data.study)}: where the network's time goes (front designs, by area; "
+                     "each segment is a layer's count × latency)", loc="left", fontsize=11)
     names = list(data.layer_names) or sorted({la.name for p in front for la in p.layers})
     colors = {n: f"C{i % 10}" for i, n in enumerate(names)}
     hatches = {n: ("" if i < 10 else "//") for i, n in enumerate(names)}
     labels = []
     for row, p in enumerate(front):
         left = 0.0
-        for la in p.layers:
+        weights = [n.weight for n in p.networks for _ in n.layers] if p.multi else \
+            [1.0] * len(p.layers)
+        for la, w in zip(p.layers, weights, strict=True):
             if la.total_ms is None:
                 continue
-            ax.barh(row, la.total_ms, left=left, color=colors.get(la.name, "gray"),
+            seg = w * la.total_ms
+            ax.barh(row, seg, left=left, color=colors.get(la.name, "gray"),
                     hatch=hatches.get(la.name, ""), edgecolor="white", lw=0.5,
                     label=_n(la.name) if row == 0 else None)
-            if la.share is not None and la.share >= 0.06:
-                ax.text(left + la.total_ms / 2, row, _n(la.name), ha="center", va="center",
+            share = la.share if not p.multi else (seg / p.latency_ms if p.latency_ms else None)
+            if share is not None and share >= 0.06:
+                ax.text(left + seg / 2, row, _n(la.name), ha="center", va="center",
                         fontsize=7, color="white")
-            left += la.total_ms
+            left += seg
         labels.append(f"trial {p.trial}: {_n(p.hw_name)}, {formats.area(p.area_mm2)} mm²")
     ax.set_yticks(range(len(front)))
     ax.set_yticklabels(labels, fontsize=8)
