@@ -95,7 +95,6 @@ MAX_PROGRAM_BYTES = 256 << 20
 
 def read_manifest(folder: Path) -> dict[str, Any]:
     """The bundle's manifest; ``UserError`` when ``folder`` is not a complete bundle."""
-    from vtatune.escaping import shown
     from vtatune.readers import read_json
 
     if not _is_dir(folder):
@@ -390,7 +389,6 @@ def _layer(names: tuple[str, ...], unit: dict[str, Any]) -> Any:
 
 def _autotvm(raw: bytes, hw: Any, layers: list[Any], manifest: dict[str, Any]) -> str:
     """``autotvm.log`` against the records the schedule gives (``export.autotvm``)."""
-    from vtatune.escaping import shown
     from vtatune.export import autotvm as at
 
     want = at.build_log(hw, layers, 0.0, "")
@@ -448,7 +446,6 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
 def _board_name(value: Any) -> str:
     """A board named in a bundle file: a name, never a path to read."""
     from vtatune.errors import ConfigError
-    from vtatune.escaping import shown
     from vtatune.hardware import boards
 
     if not isinstance(value, str) or not boards.is_known(value):
@@ -492,7 +489,6 @@ def bundle_kind(folder: Path) -> str:
 
 def read_network_manifest(folder: Path) -> dict[str, Any]:
     """The manifest of a network bundle; ``UserError`` when the bundle is incomplete."""
-    from vtatune.escaping import shown
     from vtatune.readers import read_json
 
     path = folder / MANIFEST
@@ -654,17 +650,23 @@ def _member_names(union: Any, members: Any) -> list[str]:
         w = m.get("weight")
         if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) \
                 or w <= 0:
-            bad.append(f"network {m['network']}: weight {shown(repr(w), 40)} must be a "
+            bad.append(f"network {m['network']}: weight {_val(w)} must be a "
                        "positive number")
         if m.get("schedule") != f"{NETWORKS}/{m['network']}.json":
-            bad.append(f"network {m['network']}: schedule {shown(repr(m.get('schedule')), 80)}"
+            bad.append(f"network {m['network']}: schedule {_val(m.get('schedule'))}"
                        f" must be {NETWORKS}/{m['network']}.json")
     if not bad and len(set(names)) < len(names):
         bad.append("two networks have the same name")
     if not bad and union != "+".join(names):
-        bad.append(f"network name {shown(repr(union), 80)} must be its networks' names joined "
+        bad.append(f"network name {_val(union)} must be its networks' names joined "
                    f"by '+' ({'+'.join(names)})")
     return bad
+
+
+def _val(value: Any, limit: int = 60) -> str:
+    """A value read from a bundle, for a message: its repr (controls escaped), cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _members(raw: dict[str, bytes], state: dict[str, Any]) -> str:
@@ -690,7 +692,7 @@ def _members(raw: dict[str, bytes], state: dict[str, Any]) -> str:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise _Failed(f"malformed {path} ({type(exc).__name__}: {exc}); expected a network "
                           "with layers and cycles") from None
-        bad = [f"{path}: network name {shown(repr(net.get('name')), 80)} is not {name}"] \
+        bad = [f"{path}: network name {_val(net.get('name'))} is not {name}"] \
             if net.get("name") != name else []
         bad += [f"{path}: layer {i}: {why}" for i, (la, count, _, _) in enumerate(layers, 1)
                 for why in (name_problem(la), count_problem(count)) if why]
