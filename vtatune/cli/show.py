@@ -105,13 +105,14 @@ def show_network(study: Study, json_: bool) -> None:
     if not data["feasible"]:
         console.line("no feasible design yet")
         return
+    against = f"the {WEIGHTED_SUM}" if members else "network latency"
     if info.objective == "area-latency":
         rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs network latency "
+        console.line(f"Pareto front, area_mm2 vs {against} "
                      f"({formats.counted(len(rows), 'design')}):")
     else:
         rows = data["top"]
-        console.line(f"top {formats.counted(len(rows), 'design')} by network latency:")
+        console.line(f"top {formats.counted(len(rows), 'design')} by {against}:")
     for r in rows:
         console.line("")
         split = "" if r["host_seconds"] is None else (
