@@ -125,6 +125,8 @@ def test_compare_refuses_other_weights(capsys, multi, tmp_path) -> None:
     doc = json.loads(out)
     assert doc["networks"] == [{"network": k, "weight": v} for k, v in WEIGHTS.items()]
     assert doc["objective_latency"] == "weighted sum of the networks' latencies"
+    html = (tmp_path / "c" / "index.html").read_text()
+    assert "latency: the weighted sum of the networks' latencies (3 × tiny + 1 × other)" in html
 
 
 def test_api_front_and_layers(multi, records) -> None:

@@ -674,6 +674,9 @@ class CompareData:
     hv_box: HvBox | None
     series: tuple[StudySeries, ...]
     network: str | None = None  # network studies: the network's name
+    #: studies of several networks: the networks and weights they share (the latency is the
+    #: weighted sum of the networks'); empty otherwise
+    networks: tuple[StudyNetwork, ...] = ()
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
@@ -867,7 +870,7 @@ def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTria
     network = (studies[0][0].space or {}).get("network", {}).get("name", "")
     return CompareData(workload=studies[0][0].workload, board=board.name,
                        clock_mhz=board.clock_mhz, hv_box=box, series=tuple(series),
-                       network=network)
+                       network=network, networks=study_networks(studies[0][0]))
 
 
 def _in_order(points: Sequence[DesignPoint], box: HvBox | None) -> Convergence:

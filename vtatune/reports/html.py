@@ -378,7 +378,11 @@ def network_compare_page(data: CompareData, png: bytes) -> str:
             for s in data.series]
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">network {escape(str(data.network))} on {escape(data.board)} at '
-            f"{data.clock_mhz:g} MHz · hypervolume: share of one box in log area and log "
+            f"{data.clock_mhz:g} MHz · "
+            + (f"latency: the {WEIGHTED_SUM} ("
+               + " + ".join(f"{m.weight:g} × {escape(m.network)}" for m in data.networks)
+               + ") · " if data.networks else "")
+            + "hypervolume: share of one box in log area and log "
             "network latency, from the fronts' ideal point to 10% beyond their nadir</p>",
             image(png, "comparison"), table(cols, rows, text_cols=(0, 1))]
     return page("vtatune compare", "\n".join(body))
