@@ -148,3 +148,11 @@ def test_api_front_and_layers(multi, records) -> None:
         mine = first[first["network"] == net]
         assert mine["total_ms"].sum() == pytest.approx(_expected(records[0])[net], rel=1e-9)
         assert mine["share"].sum() == pytest.approx(1.0)
+
+
+def test_studies_name_the_weights(capsys, multi) -> None:
+    rc, out, _ = _run(capsys, "studies", "--db", multi.db)
+    assert rc == 0 and "network:tiny+other (weights 3,1)" in out
+    rc, out, _ = _run(capsys, "studies", "--db", multi.db, "--json")
+    mine = next(s for s in json.loads(out)["studies"] if s["name"] == multi.study)
+    assert mine["networks"] == [{"network": k, "weight": v} for k, v in WEIGHTS.items()]
