@@ -156,3 +156,20 @@ def test_studies_name_the_weights(capsys, multi) -> None:
     rc, out, _ = _run(capsys, "studies", "--db", multi.db, "--json")
     mine = next(s for s in json.loads(out)["studies"] if s["name"] == multi.study)
     assert mine["networks"] == [{"network": k, "weight": v} for k, v in WEIGHTS.items()]
+
+
+def test_search_end_lists_each_network(capsys, multi, records) -> None:
+    """The end of a search (here a rerun that adds nothing) prints each network's ms."""
+    rc, out, _ = _run(capsys, "search", *map(str, multi.files), "--weights", "3,1", "--trials",
+                      "3", "--sampler", "random", "--db", multi.db, "--study", multi.study)
+    assert rc == 0
+    assert "ms: the weighted sum of the networks' latencies (3 x tiny + 1 x other)" in out
+    head = next(ln for ln in out.splitlines() if ln.lstrip().startswith("trial"))
+    assert head.split()[:6] == ["trial", "ms", "tiny", "ms", "other", "ms"]
+    rows = [ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0].isdigit()]
+    assert rows
+    for cells in rows:
+        t = records[int(cells[0])]
+        mine = _expected(t)
+        assert cells[1:4] == [f"{1e3 * t.seconds:.3f}", f"{mine['tiny']:.3f}",
+                              f"{mine['other']:.3f}"]
