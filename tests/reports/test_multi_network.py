@@ -61,6 +61,7 @@ def test_show_json_and_text(capsys, multi, records) -> None:
     assert nets["tiny"]["host_ops"] == []
     assert nets["other"]["host_ops"] == [{"op": "MaxPool", "count": 2,
                                           "shapes": ["1x16x8x8"]}]
+    assert doc["host_ops"] == nets["other"]["host_ops"]  # every network's
     assert doc["pareto"]
     for row in doc["pareto"]:
         mine = _expected(records[row["trial"]])

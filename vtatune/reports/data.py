@@ -750,7 +750,13 @@ def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
 
 def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
     """The host operators of a network study's network, as stored with the study (None for
-    a study made before they were recorded)."""
+    a study made before they were recorded); of several networks, all of theirs in order
+    (``study_networks`` has each network's)."""
+    members = study_networks(info)
+    if members:  # several networks: every network's (the union's own list is not kept)
+        if any(m.host_ops is None for m in members):
+            return None
+        return tuple(h for m in members for h in m.host_ops or ())
     network = (info.space or {}).get("network")
     if not isinstance(network, dict) or "host_ops" not in network:
         return None
