@@ -38,6 +38,9 @@ one row per design: ``trial``, ``status`` (``vtatune.store.records.NETWORK_STATU
 resources, ``layers`` (how many), ``layer_evaluations`` and ``layer_cached`` (layer candidates
 compiled or served from the store for the design), ``sampler``, ``key`` (the hardware's key),
 ``created_at``. ``layers(study)`` has one row per design and layer: what each layer got on it.
+A study of several networks (one accelerator for all): ``latency_ms`` is the weighted sum of
+the networks' latencies (the objective), followed by ``<network>_weight`` and
+``<network>_latency_ms`` per network; ``layers`` adds ``network`` and ``weight``.
 
 Importing this module is light: pandas, TVM and the store load on first use.
 """
@@ -170,6 +173,8 @@ def layers(study: str, db: str | Store | None = None) -> pd.DataFrame:
     schedule, its most frequent failure), ``cycles`` and ``latency_ms`` (one run of the
     layer; ``latency_ms`` end to end = ``accelerator_seconds`` + ``host_seconds``),
     ``total_ms`` (count x latency_ms), ``share`` (of the design's network latency),
+    and, for a study of several networks, ``network`` and ``weight`` (each network's layers
+    under its own names, ``share`` of that network's latency),
     ``bound_cycles``, ``efficiency`` (bound / cycles), ``trials`` (evaluations its shape got
     on the design), one column per schedule knob of the layer's pick, ``key`` (the pick's
     candidate key). ``UserError`` for a single-operator study."""
@@ -329,9 +334,13 @@ def _designs_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
     rows = [_design_row(t) for t in records]
     kinds = next((_kinds_of(t.resources) for t in records if t.resources), ("lut", "bram36"))
     resources = [kinds[0], "ff", kinds[1], "uram", "dsp", "fits"]
-    cols = ["trial", "status", "reason", "feasible", "hw_name", *_HW_COLUMNS, *_DESIGN_RESULTS,
-            *resources, "layers", "layer_evaluations", "layer_cached", "sampler", "key",
-            "created_at"]
+    # several networks: latency_ms is the weighted sum (the objective); each network's
+    # weight and latency follow it
+    nets = next(([n.network for n in t.networks] for t in records if t.networks), [])
+    per_net = [c for n in nets for c in (f"{n}_weight", f"{n}_latency_ms")]
+    cols = ["trial", "status", "reason", "feasible", "hw_name", *_HW_COLUMNS,
+            *_DESIGN_RESULTS[:2], *per_net, *_DESIGN_RESULTS[2:], *resources, "layers",
+            "layer_evaluations", "layer_cached", "sampler", "key", "created_at"]
     return _frame(pd, rows, cols, ints=(*_HW_COLUMNS, "cycles"))
 
 
@@ -344,6 +353,9 @@ def _design_row(t: NetworkTrialRecord) -> dict[str, Any]:
                area_mm2=t.area_mm2,
                efficiency=(t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
                bound_cycles=t.bound_cycles)
+    for n in t.networks or ():
+        row[f"{n.network}_weight"] = n.weight
+        row[f"{n.network}_latency_ms"] = None if n.seconds is None else 1e3 * n.seconds
     row.update(_resource_columns(t.resources))
     row.update(layers=len(t.layers), layer_evaluations=t.evaluated, layer_cached=t.cached,
                sampler=t.sampler, key=t.hw_key, created_at=t.created_at)
@@ -352,28 +364,43 @@ def _design_row(t: NetworkTrialRecord) -> dict[str, Any]:
 
 def _layers_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
     rows = []
+    multi = any(t.networks for t in records)
     for t in records:
-        for la in t.layers:
-            one_ms = None if la.seconds is None else 1e3 * la.seconds
-            rows.append({
-                "trial": t.number, "hw_name": t.hw_name or t.hw_key, "design_status": t.status,
-                "layer": la.name, "workload": la.workload, "count": la.count,
-                "status": la.status, "cycles": la.cycles, "latency_ms": one_ms,
-                "accelerator_seconds": la.accelerator_seconds,
-                "host_seconds": la.host_seconds,
-                "total_ms": None if one_ms is None else la.count * one_ms,
-                # as show --json: this layer's runs over the design's network latency
-                "share": (la.count * la.seconds / t.seconds)
-                if la.seconds is not None and t.seconds else None,
-                "bound_cycles": la.bound_cycles,
-                "efficiency": (la.bound_cycles / la.cycles)
-                if la.bound_cycles and la.cycles else None,
-                "trials": la.trials, **la.knobs, "key": la.key})
+        # several networks: each network's layers under its own names, its share of that
+        # network's latency
+        groups = [(n.network, n.weight, n.seconds, n.layers) for n in t.networks] \
+            if t.networks else [("", 1.0, t.seconds, t.layers)]
+        for network, weight, seconds, net_layers in groups:
+            rows += _layer_rows(t, net_layers, seconds,
+                                {"network": network, "weight": weight} if multi else {})
     knob_names = sorted({k for t in records for la in t.layers for k in la.knobs})
-    cols = ["trial", "hw_name", "design_status", "layer", "workload", "count", "status",
+    cols = ["trial", "hw_name", "design_status", *(("network", "weight") if multi else ()),
+            "layer", "workload", "count", "status",
             "cycles", "latency_ms", "accelerator_seconds", "host_seconds", "total_ms", "share",
             "bound_cycles", "efficiency", "trials", *knob_names, "key"]
     return _frame(pd, rows, cols, ints=("cycles", *knob_names))
+
+
+def _layer_rows(t: NetworkTrialRecord, net_layers: Any, seconds: float | None,
+                extra: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for la in net_layers:
+        one_ms = None if la.seconds is None else 1e3 * la.seconds
+        rows.append({
+            "trial": t.number, "hw_name": t.hw_name or t.hw_key, "design_status": t.status,
+            **extra, "layer": la.name, "workload": la.workload, "count": la.count,
+            "status": la.status, "cycles": la.cycles, "latency_ms": one_ms,
+            "accelerator_seconds": la.accelerator_seconds,
+            "host_seconds": la.host_seconds,
+            "total_ms": None if one_ms is None else la.count * one_ms,
+            # as show --json: this layer's runs over its network's latency
+            "share": (la.count * la.seconds / seconds)
+            if la.seconds is not None and seconds else None,
+            "bound_cycles": la.bound_cycles,
+            "efficiency": (la.bound_cycles / la.cycles)
+            if la.bound_cycles and la.cycles else None,
+            "trials": la.trials, **la.knobs, "key": la.key})
+    return rows
 
 
 def _network_front(pd: Any, study: Study) -> pd.DataFrame:

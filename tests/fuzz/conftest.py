@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fuzz_cases import HOSTILE_NAMES, write_bundles, write_files
+from fuzz_cases import HOSTILE_NAMES, write_bundles, write_files, write_multi_bundles
 from fuzz_harness import scratch_home, warm_up
 
 
@@ -48,6 +48,25 @@ def fuzz_world(tmp_path_factory: pytest.TempPathFactory, studies) -> FuzzWorld:
                str(bundle), "--json"])
     assert rc == 0
     write_bundles(ws, bundle)
+    multi_bundle = _multi_bundle(ws)
+    write_multi_bundles(ws, multi_bundle)
     where = {"ws": str(ws), "db": db, "bundle": str(bundle), "study": studies.tpe,
+             "multi_bundle": str(multi_bundle),
              **{f"name_{tag}": name for tag, name in HOSTILE_NAMES.items()}}
     return FuzzWorld(ws=ws, home=home, where=where)
+
+
+def _multi_bundle(ws: Path) -> Path:
+    """A real bundle of a design for two networks (tests.reports.multi_study)."""
+    from tests.reports.multi_study import make
+    from vtatune.export.bundle import write_network_bundle
+    from vtatune.store import Store
+
+    (ws / "multi").mkdir()
+    multi = make(ws / "multi", trials=2)
+    store = Store(multi.db)
+    folder = ws / "multi_bundle"
+    write_network_bundle(store.study(multi.study), store.network_trials(multi.study), "knee",
+                         folder, multi.db)
+    store.close()
+    return folder

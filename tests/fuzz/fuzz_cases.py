@@ -1247,6 +1247,93 @@ def write_bundles(ws: Path, bundle: Path) -> None:
             path.symlink_to(what)
 
 
+# ---- bundles of several networks (one accelerator for all; verify-export) -------------------
+
+def _multi_edits() -> dict[str, tuple[str, Callable[[dict], object], bool, frozenset[int]]]:
+    """How a copy of a good bundle of two networks (tiny, other) is damaged: (file, an edit of
+    its JSON, resign, expect). Member names, weights and schedules of ``schedule.json``'s
+    ``networks``, each network's own ``networks/<name>.json``, and the manifest."""
+    def member(i: int, key: str, value: object) -> Callable[[dict], object]:
+        return lambda d: d["networks"][i].update({key: value})
+
+    def layer(i: int, key: str, value: object) -> Callable[[dict], object]:
+        return lambda d: d["network"]["layers"][i].update({key: value})
+
+    return {
+        "member_path": ("schedule.json", member(1, "network", "../../../../etc/passwd"), True,
+                        FAILED_CHECK),
+        "member_esc": ("schedule.json", member(0, "network", ESC), True, FAILED_CHECK),
+        "member_mb": ("schedule.json", member(0, "network", "n" * MEGABYTE), True,
+                      FAILED_CHECK),
+        "member_plus": ("schedule.json", member(0, "network", "a+b"), True, FAILED_CHECK),
+        "member_list": ("schedule.json", member(0, "network", ["tiny"]), True, FAILED_CHECK),
+        "weight_str": ("schedule.json", member(0, "weight", "3"), True, FAILED_CHECK),
+        "weight_neg": ("schedule.json", member(0, "weight", -1), True, FAILED_CHECK),
+        "weight_huge": ("schedule.json", lambda d: json.dumps(d).replace(
+            '"weight": 3.0', f'"weight": 1{HUGE_DIGITS}.0').encode(), True, FAILED_CHECK),
+        "weight_bool": ("schedule.json", member(1, "weight", True), True, FAILED_CHECK),
+        "schedule_escape": ("schedule.json", member(1, "schedule", "../../../../etc/passwd"),
+                            True, FAILED_CHECK),
+        "schedule_esc": ("schedule.json", member(1, "schedule", ESC), True, FAILED_CHECK),
+        "networks_deep": ("schedule.json", lambda d: json.dumps(d).replace(
+            '"networks": [', '"networks": ' + _deep("[", "]") + ', "x": [', 1)
+            .encode(), True, FAILED_CHECK),
+        "networks_many": ("schedule.json", lambda d: d.update(
+            networks=d["networks"] * 100_000), True, FAILED_CHECK),
+        "union_esc": ("schedule.json", lambda d: d["network"].update(name=ESC), True,
+                      FAILED_CHECK),
+        "layer_path": ("networks/tiny.json", layer(0, "name", "../../../../etc/passwd"), True,
+                       FAILED_CHECK),
+        "layer_esc": ("networks/other.json", layer(1, "name", ESC), True, FAILED_CHECK),
+        "layer_count_frac": ("networks/tiny.json", layer(1, "count", 1.9), True, FAILED_CHECK),
+        "layer_count_huge": ("networks/tiny.json", lambda d: json.dumps(d).replace(
+            '"count": 2', f'"count": {HUGE_DIGITS}', 1).encode(), True, FAILED_CHECK),
+        "layer_count_str": ("networks/other.json", layer(0, "count", "3"), True, FAILED_CHECK),
+        "layer_program_escape": ("networks/tiny.json", layer(0, "program", "../../etc/passwd"),
+                                 True, FAILED_CHECK),
+        "member_not_json": ("networks/other.json", lambda d: b"{", True, FAILED_CHECK),
+        "member_deep": ("networks/other.json", lambda d: _deep("[", "]").encode(), True,
+                        FAILED_CHECK),
+        "member_unsigned": ("networks/tiny.json", layer(0, "count", 7), False, FAILED_CHECK),
+        "manifest_member_escape": ("manifest.json", lambda d: d["files"].update(
+            {"networks/../../../x.json": {"sha256": "0" * 64, "bytes": 1}}), False, BAD),
+        "manifest_member_missing": ("manifest.json", lambda d: d["files"].update(
+            {"networks/gone.json": {"sha256": "0" * 64, "bytes": 1}}), False, BAD),
+    }
+
+
+MULTI_EDITS = _multi_edits()
+
+
+def multi_bundle_cases() -> list[Case]:
+    return [Case(f"verify-export:multi-bundle:{tag}",
+                 ("verify-export", "{ws}/multi_bundles/" + tag), expect)
+            for tag, (_, _, _, expect) in MULTI_EDITS.items()] + [
+        Case("verify-export:multi-bundle:good", ("verify-export", "{multi_bundle}"), OK)]
+
+
+def write_multi_bundles(ws: Path, bundle: Path) -> None:
+    """The damaged copies of ``bundle`` (a bundle of two networks) ``MULTI_EDITS`` names."""
+    import hashlib
+    import shutil
+
+    for tag, (name, edit, resign, _) in MULTI_EDITS.items():
+        folder = ws / "multi_bundles" / tag
+        if folder.exists():
+            continue
+        shutil.copytree(bundle, folder)
+        path = folder / name
+        doc = json.loads(path.read_bytes())
+        res = edit(doc)
+        path.write_bytes(res if isinstance(res, bytes) else json.dumps(doc).encode())
+        if resign and name != "manifest.json":
+            manifest = json.loads((folder / "manifest.json").read_text())
+            data = path.read_bytes()
+            manifest["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(),
+                                       "bytes": len(data)}
+            (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
 #: Cases ``make test`` always runs: the issue's examples (ids containing one of these; one
 #: ending in ``$`` is the whole id). Cases that really compile, simulate or draw cost seconds
 #: each, so only the issue's own values of those run by default.
@@ -1267,6 +1354,8 @@ ISSUE_EXAMPLES = (
     "space-simulate:--timeout:",
     "export:--pick:0", "export:--pick:2", "export:--pick:3",
     "import:onnx:", "search:onnx:", "import:--batch:", "import:--name:0",
+    "multi-bundle:member_path", "multi-bundle:member_esc", "multi-bundle:layer_count_frac",
+    "multi-bundle:layer_path", "multi-bundle:manifest_member_escape", "multi-bundle:good",
 )
 #: Of the other cases, ``make test`` runs one in ``SAMPLE_EVERY`` (a stable choice by id);
 #: ``make fuzz`` runs them all.
@@ -1274,7 +1363,8 @@ SAMPLE_EVERY = 4
 
 
 def all_cases() -> list[Case]:
-    cases = file_cases() + option_cases() + name_cases() + db_cases() + bundle_cases()
+    cases = file_cases() + option_cases() + name_cases() + db_cases() + bundle_cases() \
+        + multi_bundle_cases()
     ids = [c.id for c in cases]
     dup = {i for i in ids if ids.count(i) > 1}
     assert not dup, f"duplicate case ids: {sorted(dup)[:5]}"

@@ -26,7 +26,9 @@ BEST_MS = {"end-to-end": "the least time per call, end to end (accelerator + hos
            "accelerator": "the least accelerator time (cycles at the board clock), as in "
                           "show, report and compare.csv",
            "network": "the least network latency, end to end (accelerator + host per layer "
-                      "run), as in show, report and compare.csv"}
+                      "run), as in show, report and compare.csv",
+           "networks": "the least weighted sum of the networks' latencies (each end to end), "
+                       "the studies' objective, as in show, report and compare.csv"}
 
 
 def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
@@ -45,7 +47,7 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
     from vtatune.cli.studies import aligned
     from vtatune.errors import UserError
     from vtatune.reports import safe_name, write_comparison
-    from vtatune.reports.data import require_comparable, study_latency
+    from vtatune.reports.data import WEIGHTED_SUM, require_comparable, study_latency
     from vtatune.reports.study import compare_data
 
     t0 = time.perf_counter()
@@ -62,11 +64,15 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
     net = kind == "network"
     infos = [s.info for s in loaded]
     # a network study's network but its host operators (listed by newer versions only)
-    require_comparable(infos, [("network", _compared_network, _short),
+    # several networks: the objective is their weighted sum, so the same networks AND
+    # weights, or the latencies are different quantities
+    require_comparable(infos, [("networks and weights", _weights, _weights_text),
+                               ("network", _compared_network, _short),
                                ("board", lambda i: i.board, str)] if net else
                        [("workload", lambda i: i.workload, str),
                         ("board", lambda i: i.board, str), ("latency", study_latency, str)])
     latency = study_latency(infos[0])
+    members = _weights(infos[0]) if net else None
     if not any(s.has_feasible for s in loaded):
         raise UserError(f"none of the studies has a feasible {loaded[0].noun}: every front "
                         "is empty")
@@ -82,6 +88,7 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
             **({"network": data.network} if net else {"workload": data.workload}),
             "board": data.board, "ref_point": data.ref_point,
             **({} if net else {"latency": latency}),
+            **({"networks": members, "objective_latency": WEIGHTED_SUM} if members else {}),
             "studies": [{"study": s.study, "sampler": s.sampler, "trials": s.n_trials,
                          "feasible": s.n_feasible,
                          **({"layer_evaluations": s.evaluated} if net else
@@ -96,7 +103,10 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
           + ", from the fronts' ideal point to 10% beyond their nadir")
     ref_text = (f" (reference point {formats.area(ref[0])} mm², {formats.ms(ref[1])} ms)"
                 if ref else "")
-    if net:
+    if members:
+        console.line(f"network {data.network} on {data.board}; latency: the {WEIGHTED_SUM} "
+                     f"({_weights_text(members)});{hv}{ref_text}")
+    elif net:
         console.line(f"network {data.network} on {data.board};{hv}{ref_text}")
     else:
         console.line(f"{data.workload} on {data.board};{hv}{ref_text}" if ref else data.workload)
@@ -116,7 +126,7 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
                 for s in data.series]
         console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", best_ms,
                              "front", "hypervolume"], rows, right=[False, False] + [True] * 6)
-    console.line(f"{best_ms}: {BEST_MS['network' if net else latency]}")
+    console.line(f"{best_ms}: {BEST_MS['networks' if members else 'network' if net else latency]}")
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
 
@@ -131,11 +141,27 @@ _NOTHING_YET = {"operator": "trials", "network": "finished design"}
 
 def _compared_network(info: Any) -> Any:
     """What two network studies must share to be compared: their network but its host
-    operators (which a study made before they were listed does not carry)."""
+    operators (which a study made before they were listed does not carry); of several
+    networks, the union of their layers."""
     network = (info.space or {}).get("network")
     if not isinstance(network, dict):
         return network
-    return {k: v for k, v in network.items() if k != "host_ops"}
+    # several networks: the union's description names the weights, compared on their own
+    drop = {"host_ops", "description"} if _weights(info) else {"host_ops"}
+    return {k: v for k, v in network.items() if k not in drop}
+
+
+def _weights(info: Any) -> list[dict[str, Any]] | None:
+    """A study of several networks: each network's name and weight (None for one)."""
+    from vtatune.reports.data import study_networks
+
+    return [{"network": m.network, "weight": m.weight} for m in study_networks(info)] or None
+
+
+def _weights_text(v: Any) -> str:
+    if not v:
+        return "one network"
+    return " + ".join(f"{m['weight']:g} x {m['network']}" for m in v)
 
 
 def _short(v: Any) -> str:

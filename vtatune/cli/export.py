@@ -36,7 +36,13 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     """
     from vtatune.escaping import shell_command
     from vtatune.export.autotvm import summary
-    from vtatune.export.bundle import pick_design, pick_trial, write_bundle, write_network_bundle
+    from vtatune.export.bundle import (
+        pick_design,
+        pick_trial,
+        weighted,
+        write_bundle,
+        write_network_bundle,
+    )
 
     t0 = time.perf_counter()
     loaded = open_study(study, db)
@@ -55,7 +61,9 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "stock_vta_problems": list(res.stock_vta_problems), **res.vta_flow,
             **({"network": res.network, "accelerator_seconds": res.accelerator_seconds,
                 "host_seconds": res.host_seconds, "layers": list(res.layers)} if net else
-               {"knobs": res.knobs}), "elapsed_s": elapsed})
+               {"knobs": res.knobs}),
+            **({"networks": list(res.networks), "weighted": weighted(res.networks)}
+               if res.networks else {}), "elapsed_s": elapsed})
         return
     if net:
         console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
@@ -63,6 +71,16 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                      f"{ms_of(res.accelerator_seconds)} ms, {formats.cycles(res.cycles)} cycles "
                      f"+ host {ms_of(res.host_seconds)} ms), {formats.area(res.area_mm2)} mm², "
                      f"{formats.counted(len(res.layers), 'layer')}")
+        for m in res.networks:
+            console.line(f"  network {m['network']} (weight {m['weight']:g}): "
+                         f"{ms_of(m['latency_ms'] / 1e3)} ms per run (accelerator "
+                         f"{ms_of(m['accelerator_ms'] / 1e3)} ms, "
+                         f"{formats.cycles(m['cycles'])} cycles + host "
+                         f"{ms_of(m['host_ms'] / 1e3)} ms), schedule {m['schedule']}")
+        if res.networks:
+            console.line(f"  weighted sum (the study's objective): "
+                         f"{ms_of(weighted(res.networks)['latency_ms'] / 1e3)} ms; the line "
+                         "above is one run of every network")
     else:
         console.line(f"trial {res.trial} of {res.study} ({res.pick}): {res.hw_name}, "
                      + ", ".join(f"{k}={v}" for k, v in sorted(res.knobs.items()))

@@ -99,6 +99,7 @@ def _display_url(db: str | None) -> str:
 
 def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     from vtatune.networks.summary import summarize
+    from vtatune.reports.data import WEIGHTED_SUM
     from vtatune.store import Store
 
     store = Store(db, readonly=True)  # result.db hides the password
@@ -114,7 +115,9 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "statuses": data["statuses"], "objective": data["objective"],
             "latency": data["latency"], "screened": result.screened,
             "space_size": result.space_size, "space_passing": result.space_passing,
-            "pareto": data["pareto"], "top": data["top"]})
+            "pareto": data["pareto"], "top": data["top"],
+            **({"networks": data["networks"], "objective_latency": WEIGHTED_SUM}
+               if "networks" in data else {})})
         return
     best = data["best_seconds"]
     console.line(f"study {result.study}: {formats.counted(data['trials'], 'design')} "
@@ -136,16 +139,22 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
     elif result.new_trials == 0:
         console.line(console.nothing_new(result.study, data["trials"], "design"))
     rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
+    # several networks: "ms" is the weighted sum (the objective); each network's ms after it
+    nets = [f"{n['network']} ms" for n in data.get("networks", [])]
     if rows:
         title = ("Pareto front (area vs network latency)"
                  if data["objective"] == "area-latency" else "fastest designs")
-        console.table(title, ["trial", "ms", "cycles", "mm²", "of bound", "stock VTA",
+        if nets:
+            title += f"; ms: the {WEIGHTED_SUM} (" + " + ".join(
+                f"{n['weight']:g} x {n['network']}" for n in data["networks"]) + ")"
+        console.table(title, ["trial", "ms", *nets, "cycles", "mm²", "of bound", "stock VTA",
                               "hardware"],
                       [[formats.count(r["trial"]), ms_of(r["seconds"]),
+                        *[ms_of(n["seconds"]) for n in r.get("networks") or ()][:len(nets)],
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
                         formats.percent(r["efficiency"]), console.stock_mark(r),
                         r["hw_name"]] for r in rows],
-                      right=[True] * 5 + [False, False])
+                      right=[True] * (5 + len(nets)) + [False, False])
         console.line(console.BOUND_LEGEND)
         if console.stock_note(rows):
             console.line(console.stock_note(rows))

@@ -38,6 +38,7 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     """
     from vtatune.escaping import terminal
     from vtatune.reports import host_ops_text, write_report
+    from vtatune.reports.data import WEIGHTED_SUM
 
     t0 = time.perf_counter()
     loaded = open_study(study, db)
@@ -56,6 +57,10 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             "feasible": data.n_feasible, "hypervolume": data.hypervolume,
             "ref_point": data.ref_point, **({"host_ops": host_ops_json(data.host_ops)}
                                             if net else {}),
+            **({"objective_latency": WEIGHTED_SUM, "networks": [
+                {"network": m.network, "weight": m.weight, "layers": list(m.layer_names),
+                 "host_ops": host_ops_json(m.host_ops)} for m in data.networks]}
+               if data.networks else {}),
             "front": [point_json(p) for p in data.front],
             **{k: point_json(p) for k, p in picks.items()}, "elapsed_s": elapsed})
         return
@@ -64,7 +69,13 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                  + f" on {data.board}, {formats.counted(data.n_trials, loaded.noun)}, "
                  f"{data.n_feasible} feasible; front {front}"
                  f", hypervolume {data.hypervolume:{'.4f' if net else '.3f'}}")
-    if net:
+    if data.networks:
+        console.line("networks: " + ", ".join(f"{m.network} (weight {m.weight:g})"
+                                              for m in data.networks)
+                     + f"; latency: the {WEIGHTED_SUM}")
+        for m in data.networks:
+            console.line(terminal(f"{m.network}: {host_ops_text(m.host_ops)}"))
+    elif net:
         console.line(terminal(host_ops_text(data.host_ops)))
     for label in ("knee", "fastest", "smallest") if net else picks:
         p = picks[label]
@@ -73,6 +84,10 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             console.line(f"  {label:8s} trial {p.trial}: {p.hw_name}, "
                          + (f"{ms} ms ({cycles} cycles)" if net else f"{cycles} cycles ({ms} ms)")
                          + f", {formats.area(p.area_mm2)} mm²{console.stock_text(p)}")
+            if p.multi:
+                console.line("           " + "; ".join(
+                    f"{n.network} {formats.ms(n.latency_ms)} ms x {n.weight:g}"
+                    for n in p.networks))
     others = ", ".join(n for n in files if n != "index.html")
     console.line(f"wrote {folder / 'index.html'} and {others} in {elapsed:.1f} s")
 
@@ -101,6 +116,13 @@ def point_json(p: Any) -> dict[str, Any] | None:
     out = {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "cycles": p.cycles,
            "latency_ms": p.latency_ms, "area_mm2": p.area_mm2, "stock_vta": p.stock_vta,
            "stock_vta_problems": list(p.stock_vta_problems)}
+    if p.multi:  # several networks: latency_ms is the weighted sum; each network's own
+        return {**out, "bound_ms": p.bound_ms, "networks": [
+            {"network": n.network, "weight": n.weight, "latency_ms": n.latency_ms,
+             "accelerator_ms": n.accelerator_ms, "host_ms": n.host_ms, "cycles": n.cycles,
+             "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,
+                         "latency_ms": la.latency_ms, "share": la.share}
+                        for la in n.layers]} for n in p.networks]}
     if p.networks:
         return {**out, "bound_ms": p.bound_ms,
                 "layers": [{"name": la.name, "count": la.count, "knobs": la.knobs,

@@ -67,18 +67,26 @@ def show_operator(study: Study, json_: bool) -> None:
 def show_network(study: Study, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.report import host_ops_json
-    from vtatune.cli.studies import aligned
     from vtatune.escaping import terminal
     from vtatune.networks.summary import summarize
-    from vtatune.reports.data import host_ops_text
+    from vtatune.reports.data import WEIGHTED_SUM, host_ops_text
 
-    info, host_ops = study.info, study.host_ops
+    info, host_ops, members = study.info, study.host_ops, study.networks
     data = summarize(info, study.designs)
     if json_:
+        if members:  # several networks: each network's host operators, the objective named
+            data = {**data, "objective_latency": WEIGHTED_SUM, "networks": [
+                {**n, "host_ops": host_ops_json(m.host_ops)}
+                for n, m in zip(data["networks"], members, strict=True)]}
         console.print_json({**data, "host_ops": host_ops_json(host_ops)})
         return
     console.line(f"study {info.name}: network {data['network']} on {info.board}, objective "
                  f"{info.objective}, sampler {info.sampler} ({study.display_url})")
+    if members:
+        console.line("networks: " + ", ".join(f"{m.network} (weight {m.weight:g})"
+                                              for m in members)
+                     + f"; latency: the {WEIGHTED_SUM} ("
+                     + " + ".join(f"{m.weight:g} x {m.network}" for m in members) + ")")
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
     best = data["best_seconds"]
     console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
@@ -89,38 +97,61 @@ def show_network(study: Study, json_: bool) -> None:
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))
     console.not_feasible(data["not_feasible"])
-    console.line(terminal(host_ops_text(host_ops)))
+    if members:
+        for m in members:
+            console.line(terminal(f"{m.network}: {host_ops_text(m.host_ops)}"))
+    else:
+        console.line(terminal(host_ops_text(host_ops)))
     if not data["feasible"]:
         console.line("no feasible design yet")
         return
+    against = f"the {WEIGHTED_SUM}" if members else "network latency"
     if info.objective == "area-latency":
         rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs network latency "
+        console.line(f"Pareto front, area_mm2 vs {against} "
                      f"({formats.counted(len(rows), 'design')}):")
     else:
         rows = data["top"]
-        console.line(f"top {formats.counted(len(rows), 'design')} by network latency:")
+        console.line(f"top {formats.counted(len(rows), 'design')} by {against}:")
     for r in rows:
         console.line("")
         split = "" if r["host_seconds"] is None else (
             f"accelerator {ms_of(r['accelerator_seconds'])} ms + host "
             f"{ms_of(r['host_seconds'])} ms, ")
-        console.line(f"trial {r['trial']}: {r['hw_name']}, {ms_of(r['seconds'])} ms per run "
+        per = " weighted sum" if members else " per run"
+        console.line(f"trial {r['trial']}: {r['hw_name']}, {ms_of(r['seconds'])} ms{per} "
                      f"({split}{formats.cycles(r['cycles'])} cycles, "
                      f"{formats.percent(r['efficiency'])} of the bound), "
                      f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
                      + ("yes" if r.get("stock_vta") else
                         "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
-        for text in aligned(
-                ["  layer", "count", "cycles", "ms", "share", "trials", "knobs"],
-                [[f"  {la['name']}", la["count"], formats.cycles(la["cycles"]),
-                  ms_of(la["seconds"]), formats.percent(la["share"]), la["trials"],
-                  formats.knobs(la["knobs"])]
-                 for la in r["layers"]]):
-            console.line(text)
+        if not members:
+            _layer_table(r["layers"], "  ")
+            continue
+        for n in r["networks"]:
+            split = "" if n["host_seconds"] is None else (
+                f"accelerator {ms_of(n['accelerator_seconds'])} ms + host "
+                f"{ms_of(n['host_seconds'])} ms, ")
+            console.line(f"  network {n['network']} (weight {n['weight']:g}): "
+                         f"{ms_of(n['seconds'])} ms per run ({split}"
+                         f"{formats.cycles(n['cycles'])} cycles); share of its latency:")
+            _layer_table(n["layers"], "    ")
     if console.stock_note(rows):
         console.line("")
         console.line(console.stock_note(rows))
+
+
+def _layer_table(layers: list[dict], indent: str) -> None:
+    """A design's layers, one line each (``share``: of its network's latency)."""
+    from vtatune.cli.studies import aligned
+
+    for text in aligned(
+            [f"{indent}layer", "count", "cycles", "ms", "share", "trials", "knobs"],
+            [[f"{indent}{la['name']}", la["count"], formats.cycles(la["cycles"]),
+              ms_of(la["seconds"]), formats.percent(la["share"]), la["trials"],
+              formats.knobs(la["knobs"])]
+             for la in layers]):
+        console.line(text)
 
 
 #: The output of ``show`` for each kind of study.

@@ -26,7 +26,7 @@ def studies(db: DbOption = None, json_: JsonOption = False) -> None:
         return
     rows: list[list[Any]] = [
         [i.name, i.n_trials, i.n_feasible, "-" if i.best_cycles is None else i.best_cycles,
-         i.objective, i.sampler, i.board, _when(i.created_at), i.workload]
+         i.objective, i.sampler, i.board, _when(i.created_at), i.workload + _weights(i)]
         for i in infos
     ]
     for text in aligned(["study", "trials", "feasible", "best cycles", "objective", "sampler",
@@ -59,7 +59,23 @@ def _as_json(i: Any) -> dict[str, Any]:
             "objective": i.objective, "board": i.board, "seed": i.seed, "trials": i.n_trials,
             "feasible": i.n_feasible, "best_cycles": i.best_cycles,
             "created_at": i.created_at.isoformat() if i.created_at else None,
-            "optuna_study_name": i.optuna_study_name}
+            "optuna_study_name": i.optuna_study_name,
+            **({"networks": [{"network": m.network, "weight": m.weight}
+                             for m in _networks(i)]} if _networks(i) else {})}
+
+
+def _networks(i: Any) -> tuple[Any, ...]:
+    """A study of several networks: its networks and weights (empty otherwise)."""
+    from vtatune.reports.data import study_networks
+
+    return study_networks(i) if i.is_network else ()
+
+
+def _weights(i: Any) -> str:
+    """`` (weights 3,1)`` for a study of several networks: its best cycles are the weighted
+    sum's, and two studies of the same networks differ by their weights."""
+    nets = _networks(i)
+    return " (weights " + ",".join(f"{m.weight:g}" for m in nets) + ")" if nets else ""
 
 
 def _when(dt: Any) -> str:

@@ -105,6 +105,9 @@ class BundleResult:
     layers: tuple[dict[str, Any], ...] = ()
     accelerator_seconds: float = 0.0
     host_seconds: float = 0.0
+    #: a design of several networks: per network (``member_schedules``) its name, weight,
+    #: schedule file and times per run (the manifest's ``networks``); empty otherwise
+    networks: tuple[dict[str, Any], ...] = ()
 
     @property
     def stock_vta(self) -> bool:
@@ -376,10 +379,20 @@ def _json(obj: Any) -> bytes:
 #   the network's time split, ``stock_vta`` with the reasons stock VTA cannot build the
 #   design (``hardware.stock``), ``bitstream`` and ``autotvm`` as single-layer bundles (the
 #   layers left out of the log listed by name).
+#
+# A design of a study of SEVERAL networks (one accelerator for all) is one bundle too: one
+# ``vta_config.json``; ``schedule.json`` holds the union of the networks (layers named
+# ``NETWORK.LAYER``, name ``A+B``) so every distinct shape has one program and one schedule
+# (a shape two networks share is tuned once), and lists the networks under ``"networks"``;
+# ``networks/<network>.json`` is each network's own schedule (the format of a single network's
+# ``schedule.json``: its layers under its own names, their programs in ``programs/``, its
+# totals); the manifest lists the networks with their weights, schedule files and times, and
+# ``weighted`` the objective: the weighted sum of the networks' latencies.
 
 NETWORK_BUNDLE_FORMAT = "vtatune-network-bundle/2"
 NETWORK_SCHEDULE_FORMAT = "vtatune-network-schedule/1"
 PROGRAMS = "programs"
+NETWORKS = "networks"
 
 
 def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
@@ -427,6 +440,13 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     }
     for path, built in units.values():
         contents[path] = built.program_bytes
+    members = member_schedules(info, t, units, board)
+    for m in members:
+        contents[m["schedule"]] = _json(m.pop("doc"))
+    if members:
+        schedule["networks"] = [{k: m[k] for k in ("network", "weight", "schedule")}
+                                for m in members]
+        contents[SCHEDULE] = _json(schedule)
     network = (info.space or {}).get("network", {}).get("name", info.workload)
     stock = stock_problems(hw, board)
     totals = schedule["network"]
@@ -442,11 +462,14 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
         "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
         "stock_vta": not stock, "stock_vta_problems": stock,
+        **({"networks": members, "weighted": weighted(members)} if members else {}),
         **vta_flow(hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
     }
     (out / PROGRAMS).mkdir(parents=True, exist_ok=True)
+    if members:
+        (out / NETWORKS).mkdir(parents=True, exist_ok=True)
     files = {}
     for name, data in [*contents.items(), (MANIFEST, _json(manifest))]:
         (out / name).write_bytes(data)
@@ -454,14 +477,51 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     return BundleResult(
         folder=out, study=info.name, trial=t.number, pick=pick, hw_name=t.hw_name, knobs={},
         network=network, cycles=schedule["network"]["cycles"],
-        stored_cycles=int(t.cycles or 0), seconds=totals["latency_ms"] / 1e3,
+        stored_cycles=int(t.cycles or 0) if not t.networks else
+        sum(int(n.cycles or 0) for n in t.networks), seconds=totals["latency_ms"] / 1e3,
         accelerator_seconds=totals["accelerator_ms"] / 1e3, host_seconds=totals["host_ms"] / 1e3,
         area_mm2=area.area_mm2, layers=tuple(schedule["network"]["layers"]), files=files,
-        stock_vta_problems=tuple(stock), vta_flow=vta_flow(hw, log))
+        stock_vta_problems=tuple(stock), vta_flow=vta_flow(hw, log),
+        networks=tuple(members))
+
+
+def member_schedules(info: StudyInfo, t: NetworkTrialRecord,
+                     units: dict[str, tuple[str, Built]], board: Any) -> list[dict[str, Any]]:
+    """A design of several networks: per network its name, weight, schedule file
+    (``networks/<network>.json``, with its document under ``doc``) and totals per run; empty
+    for a single network's design."""
+    if not t.networks:
+        return []
+    out = []
+    for n in t.networks:
+        mine = {la.workload: units[la.workload] for la in n.layers}
+        doc = _schedule_doc(n.network, n.layers, mine, board)
+        totals = doc["network"]
+        out.append({"network": n.network, "weight": n.weight,
+                    "schedule": f"{NETWORKS}/{n.network}.json",
+                    **{k: totals[k] for k in ("cycles", "latency_ms", "accelerator_ms",
+                                              "host_ms")}, "doc": doc})
+    return out
+
+
+def weighted(members: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The objective of a design of several networks: the weighted sums of their times."""
+    return {"what": "weighted sum of the networks' latencies (the study's objective)",
+            "cycles": int(sum(m["weight"] * m["cycles"] for m in members)),
+            **{k: round(sum(m["weight"] * m[k] for m in members), 9)
+               for k in ("latency_ms", "accelerator_ms", "host_ms")}}
 
 
 def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
                           units: dict[str, tuple[str, Built]], board: Any) -> dict[str, Any]:
+    name = (info.space or {}).get("network", {}).get("name", info.workload)
+    return _schedule_doc(name, t.layers, units, board)
+
+
+def _schedule_doc(name: str, net_layers: Sequence[Any], units: dict[str, tuple[str, Built]],
+                  board: Any) -> dict[str, Any]:
+    """The schedule of network ``name`` (its layers ``net_layers``, shapes built as
+    ``units``)."""
     workloads = {}
     for sig, (path, b) in units.items():
         workloads[sig] = {
@@ -472,13 +532,12 @@ def network_schedule_json(info: StudyInfo, t: NetworkTrialRecord,
     layers = [{"name": la.name, "count": la.count, "workload": la.workload,
                "program": units[la.workload][0], "cycles": units[la.workload][1].timing.cycles,
                **_times_ms(units[la.workload][1].timing)}
-              for la in t.layers]
+              for la in net_layers]
     cycles = sum(la["count"] * la["cycles"] for la in layers)
     # every layer run is one call: the network's time per run, end to end and its two parts
     totals = {part: sum(la["count"] * getattr(units[la["workload"]][1].timing, part)
                         for la in layers)
               for part in ("seconds", "accelerator_seconds", "host_seconds")}
-    name = (info.space or {}).get("network", {}).get("name", info.workload)
     return {"format": NETWORK_SCHEDULE_FORMAT, "board": board.name,
             "clock_mhz": board.clock_mhz,
             "network": {"name": name, "layers": layers, "cycles": int(cycles),

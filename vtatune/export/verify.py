@@ -16,12 +16,20 @@ Checks, in order (a check whose inputs failed is skipped):
 9. ``resources``: the area model gives the exported resources, area and board fit;
 10. ``fit`` (only with another ``board``): the design fits that board.
 
+A network bundle checks ``schedule`` against a network file's rules (names, counts) and then
+``program``/``rebuild``/``cycles``/``functional`` per distinct layer shape and the network's
+total. A bundle of several networks (one accelerator for all) applies the name rules to each
+member network's name (the union is named ``A+B``) and adds ``networks``: each network's own
+schedule (``networks/<name>.json``) has exactly the union's ``NAME.LAYER`` layers with their
+counts, programs and cycles, and totals that add up.
+
 A missing folder, manifest or listed file, or a manifest that is not a bundle's, is bad input
 (``UserError``); everything else is a check that passes or fails.
 """
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from vtatune.errors import UserError, VtatuneError
+from vtatune.escaping import shown
 from vtatune.export.autotvm import AUTOTVM_LOG
 from vtatune.export.bundle import (
     BUNDLE_FILES,
     BUNDLE_FORMAT,
     MANIFEST,
     NETWORK_BUNDLE_FORMAT,
+    NETWORKS,
     PROGRAM,
     RESOURCES,
     SCHEDULE,
@@ -85,7 +95,6 @@ MAX_PROGRAM_BYTES = 256 << 20
 
 def read_manifest(folder: Path) -> dict[str, Any]:
     """The bundle's manifest; ``UserError`` when ``folder`` is not a complete bundle."""
-    from vtatune.escaping import shown
     from vtatune.readers import read_json
 
     if not _is_dir(folder):
@@ -380,7 +389,6 @@ def _layer(names: tuple[str, ...], unit: dict[str, Any]) -> Any:
 
 def _autotvm(raw: bytes, hw: Any, layers: list[Any], manifest: dict[str, Any]) -> str:
     """``autotvm.log`` against the records the schedule gives (``export.autotvm``)."""
-    from vtatune.escaping import shown
     from vtatune.export import autotvm as at
 
     want = at.build_log(hw, layers, 0.0, "")
@@ -438,7 +446,6 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
 def _board_name(value: Any) -> str:
     """A board named in a bundle file: a name, never a path to read."""
     from vtatune.errors import ConfigError
-    from vtatune.escaping import shown
     from vtatune.hardware import boards
 
     if not isinstance(value, str) or not boards.is_known(value):
@@ -482,7 +489,6 @@ def bundle_kind(folder: Path) -> str:
 
 def read_network_manifest(folder: Path) -> dict[str, Any]:
     """The manifest of a network bundle; ``UserError`` when the bundle is incomplete."""
-    from vtatune.escaping import shown
     from vtatune.readers import read_json
 
     path = folder / MANIFEST
@@ -544,6 +550,8 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
                    else f"{_network_cycles(state):,} cycles on {brd.name}")
         else:
             run("network", (), state, lambda: _network_total(state))
+    if state.get("members") is not None:
+        run("networks", ("units",), state, lambda: _members(raw, state))
     run("autotvm", ("hw", "units", AUTOTVM_LOG), {**state, **raw}, lambda: _autotvm(
         raw[AUTOTVM_LOG], state["hw"], [_layer(tuple(n for n, _ in u["layers"]), u)
                                         for u in state["units"].values()], manifest))
@@ -580,7 +588,11 @@ def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
                       f"{MAX_LAYERS:,}")
     # the rules of a network file: a name is used in messages and file names, a count weighs
     # the network's total
-    bad = [f"network {why}" for why in (name_problem(net.get("name", "network")),) if why]
+    members = doc.get("networks")
+    if members is None:
+        bad = [f"network {why}" for why in (name_problem(net.get("name", "network")),) if why]
+    else:  # several networks: the union is named A+B; each member's name follows the rules
+        bad = _member_names(net.get("name"), members)
     bad += [f"layer {i}: {why}" for i, (name, count, _, _) in enumerate(layers, 1)
             for why in (name_problem(name), count_problem(count)) if why]
     names = [name for name, _, _, _ in layers]
@@ -614,10 +626,92 @@ def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
     if problems:
         raise _Failed("; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)"
                                                    if len(problems) > 4 else ""))
-    state.update(units=units, total=total)
+    state.update(units=units, total=total, members=members)
     return (f"network {net.get('name', '?')}: {len(layers)} layers "
             f"({sum(c for _, c, _, _ in layers)} runs), {len(units)} distinct shapes; "
             f"{total:,} cycles")
+
+
+def _member_names(union: Any, members: Any) -> list[str]:
+    """Why the union network ``union`` and its ``members`` (``schedule.json``'s
+    ``networks``) break the rules: each member named as a network file may name it, with a
+    finite positive weight and its schedule at ``networks/<name>.json``; the union named
+    ``A+B...`` after them, in order."""
+    if not isinstance(members, list) or not 2 <= len(members) <= MAX_LAYERS or not all(
+            isinstance(m, dict) for m in members):
+        return ["networks must list two or more networks ({name, weight, schedule})"]
+    bad = []
+    names = [m.get("network") for m in members]
+    for i, m in enumerate(members, 1):
+        why = name_problem(m.get("network"))
+        if why:
+            bad.append(f"network {i}: {why}")
+            continue
+        w = m.get("weight")
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) \
+                or w <= 0:
+            bad.append(f"network {m['network']}: weight {_val(w)} must be a "
+                       "positive number")
+        if m.get("schedule") != f"{NETWORKS}/{m['network']}.json":
+            bad.append(f"network {m['network']}: schedule {_val(m.get('schedule'))}"
+                       f" must be {NETWORKS}/{m['network']}.json")
+    if not bad and len(set(names)) < len(names):
+        bad.append("two networks have the same name")
+    if not bad and union != "+".join(names):
+        bad.append(f"network name {_val(union)} must be its networks' names joined "
+                   f"by '+' ({'+'.join(names)})")
+    return bad
+
+
+def _val(value: Any, limit: int = 60) -> str:
+    """A value read from a bundle, for a message: its repr (controls escaped), cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _members(raw: dict[str, bytes], state: dict[str, Any]) -> str:
+    """Each network's own schedule (``networks/<name>.json``) against the union's: its
+    layers are the union's ``NAME.LAYER`` ones with the same counts, shapes and programs,
+    its totals their count-weighted sums."""
+    from vtatune.readers import decode_text, parse_json
+
+    union = {name: (count, path) for path, u in state["units"].items()
+             for name, count in u["layers"]}
+    cycles = {path: u["cycles"] for path, u in state["units"].items()}
+    out = []
+    for m in state["members"]:
+        name, path = m["network"], m["schedule"]
+        if path not in raw:
+            raise _Failed(f"{path} is not in the manifest")
+        doc = parse_json(decode_text(raw[path], path), path)
+        try:
+            net = doc["network"]
+            layers = [(la["name"], la["count"], str(la["program"]), int(la["cycles"]))
+                      for la in net["layers"]]
+            total = int(net["cycles"])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise _Failed(f"malformed {path} ({type(exc).__name__}: {exc}); expected a network "
+                          "with layers and cycles") from None
+        bad = [f"{path}: network name {_val(net.get('name'))} is not {name}"] \
+            if net.get("name") != name else []
+        bad += [f"{path}: layer {i}: {why}" for i, (la, count, _, _) in enumerate(layers, 1)
+                for why in (name_problem(la), count_problem(count)) if why]
+        if bad:
+            raise _Failed("; ".join(bad[:4]))
+        mine = {f"{name}.{la}" for la, _, _, _ in layers}
+        theirs = {n for n in union if n.startswith(f"{name}.")}
+        if mine != theirs or len(mine) < len(layers):
+            raise _Failed(f"{path}: its layers are not the union's {name}.* layers")
+        for la, count, program, cyc in layers:
+            if union[f"{name}.{la}"] != (count, program) or cycles[program] != cyc:
+                raise _Failed(f"{path}: layer {la} (x{count}, {program}, {cyc:,} cycles) is "
+                              f"not the union's {name}.{la}")
+        if sum(c * cyc for _, c, _, cyc in layers) != total:
+            raise _Failed(f"{path}: its layers add up to "
+                          f"{sum(c * cyc for _, c, _, cyc in layers):,} cycles, it says "
+                          f"{total:,}")
+        out.append(f"{name} x{m['weight']:g}: {len(layers)} layers, {total:,} cycles")
+    return "; ".join(out)
 
 
 def _unit_program(raw: bytes, hw: Any, unit: dict[str, Any]) -> str:

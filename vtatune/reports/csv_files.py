@@ -79,21 +79,36 @@ def design_row(p: DesignPoint) -> dict[str, Any]:
             "reason": p.reason}
 
 
+def network_columns(points: Sequence[DesignPoint]) -> list[str]:
+    """A study of several networks: per network its weight and latency columns (none for
+    one network); ``latency_ms`` is then the weighted sum, the objective."""
+    names = next((tuple(n.network for n in p.networks) for p in points if p.multi), ())
+    return [c for n in names for c in (f"{n}_weight", f"{n}_latency_ms")]
+
+
+def network_cells(p: DesignPoint) -> dict[str, Any]:
+    if not p.multi:
+        return {}
+    return {k: v for n in p.networks for k, v in ((f"{n.network}_weight", n.weight),
+                                                    (f"{n.network}_latency_ms", n.latency_ms))}
+
+
 def designs_csv(points: Sequence[DesignPoint]) -> str:
-    """Every design, any status."""
-    return _write(DESIGN_COLUMNS, [design_row(p) for p in points])
+    """Every design, any status (several networks: each network's weight and latency)."""
+    cols = [*DESIGN_COLUMNS[:6], *network_columns(points), *DESIGN_COLUMNS[6:]]
+    return _write(cols, [{**design_row(p), **network_cells(p)} for p in points])
 
 
 def network_front_csv(data: ReportData) -> str:
     """Front designs with, per layer, its count-weighted latency, share and knobs."""
     names = list(data.layer_names)
-    cols = [*DESIGN_COLUMNS[:-1], "knee"]
+    cols = [*DESIGN_COLUMNS[:6], *network_columns(data.front), *DESIGN_COLUMNS[6:-1], "knee"]
     for n in names:
         cols += [f"{n}_ms", f"{n}_share", f"{n}_knobs"]
     knee = data.knee.trial if data.knee else None
     rows = []
     for p in data.front:
-        row = design_row(p)
+        row = {**design_row(p), **network_cells(p)}
         row["knee"] = p.trial == knee
         for la in p.layers:
             row[f"{la.name}_ms"] = la.total_ms

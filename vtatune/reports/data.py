@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vtatune.networks.network import HostOp, host_ops_of
@@ -88,9 +88,19 @@ class DesignPoint:
             not self.networks or self.latency_ms is not None)
 
     @property
+    def multi(self) -> bool:
+        """A design of a study of several networks (one accelerator for all)."""
+        return len(self.networks) > 1
+
+    @property
     def layers(self) -> tuple[LayerShare, ...]:
-        """The layer results of every network the design runs (none for an operator)."""
-        return tuple(la for n in self.networks for la in n.layers)
+        """The layer results of every network the design runs (none for an operator); of
+        several networks, named ``NETWORK.LAYER`` (each share of its own network's
+        latency)."""
+        if not self.multi:
+            return tuple(la for n in self.networks for la in n.layers)
+        return tuple(replace(la, name=f"{n.network}.{la.name}")
+                     for n in self.networks for la in n.layers)
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,41 @@ class NetworkShare:
     weight: float
     latency_ms: float | None
     layers: tuple[LayerShare, ...]
+    #: its time per run split (None: unknown or not feasible), and accelerator cycles
+    accelerator_ms: float | None = None
+    host_ms: float | None = None
+    cycles: int | None = None
+
+
+@dataclass(frozen=True)
+class StudyNetwork:
+    """One network of a study of several (one accelerator for all): its name, weight in the
+    objective (the weighted sum of the networks' latencies), layer names and the operators
+    it runs on the host (not in the latency; None: not recorded)."""
+
+    network: str
+    weight: float
+    layer_names: tuple[str, ...]
+    host_ops: tuple[HostOp, ...] | None
+
+
+#: How reports name the objective of a study of several networks.
+WEIGHTED_SUM = "weighted sum of the networks' latencies"
+
+
+def study_networks(info: StudyInfo) -> tuple[StudyNetwork, ...]:
+    """The networks of a study of several (``StudyInfo.space["networks"]``); empty for a
+    study of one network or an operator study."""
+    out = []
+    for m in (info.space or {}).get("networks") or ():
+        net = m.get("network") if isinstance(m, dict) else None
+        if not isinstance(net, dict):
+            continue
+        out.append(StudyNetwork(
+            network=str(net.get("name", "")), weight=float(m.get("weight", 1.0)),
+            layer_names=tuple(la.get("name", "") for la in net.get("layers", [])),
+            host_ops=tuple(host_ops_of(net)) if "host_ops" in net else None))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -278,6 +323,9 @@ class ReportData:
     evaluated: int = 0
     cached: int = 0
     host_ops: tuple[HostOp, ...] | None = ()
+    #: a study of several networks: each network (its weight, layers, host operators); the
+    #: objective is the weighted sum of their latencies (empty for one network)
+    networks: tuple[StudyNetwork, ...] = ()
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
@@ -626,6 +674,9 @@ class CompareData:
     hv_box: HvBox | None
     series: tuple[StudySeries, ...]
     network: str | None = None  # network studies: the network's name
+    #: studies of several networks: the networks and weights they share (the latency is the
+    #: weighted sum of the networks'); empty otherwise
+    networks: tuple[StudyNetwork, ...] = ()
 
     @property
     def ref_point(self) -> tuple[float, float] | None:
@@ -699,7 +750,13 @@ def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
 
 def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
     """The host operators of a network study's network, as stored with the study (None for
-    a study made before they were recorded)."""
+    a study made before they were recorded); of several networks, all of theirs in order
+    (``study_networks`` has each network's)."""
+    members = study_networks(info)
+    if members:  # several networks: every network's (the union's own list is not kept)
+        if any(m.host_ops is None for m in members):
+            return None
+        return tuple(h for m in members for h in m.host_ops or ())
     network = (info.space or {}).get("network")
     if not isinstance(network, dict) or "host_ops" not in network:
         return None
@@ -721,7 +778,16 @@ def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = N
     # efficiency: the network's bound over the accelerator's time (a design stored before
     # the split has only its accelerator's time, as seconds); the host's is no part of it
     mine = accel if accel is not None else ms
-    layers = tuple(layer_share(la, t.seconds) for la in t.layers)
+    if t.networks:  # several networks: each its own breakdown
+        shares = tuple(NetworkShare(
+            n.network, n.weight, _ms(n.seconds) if ok else None,
+            tuple(layer_share(la, n.seconds) for la in n.layers),
+            accelerator_ms=_ms(n.accelerator_seconds) if ok else None,
+            host_ms=_ms(n.host_seconds) if ok else None, cycles=n.cycles if ok else None)
+            for n in t.networks)
+    else:
+        shares = (NetworkShare(network, 1.0, ms,
+                               tuple(layer_share(la, t.seconds) for la in t.layers)),)
     return DesignPoint(
         trial=t.number, key="", status=t.status, reason=t.reason, hw_name=t.hw_name,
         hw=dict(t.hw), knobs={}, cycles=t.cycles, latency_ms=ms, area_mm2=t.area_mm2,
@@ -730,7 +796,7 @@ def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = N
         efficiency=None if bound is None or not mine else bound / mine,
         bound_cycles=t.bound_cycles, fits=None, accelerator_ms=accel,
         host_ms=_ms(t.host_seconds) if ok else None, objective_ms=ms,
-        networks=(NetworkShare(network, 1.0, ms, layers),), evaluated=t.evaluated,
+        networks=shares, evaluated=t.evaluated,
         cached=t.cached, bound_ms=bound, **(_stock(dict(t.hw), board) if board else {}))
 
 
@@ -785,7 +851,7 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -
         network=network.get("name", info.workload),
         layer_names=tuple(la.get("name", "") for la in network.get("layers", [])),
         evaluated=sum(t.evaluated for t in trials), cached=sum(t.cached for t in trials),
-        host_ops=study_host_ops(info))
+        host_ops=study_host_ops(info), networks=study_networks(info))
 
 
 def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTrialRecord]]]
@@ -810,7 +876,7 @@ def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTria
     network = (studies[0][0].space or {}).get("network", {}).get("name", "")
     return CompareData(workload=studies[0][0].workload, board=board.name,
                        clock_mhz=board.clock_mhz, hv_box=box, series=tuple(series),
-                       network=network)
+                       network=network, networks=study_networks(studies[0][0]))
 
 
 def _in_order(points: Sequence[DesignPoint], box: HvBox | None) -> Convergence:

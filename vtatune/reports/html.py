@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from vtatune import formats
 from vtatune.escaping import html as escape
 from vtatune.escaping import shell_command
-from vtatune.reports.data import CompareData, DesignPoint, ReportData, host_ops_text
+from vtatune.reports.data import (
+    WEIGHTED_SUM,
+    CompareData,
+    DesignPoint,
+    ReportData,
+    host_ops_text,
+)
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
@@ -249,26 +256,37 @@ def compare_page(data: CompareData, png: bytes) -> str:
 def network_front_table(data: ReportData) -> str:
     cols = ["trial", "hardware", "stock VTA", "area (mm²)", "latency (ms)", "accel (ms)",
             "host (ms)", "cycles", "bound (ms)", "of bound (%)"]
+    nets = [m.network for m in data.networks]
+    if nets:  # several networks: latency is the weighted sum; each network's own after it
+        cols[4] = "weighted sum (ms)"
+        cols[5:5] = [f"{n} (ms)" for n in nets]
     cols += [f"{n} (%)" for n in data.layer_names]
     rows = []
     for p in data.front:
         shares = {la.name: None if la.share is None else 100 * la.share for la in p.layers}
+        mine = {n.network: n.latency_ms for n in p.networks}
         rows.append([p.trial, p.hw_name, stock_cell(p), p.area_mm2, p.latency_ms,
+                     *[mine.get(n) for n in nets],
                      p.accelerator_ms, p.host_ms, p.cycles, p.bound_ms,
                      None if p.efficiency is None else 100 * p.efficiency,
                      *[shares.get(n) for n in data.layer_names]])
 
-    in_ms = [cols.index(c) for c in ("latency (ms)", "accel (ms)", "host (ms)", "bound (ms)")]
+    in_ms = [cols.index(c) for c in ("accel (ms)", "host (ms)", "bound (ms)")] + [
+        4, *range(5, 5 + len(nets))]
     rows = [_ms_cells(r, in_ms) for r in rows]
     knee = data.knee.trial if data.knee else None
     titles = ["trial number", "hardware design",
               "stock VTA (apache/tvm-vta as it is) builds the design; else why not",
               "area in mm²",
               "network latency in ms per run, end to end: the accelerator's time plus the "
-              "host's", "the accelerator's part", "the host's part", "accelerator cycles",
+              "host's" if not nets else f"the {WEIGHTED_SUM} (the objective), end to end",
+              *[f"{n}'s latency in ms per run (weight {m.weight:g})"
+                for n, m in zip(nets, data.networks, strict=True)],
+              "the accelerator's part", "the host's part", "accelerator cycles",
               "the network's physical lower bound in ms",
               "lower bound / the accelerator's time (bound cycles / cycles)",
-              *[f"share of the network's latency spent in {n}" for n in data.layer_names]]
+              *[f"share of {'its' if nets else 'the'} network's latency spent in {n}"
+                for n in data.layer_names]]
     return table(cols, rows, ["knee" if p.trial == knee else "" for p in data.front],
                       text_cols=(1, 2), wrap_cols=(2,), titles=titles)
 
@@ -316,7 +334,14 @@ def network_report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
         'feasible '
         f"({escape(statuses)}) · front {formats.counted(len(data.front), 'design')} · "
         f"hypervolume {hv}</p>",
-        f'<p class="meta">{escape(host_ops_text(data.host_ops))}</p>',
+        *(['<p class="meta">networks: ' + ", ".join(
+            f"{escape(m.network)} (weight {m.weight:g})" for m in data.networks)
+            + f"; latency is the {WEIGHTED_SUM} ("
+            + " + ".join(f"{m.weight:g} × {escape(m.network)}" for m in data.networks)
+            + ")</p>", *[f'<p class="meta">{escape(m.network)}: '
+                         f"{escape(host_ops_text(m.host_ops))}</p>" for m in data.networks]]
+          if data.networks else
+          [f'<p class="meta">{escape(host_ops_text(data.host_ops))}</p>']),
         "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty.</p>",
         "<h2>Pareto front (area vs network latency)</h2>",
         image(images["front"], "front"),
@@ -329,7 +354,12 @@ def network_report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
     ]
     if data.knee is not None:
         body += [f"<h2>Knee design, trial {data.knee.trial}: every layer</h2>",
-                 layers_table(data.knee)]
+                 layers_table(data.knee)] if not data.networks else [
+            f"<h2>Knee design, trial {data.knee.trial}: every network, every layer</h2>",
+            *[f"<h3>{escape(n.network)} (weight {n.weight:g}): {formats.ms(n.latency_ms)} ms "
+              f"per run; shares of its latency</h3>" + layers_table(replace(data.knee,
+                                                                           networks=(n,)))
+              for n in data.knee.networks]]
     body += ["<h2>Convergence</h2>", image(images["convergence"], "convergence"),
              '<p class="meta">latency = end to end per network run: every layer run is one '
              "call, the accelerator's time plus the host's (accel + host). of bound = the "
@@ -348,7 +378,11 @@ def network_compare_page(data: CompareData, png: bytes) -> str:
             for s in data.series]
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
             f'<p class="meta">network {escape(str(data.network))} on {escape(data.board)} at '
-            f"{data.clock_mhz:g} MHz · hypervolume: share of one box in log area and log "
+            f"{data.clock_mhz:g} MHz · "
+            + (f"latency: the {WEIGHTED_SUM} ("
+               + " + ".join(f"{m.weight:g} × {escape(m.network)}" for m in data.networks)
+               + ") · " if data.networks else "")
+            + "hypervolume: share of one box in log area and log "
             "network latency, from the fronts' ideal point to 10% beyond their nadir</p>",
             image(png, "comparison"), table(cols, rows, text_cols=(0, 1))]
     return page("vtatune compare", "\n".join(body))

@@ -525,6 +525,12 @@ def _metadata(fmt: str) -> dict[str, Any]:
 
 #: What a network latency axis measures.
 LATENCY_LABEL = "network latency (ms per run, end to end)"
+#: The latency axis of a study of several networks: its objective.
+WEIGHTED_LABEL = "weighted sum of the networks' latencies (ms, end to end)"
+
+
+def _latency_label(data: ReportData | CompareData) -> str:
+    return WEIGHTED_LABEL if data.networks else LATENCY_LABEL
 #: Colours of the statuses that have no latency (counted in the side panel).
 _NETWORK_STATUS_COLORS = {"dominated": "tab:gray", "no_fit": "tab:red",
                           "no_schedule": "tab:orange", "hw_invalid": "silver"}
@@ -540,8 +546,9 @@ def network_front_figure(data: ReportData) -> Figure:
                  f"{data.clock_mhz:g} MHz — {data.n_feasible} of {data.n_trials} designs "
                  "feasible", fontsize=12)
     feas = [p for p in data.points if p.feasible and p.area_mm2 is not None]
-    ax.set_title("Area vs network latency", loc="left", fontsize=11)
-    ax.set_xlabel(LATENCY_LABEL)
+    ax.set_title("Area vs network latency" if not data.networks else
+                 "Area vs the weighted sum of the networks' latencies", loc="left", fontsize=11)
+    ax.set_xlabel(_latency_label(data))
     ax.set_ylabel("area (mm²)")
     ax.grid(True, which="both", alpha=0.25)
     xs = [float(p.latency_ms or 0.0) for p in feas]
@@ -607,29 +614,38 @@ def breakdown_figure(data: ReportData) -> Figure:
     front = sorted(data.front, key=lambda p: float(p.area_mm2 or 0.0))
     fig = _figure(12.5, 1.8 + 0.42 * max(len(front), 1))
     ax = fig.subplots()
-    ax.set_title(f"{_n(data.study)}: where the network's time goes (front designs, by area; each "
-                 "segment is a layer's count × latency)", loc="left", fontsize=11)
+    if data.networks:  # several networks: the bar is the weighted sum, the objective
+        ax.set_title(f"{_n(data.study)}: where the weighted sum goes (front designs, by "
+                     "area; a segment: weight × count × a layer's latency)", loc="left",
+                     fontsize=11)
+    else:
+        ax.set_title(f"{_n(data.study)}: where the network's time goes (front designs, by area; "
+                     "each segment is a layer's count × latency)", loc="left", fontsize=11)
     names = list(data.layer_names) or sorted({la.name for p in front for la in p.layers})
     colors = {n: f"C{i % 10}" for i, n in enumerate(names)}
     hatches = {n: ("" if i < 10 else "//") for i, n in enumerate(names)}
     labels = []
     for row, p in enumerate(front):
         left = 0.0
-        for la in p.layers:
+        weights = [n.weight for n in p.networks for _ in n.layers] if p.multi else \
+            [1.0] * len(p.layers)
+        for la, w in zip(p.layers, weights, strict=True):
             if la.total_ms is None:
                 continue
-            ax.barh(row, la.total_ms, left=left, color=colors.get(la.name, "gray"),
+            seg = w * la.total_ms
+            ax.barh(row, seg, left=left, color=colors.get(la.name, "gray"),
                     hatch=hatches.get(la.name, ""), edgecolor="white", lw=0.5,
                     label=_n(la.name) if row == 0 else None)
-            if la.share is not None and la.share >= 0.06:
-                ax.text(left + la.total_ms / 2, row, _n(la.name), ha="center", va="center",
+            share = la.share if not p.multi else (seg / p.latency_ms if p.latency_ms else None)
+            if share is not None and share >= 0.06:
+                ax.text(left + seg / 2, row, _n(la.name), ha="center", va="center",
                         fontsize=7, color="white")
-            left += la.total_ms
+            left += seg
         labels.append(f"trial {p.trial}: {_n(p.hw_name)}, {formats.area(p.area_mm2)} mm²")
     ax.set_yticks(range(len(front)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel(LATENCY_LABEL)
+    ax.set_xlabel(_latency_label(data))
     ax.grid(True, axis="x", alpha=0.25)
     if front:  # below the panel: inside it covers the longest bars
         fig.legend(loc="outside lower center", fontsize=8, ncol=min(len(names), 13),
@@ -643,7 +659,8 @@ def network_convergence_figure(data: ReportData) -> Figure:
     """Best network latency so far and front hypervolume against designs done: the
     operator studies' figure (``convergence_figure``) with a network's words."""
     return convergence_figure(
-        data, noun="design", latency_label=LATENCY_LABEL, latency_title="Best network latency",
+        data, noun="design", latency_label=_latency_label(data),
+        latency_title="Best network latency" if not data.networks else "Best weighted sum",
         note=f", {data.evaluated + data.cached:,} layer evaluations")
 
 
@@ -679,12 +696,13 @@ def network_compare_figure(data: CompareData) -> Figure:
                 label=f"{_n(s.study)} ({s.hypervolume:.3f})")
     _log_if_spread(fr, "x", every)
     fr.set_title("Pareto fronts (faint: feasible designs)", loc="left", fontsize=11)
-    fr.set_xlabel(LATENCY_LABEL)
+    fr.set_xlabel(_latency_label(data))
     fr.set_ylabel("area (mm²)")
     fr.legend(fontsize=8, loc="upper right")
-    lat.set_title("Best network latency so far", loc="left", fontsize=11)
+    lat.set_title("Best network latency so far" if not data.networks else
+                  "Best weighted sum so far", loc="left", fontsize=11)
     lat.set_xlabel("designs done")
-    lat.set_ylabel(LATENCY_LABEL)
+    lat.set_ylabel(_latency_label(data))
     if every:
         _log_axis(lat, "y")
     hv.set_title("Hypervolume (shared reference)", loc="left", fontsize=11)

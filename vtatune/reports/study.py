@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from vtatune.networks.network import HostOp
-    from vtatune.reports.data import CompareData, ReportData
+    from vtatune.reports.data import CompareData, ReportData, StudyNetwork
     from vtatune.store import Store
     from vtatune.store.records import NetworkTrialRecord, StudyInfo, TrialRecord
 
@@ -81,6 +81,14 @@ class Study:
         from vtatune.reports.data import study_host_ops
 
         return study_host_ops(self.info) if self.kind == "network" else None
+
+    @cached_property
+    def networks(self) -> tuple[StudyNetwork, ...]:
+        """A study of several networks: each network with its weight, layers and host
+        operators (empty for one network or an operator study)."""
+        from vtatune.reports.data import study_networks
+
+        return study_networks(self.info) if self.kind == "network" else ()
 
     @property
     def noun(self) -> str:
