@@ -216,35 +216,22 @@ def search(workload: str | Sequence[str] = "conv2d", *, weights: Sequence[float]
     import os
 
     from vtatune import studies
-    from vtatune.errors import UserError
 
     # the ranges of the CLI's options, the argument named ("seed must be in 0..")
     studies.check_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
                           layer_trials=layer_trials)
     studies.refuse_memory_db(db)  # the results would vanish with the connection
     names = [workload] if isinstance(workload, str) else list(workload)
-    if len(names) != 1 or weights is not None:  # one accelerator for several networks
-        if space is not None:
-            raise UserError("space applies to one network; for several give a network-set "
-                            "file")
-        return _search_network(names, weights=weights, layer=layer, shape=shape, hw=hw,
+    network = studies.search_target(names, weights, space, {
+        "layer_trials": layer_trials, "inner_sampler": inner_sampler})
+    if network is not None:
+        return _search_network(network, weights=weights, layer=layer, shape=shape, hw=hw,
                                board=board, trials=trials, sampler=sampler,
                                objective=objective, study=study, db=db, workers=workers,
                                seed=seed, timeout=timeout, warm_start=warm_start,
                                passes=passes, latency=latency, layer_trials=layer_trials,
                                inner_sampler=inner_sampler, stock_vta=stock_vta)
     workload = names[0]
-    network = studies.network_file(workload, space)
-    if network is not None:
-        return _search_network(space or network, layer=layer, shape=shape, hw=hw,
-                               board=board, trials=trials, sampler=sampler,
-                               objective=objective, study=study, db=db, workers=workers,
-                               seed=seed, timeout=timeout, warm_start=warm_start,
-                               passes=passes, latency=latency, layer_trials=layer_trials,
-                               inner_sampler=inner_sampler, stock_vta=stock_vta)
-    if layer_trials is not None or inner_sampler is not None:
-        raise UserError("layer_trials and inner_sampler apply to network searches (e.g. "
-                        "search('resnet18'))")
     from vtatune.search import runner
 
     job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,

@@ -113,6 +113,44 @@ def refuse_memory_db(db: str | None) -> None:
 
 # ---- what is searched: operator or network, its space file, its study's name ------------------
 
+def search_target(workloads: Sequence[str], weights: object, space: str | None,
+                  network_only: dict[str, object]) -> str | list[str] | None:
+    """What ``vtatune search WORKLOAD... [--weights] [--space]`` (and ``api.search``) designs
+    for: several networks (a list: one accelerator for all), one network's space file, model
+    or set file (its path), or None for a single-operator search, where the options named in
+    ``network_only`` (``{"--layer-trials": value, ...}``) must not be given."""
+    from vtatune.escaping import shown
+
+    if len(workloads) > 1 or weights is not None:
+        if not workloads:
+            raise UserError("--weights needs the networks (e.g. vtatune search resnet18 "
+                            "mobilenet_v1 --weights 3,1)")
+        if space is not None:
+            raise UserError("--space applies to one network; for several give a network-set "
+                            "file with its hardware space ([networks] members, [hardware], ...)")
+        for w in workloads:
+            if network_file(w, None) is None and not _is_file(w):
+                check_workload(w)  # an operator or unknown name: names the known ones
+                raise UserError(f"{shown(w, 80)} is an operator: several workloads must all "
+                                "be networks (names, network files or ONNX models)")
+        return list(workloads)
+    network = network_file(workloads[0] if workloads else None, space)
+    given = [k for k, v in network_only.items() if v is not None]
+    if network is None and given:
+        raise UserError(f"{' and '.join(given)} apply to network searches (e.g. vtatune "
+                        "search resnet18)")
+    return None if network is None else space or network
+
+
+def _is_file(path: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def network_file(workload: str | None, space: str | None) -> str | None:
     """The network space file a search is about (``space`` or ``workload`` naming one:
     ``resnet18``, ``tiny.toml``), the ONNX model or network-set file ``workload`` names, else

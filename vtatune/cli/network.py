@@ -12,21 +12,23 @@ from vtatune.cli import console
 from vtatune.cli.options import ms_of
 
 
-def search_network(path: str, *, layer: str | None, shape: str | None, hw: str | None,
-                   board: str | None, trials: int, sampler: str | None,
-                   objective: str | None, study: str | None, db: str | None, workers: int,
+def search_network(path: str | list[str], *, weights: str | None = None,
+                   layer: str | None, shape: str | None, hw: str | None, board: str | None,
+                   trials: int, sampler: str | None, objective: str | None,
+                   study: str | None, db: str | None, workers: int,
                    seed: int | None, timeout: float, warm_start: bool,
                    layer_trials: int | None, inner_sampler: str | None, json_: bool,
                    latency: str | None = None, passes: str | None = None,
                    stock_vta: bool = False) -> None:
     """Validate the options (``studies.network_search``), run the network study of the space
-    file ``path``, print its front (or JSON)."""
+    file ``path`` (or of the networks ``path`` lists, weighted by ``weights``: one accelerator
+    for all), print its front (or JSON)."""
     import os
 
     from vtatune import studies
 
-    job = studies.network_search(path, layer=layer, shape=shape, hw=hw, board=board,
-                                 trials=trials, sampler=sampler, objective=objective,
+    job = studies.network_search(path, weights=weights, layer=layer, shape=shape, hw=hw,
+                                 board=board, trials=trials, sampler=sampler, objective=objective,
                                  study=study, workers=workers, seed=seed, timeout=timeout,
                                  layer_trials=layer_trials, inner_sampler=inner_sampler,
                                  latency=latency, passes=passes,

@@ -104,31 +104,21 @@ def search(
       vtatune search --space my.toml --study mine     # rerun: continues
     """
     from vtatune import studies
-    from vtatune.errors import UserError
 
     workloads = workloads or []
-    if len(workloads) > 1 or weights is not None:
-        _search_networks(workloads, weights, space=space, layer=layer, shape=shape, hw=hw,
-                         board=board, trials=trials, sampler=sampler, objective=objective,
-                         study=study, db=db, workers=workers, seed=seed, timeout=timeout,
-                         warm_start=warm_start, layer_trials=layer_trials,
-                         inner_sampler=inner_sampler, latency=latency, passes=passes,
-                         stock_vta=stock_vta, json_=json_)
-        return
-    workload = workloads[0] if workloads else None
-    network = studies.network_file(workload, space)
+    network = studies.search_target(workloads, weights, space, {
+        "--layer-trials": layer_trials, "--inner-sampler": inner_sampler})
     if network is not None:
         from vtatune.cli.network import search_network
 
-        search_network(space or network, layer=layer, shape=shape, hw=hw, board=board,
-                       trials=trials, sampler=sampler, objective=objective, study=study, db=db,
-                       workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
-                       layer_trials=layer_trials, inner_sampler=inner_sampler, latency=latency,
-                       passes=passes, stock_vta=stock_vta, json_=json_)
+        search_network(network, weights=weights, layer=layer, shape=shape, hw=hw,
+                       board=board, trials=trials, sampler=sampler, objective=objective,
+                       study=study, db=db, workers=workers, seed=seed, timeout=timeout,
+                       warm_start=warm_start, layer_trials=layer_trials,
+                       inner_sampler=inner_sampler, latency=latency, passes=passes,
+                       stock_vta=stock_vta, json_=json_)
         return
-    if layer_trials is not None or inner_sampler is not None:
-        raise UserError("--layer-trials and --inner-sampler apply to network searches (e.g. "
-                        "vtatune search resnet18)")
+    workload = workloads[0] if workloads else None
     job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
                                   board=board, trials=trials, sampler=sampler,
                                   objective=objective, study=study, workers=workers,
@@ -145,48 +135,6 @@ def search(
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
     _report(result, json_, db, exportable=sp.passes is None)
-
-
-def _search_networks(workloads: list[str], weights: str | None, *, space: str | None,
-                     json_: bool, db: str | None, trials: int, workers: int,
-                     seed: int | None, timeout: float, warm_start: bool, **opts: Any) -> None:
-    """``search A B ... [--weights ...]``: one accelerator for several networks (the same
-    network study pipeline: ``studies.network_search`` with several members)."""
-    from vtatune import studies
-    from vtatune.cli import network as cli_network
-    from vtatune.errors import UserError
-    from vtatune.escaping import shown
-    from vtatune.networks.runner import check_study
-
-    if space is not None:
-        raise UserError("--space applies to one network; for several give a network-set file "
-                        "with its hardware space ([networks] members, [hardware], ...)")
-    for w in workloads:
-        if studies.network_file(w, None) is None and not _exists(w):
-            studies.check_workload(w)  # an operator or unknown name: names the known ones
-            raise UserError(f"{shown(w, 80)} is an operator: several workloads must all be "
-                            "networks (names, network files or ONNX models)")
-    if not workloads:
-        raise UserError("--weights needs the networks (e.g. vtatune search resnet18 "
-                        "mobilenet_v1 --weights 3,1)")
-    job = studies.network_search(workloads, weights=weights, trials=trials, workers=workers,
-                                 seed=seed, timeout=timeout, **opts)
-    check_study(job.space, job.study, db)
-    run = cli_network._run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout,
-                           warm_start, quiet=json_)
-    cli_network._report(run.result, job.space, json_, db)
-    if run.mirror_error:
-        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
-                      f"({run.mirror_error}); the results are stored")
-
-
-def _exists(path: str) -> bool:
-    from pathlib import Path
-
-    try:
-        return Path(path).is_file()
-    except (OSError, ValueError):
-        return False
 
 
 def _start_workers_server() -> None:
