@@ -25,7 +25,9 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
 
     Files: vta_config.json, schedule.json, program.bin, resources.json, autotvm.log (the
     schedule as an AutoTVM record for VTA's own flow) and manifest.json (versions, sha256
-    checksums, source study and trial, the design's VTA name as bitstream).
+    checksums, source study and trial, the design's VTA name as bitstream). A network
+    study's bundle holds every layer's program under programs/; a study of several networks
+    adds networks/<network>.json, each network's own schedule, beside the union's.
 
     Examples:
 
