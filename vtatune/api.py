@@ -52,6 +52,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vtatune.statuses import Status
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -398,7 +400,7 @@ def _network_front(pd: Any, study: Study) -> pd.DataFrame:
     from vtatune.reports.data import knee, network_point
 
     info = study.info
-    designs = front_trials([t for t in study.designs if t.status != "running"])
+    designs = front_trials([t for t in study.designs if t.status != Status.RUNNING])
     try:
         clock = boards.load(info.board).clock_mhz
     except Exception:  # noqa: BLE001 - the knee needs no clock (area and latency only)

@@ -10,6 +10,7 @@ from typing import Any
 from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import ms_of
+from vtatune.statuses import Status
 
 
 def search_network(path: str | list[str], *, weights: str | None = None,
@@ -128,7 +129,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                  f"store) in {result.elapsed_s:.1f} s; {data['feasible']} feasible"
                  + (f"; best {1e3 * best:.3f} ms ({data['best_cycles']:,} cycles)"
                     if best is not None else ""))
-    others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
+    others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != Status.OK)
     if others:
         console.line(f"not feasible: {others}")
         console.not_feasible(data["not_feasible"])

@@ -11,6 +11,7 @@ from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, ms_of, valid_text
 from vtatune.search.summary import summarize
+from vtatune.statuses import Status
 
 if TYPE_CHECKING:
     from vtatune.reports.study import Study
@@ -47,7 +48,7 @@ def show_operator(study: Study, json_: bool) -> None:
     wl = console.workload_of(info.workload)
     if wl is not None:
         console.line(f"workload: {wl.summary()}")
-    infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
+    infeasible = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != Status.OK)
     console.line(f"{formats.counted(data['trials'], 'trial')}, {data['feasible']} feasible"
                  + (f" (infeasible: {infeasible})" if infeasible else "")
                  + (f", best {formats.cycles(data['best_cycles'])} cycles"
@@ -87,7 +88,7 @@ def show_network(study: Study, json_: bool) -> None:
                                               for m in members)
                      + f"; latency: the {WEIGHTED_SUM} ("
                      + " + ".join(f"{m.weight:g} x {m.network}" for m in members) + ")")
-    others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != "ok")
+    others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != Status.OK)
     best = data["best_seconds"]
     console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
                  + (f" (not feasible: {others})" if others else "")

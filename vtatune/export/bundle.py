@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtatune.errors import UserError
 from vtatune.export.autotvm import AUTOTVM_LOG
+from vtatune.statuses import Status
 from vtatune.store.records import NetworkTrialRecord, StudyInfo, TrialRecord
 from vtatune.workloads.base import DEFAULT_SHIFT
 
@@ -168,7 +169,7 @@ def pick_record(info: StudyInfo, pick: str, by_number: dict[int, R], *,
                         f"{min(by_number)}..{max(by_number)})")
     t = by_number[number]
     st, reason = status(t)
-    if st != "ok":
+    if st != Status.OK:
         raise UserError(f"trial {number} of '{info.name}' is {st}"
                         + (f" ({reason})" if reason else "")
                         + f": only feasible {noun} can be exported")
@@ -403,7 +404,7 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
     from vtatune.reports.data import front_of, network_point, require_feasible_design
 
     require_feasible_design(info, trials)
-    done = [t for t in trials if t.status != "running"]
+    done = [t for t in trials if t.status != Status.RUNNING]
     clock = boards.load(info.board).clock_mhz
     return pick_record(
         info, pick, {t.number: t for t in trials}, status=lambda t: (t.status, t.reason),

@@ -58,6 +58,7 @@ from vtatune.search.loop import (
 )
 from vtatune.search.pareto import pareto_front
 from vtatune.search.samplers import Observation, Params, make
+from vtatune.statuses import Status
 from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialRecord, Slot
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ class _Loop:
         from vtatune.search.space import Candidate
 
         sp = self.space.unit_spaces.get(rec.workload)
-        if sp is None or not rec.knobs or rec.status == "hw_invalid":
+        if sp is None or not rec.knobs or rec.status == Status.HW_INVALID:
             return
         try:
             hw = HwConfig.from_params(rec.hw)
@@ -255,7 +256,7 @@ class _Loop:
         new = []
         for t in trials:
             self.seen.add(t.hw_key)
-            if t.status == "running" or t.number in self.told:
+            if t.status == Status.RUNNING or t.number in self.told:
                 continue
             self.told.add(t.number)
             new.append(t.number)
@@ -421,7 +422,7 @@ class _Loop:
         if by is not None and not replay:
             a, s, n = by
             self._close(slot, NetworkTrialRecord(
-                status="dominated", layers=tuner.layers(), networks=tuner.networks(),
+                status=Status.DOMINATED, layers=tuner.layers(), networks=tuner.networks(),
                 reason=(
                     f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm² is dominated by "
                     f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm²): layers not tuned"), **base),
@@ -433,7 +434,7 @@ class _Loop:
             design.seq = e.seq + 1
             design.cached += e.cached
             design.evaluated += not e.cached
-        self.store.save_network_trial(NetworkTrialRecord(status="running", layers=(),
+        self.store.save_network_trial(NetworkTrialRecord(status=Status.RUNNING, layers=(),
                                                          **base))
         self.active.append(design)
         self.progress.active = len(self.active)
@@ -451,13 +452,13 @@ class _Loop:
                         networks=t.networks(), evaluated=d.evaluated, cached=d.cached)
             if split is None:
                 missing = t.unsolved()
-                rec = NetworkTrialRecord(status="no_schedule", reason=(
+                rec = NetworkTrialRecord(status=Status.NO_SCHEDULE, reason=(
                     f"no feasible schedule found for {', '.join(missing)} "
                     f"({t.issued} layer evaluations)"), **base)
                 self._close(d.slot, rec, violation=1.0)
             else:
                 self._close(d.slot, NetworkTrialRecord(
-                    status="ok", cycles=split.cycles, seconds=split.seconds,
+                    status=Status.OK, cycles=split.cycles, seconds=split.seconds,
                     accelerator_seconds=split.accelerator_seconds,
                     host_seconds=split.host_seconds, **base), violation=0.0)
             t.forget()
@@ -478,13 +479,13 @@ class _Loop:
                          account)
 
     def _observation(self, rec: NetworkTrialRecord, violation: float = 1.0) -> Observation:
-        if rec.status == "ok" and rec.seconds is not None:
+        if rec.status == Status.OK and rec.seconds is not None:
             values = (float(rec.area_mm2 or 0.0), float(rec.seconds)) if self.n_obj == 2 \
                 else (float(rec.seconds),)
             return Observation(values, 0.0, "ok")
-        if rec.status == "no_fit" and rec.resources:
+        if rec.status == Status.NO_FIT and rec.resources:
             violation = _fit_violation(rec.resources, rec.area_mm2, self.space.max_area_mm2)
-        elif rec.status == "dominated" and rec.bound_cycles:
+        elif rec.status == Status.DOMINATED and rec.bound_cycles:
             best = min((s for a, s, _ in self.front if a <= (rec.area_mm2 or 0.0)),
                        default=None)
             bound_s = rec.bound_cycles / self.board.clock_hz
@@ -495,7 +496,7 @@ class _Loop:
         p = self.progress
         p.done += 1
         p.statuses[rec.status] += 1
-        if rec.status == "ok" and rec.seconds is not None:
+        if rec.status == Status.OK and rec.seconds is not None:
             p.feasible += 1
             if p.best_seconds is None or rec.seconds < p.best_seconds:
                 p.best_seconds, p.best_cycles = rec.seconds, rec.cycles

@@ -16,6 +16,7 @@ from typing import Any
 
 from vtatune.search.pareto import pareto_front
 from vtatune.search.summary import not_feasible
+from vtatune.statuses import Status
 from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
 
 #: Designs listed for a latency study.
@@ -37,7 +38,7 @@ def fastest(trials: list[NetworkTrialRecord], n: int = TOP_N) -> list[NetworkTri
 def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TOP_N
               ) -> dict[str, Any]:
     """What ``show`` prints for a network study (JSON-ready)."""
-    finished = [t for t in trials if t.status != "running"]
+    finished = [t for t in trials if t.status != Status.RUNNING]
     ok = [t for t in finished if t.feasible and t.cycles is not None]
     network = info.space.get("network", {})
     return {

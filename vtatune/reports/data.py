@@ -24,6 +24,7 @@ from typing import Any
 
 from vtatune.networks.network import HostOp, host_ops_of
 from vtatune.search.pareto import hypervolume_2d
+from vtatune.statuses import Status
 from vtatune.store.records import (
     CandidateRecord,
     LayerResult,
@@ -84,7 +85,7 @@ class DesignPoint:
 
     @property
     def feasible(self) -> bool:
-        return self.status == "ok" and self.cycles is not None and (
+        return self.status == Status.OK and self.cycles is not None and (
             not self.networks or self.latency_ms is not None)
 
     @property
@@ -771,7 +772,7 @@ def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = N
     res = t.resources or {}
     logic_kind = str(res.get("logic_kind", "lut"))
     bram_kind = str(res.get("bram_kind", "bram36"))
-    ok = t.status == "ok"
+    ok = t.status == Status.OK
     ms = _ms(t.seconds) if ok else None
     accel = _ms(t.accelerator_seconds) if ok else None
     bound = None if t.bound_cycles is None else cycles_to_ms(t.bound_cycles, clock_mhz)
@@ -817,7 +818,7 @@ def require_feasible_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord
     """``UserError`` (one line) for a network study without a finished feasible design."""
     from vtatune.errors import UserError
 
-    done = [t for t in trials if t.status != "running"]
+    done = [t for t in trials if t.status != Status.RUNNING]
     if not done:
         raise UserError(f"study '{info.name}' has no finished design yet (run `vtatune search "
                         f"... --study {info.name}`)")
@@ -835,7 +836,7 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -
     board = boards.load(info.board)
     network = (info.space or {}).get("network", {})
     points = [network_point(t, board.clock_mhz, board.name, network.get("name", ""))
-              for t in trials if t.status != "running"]
+              for t in trials if t.status != Status.RUNNING]
     front = front_of(points)
     feas = [p for p in points if p.feasible]
     box = hv_box(front)
@@ -862,7 +863,7 @@ def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTria
 
     board = boards.load(studies[0][0].board)
     every = [(info, trials, [network_point(t, board.clock_mhz) for t in trials
-                             if t.status != "running"]) for info, trials in studies]
+                             if t.status != Status.RUNNING]) for info, trials in studies]
     box = hv_box([p for _, _, pts in every for p in front_of(pts)])
     series = []
     for info, trials, pts in every:

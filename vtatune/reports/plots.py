@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtatune import formats
 from vtatune.reports.data import CompareData, DesignPoint, ReportData
+from vtatune.statuses import Status
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 LOG_SPAN = 8.0
 
 #: Faint markers of the infeasible statuses in the side strip.
-_STATUS_COLORS = {"no_fit": "tab:red", "invalid": "tab:orange", "failed": "tab:purple",
-                  "timeout": "tab:brown", "hw_invalid": "tab:gray"}
+_STATUS_COLORS = {Status.NO_FIT: "tab:red", Status.INVALID: "tab:orange",
+                  Status.FAILED: "tab:purple", Status.TIMEOUT: "tab:brown",
+                  Status.HW_INVALID: "tab:gray"}
 FEASIBLE_COLOR = "tab:blue"
 _UNITS = {"area_mm2": "an area", "lut": "a count", "bram": "a count"}
 FRONT_COLOR = "tab:red"
@@ -532,8 +534,8 @@ WEIGHTED_LABEL = "weighted sum of the networks' latencies (ms, end to end)"
 def _latency_label(data: ReportData | CompareData) -> str:
     return WEIGHTED_LABEL if data.networks else LATENCY_LABEL
 #: Colours of the statuses that have no latency (counted in the side panel).
-_NETWORK_STATUS_COLORS = {"dominated": "tab:gray", "no_fit": "tab:red",
-                          "no_schedule": "tab:orange", "hw_invalid": "silver"}
+_NETWORK_STATUS_COLORS = {Status.DOMINATED: "tab:gray", Status.NO_FIT: "tab:red",
+                          Status.NO_SCHEDULE: "tab:orange", Status.HW_INVALID: "silver"}
 
 
 @_plain_text
@@ -554,7 +556,7 @@ def network_front_figure(data: ReportData) -> Figure:
     xs = [float(p.latency_ms or 0.0) for p in feas]
     ax.scatter(xs, [p.area_mm2 for p in feas], s=18, color=FEASIBLE_COLOR, lw=0, alpha=0.85,
                label=f"designs, every layer tuned ({len(feas)})", zorder=2)
-    dom = [p for p in data.points if p.status == "dominated" and p.bound_ms is not None]
+    dom = [p for p in data.points if p.status == Status.DOMINATED and p.bound_ms is not None]
     if dom:
         ax.scatter([p.bound_ms for p in dom], [p.area_mm2 for p in dom], s=22,
                    facecolor="none", edgecolor="tab:gray", lw=0.8, zorder=1,
@@ -580,7 +582,7 @@ def network_front_figure(data: ReportData) -> Figure:
     # the legend below the panel: inside, "best" may still cover the knee's label
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.11), ncol=2, fontsize=8,
               framealpha=0.9)
-    counts = [(s, n) for s, n in data.statuses.items() if s != "ok"]
+    counts = [(s, n) for s, n in data.statuses.items() if s != Status.OK]
     side.barh([s for s, _ in counts], [n for _, n in counts],
               color=[_NETWORK_STATUS_COLORS.get(s, "gray") for s, _ in counts])
     for i, (_, n) in enumerate(counts):

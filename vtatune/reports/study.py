@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from vtatune.statuses import Status
+
 if TYPE_CHECKING:
     from vtatune.networks.network import HostOp
     from vtatune.reports.data import CompareData, ReportData, StudyNetwork
@@ -56,7 +58,7 @@ class Study:
     def finished(self) -> list[Any]:
         """The trials that are done (a network study's designs still running left out)."""
         if self.kind == "network":
-            return [t for t in self.trials if t.status != "running"]
+            return [t for t in self.trials if t.status != Status.RUNNING]
         return list(self.trials)
 
     @property
@@ -69,7 +71,7 @@ class Study:
     def feasible_seconds(self) -> list[float]:
         """End-to-end seconds of every feasible design point, in trial order."""
         if self.kind == "network":
-            times = [t.seconds for t in self.trials if t.status == "ok"]
+            times = [t.seconds for t in self.trials if t.status == Status.OK]
         else:
             times = [t.candidate.seconds for t in self.trials if t.candidate.feasible]
         return [s for s in times if s is not None]

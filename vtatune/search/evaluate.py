@@ -65,7 +65,7 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
         resources = dict(base["resources"])
         resources["problems"] = [p.as_dict() for p in res.problems]
         base["resources"] = resources
-        status = Status.INVALID if res.status == "invalid" else Status.FAILED
+        status = Status.INVALID if res.status == Status.INVALID else Status.FAILED
         return CandidateRecord(status=status, reason=res.reason, **base)
     t = time.perf_counter()
     try:

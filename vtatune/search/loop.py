@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import StoreError
+from vtatune.statuses import Status
 
 if TYPE_CHECKING:
     from vtatune.search.samplers import Params, Sampler
@@ -100,7 +101,7 @@ class Progress:
     @property
     def infeasible_share(self) -> float:
         n = sum(self.statuses.values())
-        return 1.0 - self.statuses.get("ok", 0) / n if n else 0.0
+        return 1.0 - self.statuses.get(Status.OK, 0) / n if n else 0.0
 
 
 @dataclass(frozen=True)

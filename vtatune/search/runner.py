@@ -57,6 +57,7 @@ from vtatune.search.loop import (  # noqa: F401 - the loop's names, as this modu
 )
 from vtatune.search.samplers import Observation, Params, make
 from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
+from vtatune.statuses import Status
 from vtatune.store.identity import EvalContext
 from vtatune.store.records import TRANSIENT, CandidateRecord
 
@@ -102,7 +103,7 @@ def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
     """
     if rec.status in TRANSIENT:
         return None
-    if rec.status == "hw_invalid":
+    if rec.status == Status.HW_INVALID:
         # a design refused only for the stock_vta constraint may be one this space builds
         return rec if space.stock_vta or NOT_STOCK not in (rec.reason or "") else None
     if space.stock_vta and rec.hw:
@@ -110,16 +111,16 @@ def judged(space: SearchSpace, rec: CandidateRecord) -> CandidateRecord | None:
 
         problems = space.hardware_problems(HwConfig.from_params(rec.hw))
         if problems:
-            return replace(rec, status="hw_invalid", cycles=None, seconds=None,
+            return replace(rec, status=Status.HW_INVALID, cycles=None, seconds=None,
                            reason="hardware: " + "; ".join(problems))
     area, fits = rec.area_mm2, rec.resources.get("fits")
     breaks = ((space.fit_board and fits is False)
               or (space.max_area_mm2 is not None and area is not None
                   and area > space.max_area_mm2))
-    if rec.status == "ok" and breaks:
-        return replace(rec, status="no_fit", cycles=None, seconds=None,
+    if rec.status == Status.OK and breaks:
+        return replace(rec, status=Status.NO_FIT, cycles=None, seconds=None,
                        reason="breaks this study's constraints")
-    if rec.status == "no_fit" and not breaks:
+    if rec.status == Status.NO_FIT and not breaks:
         return None
     return rec
 

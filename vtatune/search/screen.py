@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtatune.search.samplers._base import Observation
 from vtatune.search.space import NOT_STOCK
+from vtatune.statuses import Status
 
 if TYPE_CHECKING:
     from vtatune.hardware.config import HwConfig
@@ -49,7 +50,7 @@ class Verdict:
     built."""
 
     reason: str = ""
-    status: str = "ok"
+    status: str = Status.OK
     why: str = ""
     violation: float = 0.0
     area_mm2: float | None = None
@@ -74,7 +75,7 @@ def screen(space: SearchSpace, hw: HwConfig) -> Verdict:
     if problems:
         stock_only = all(p.startswith(NOT_STOCK) for p in problems)
         return Verdict(reason="not_stock_vta" if stock_only else "hw_invalid",
-                       status="hw_invalid", why="hardware: " + "; ".join(problems),
+                       status=Status.HW_INVALID, why="hardware: " + "; ".join(problems),
                        violation=1.0)
     board = boards.load(space.board)
     report = estimate(hw, board)
@@ -88,11 +89,11 @@ def screen(space: SearchSpace, hw: HwConfig) -> Verdict:
         over = [u.utilization_pct for u in fitted.usage
                 if u.over and u.utilization_pct is not None]
         violation = max((p / 100.0 - 1.0 for p in over), default=1.0)
-        return Verdict(reason="no_fit", status="no_fit", why=fitted.summary(),
+        return Verdict(reason="no_fit", status=Status.NO_FIT, why=fitted.summary(),
                        violation=max(violation, 1e-3), area_mm2=area, resources=resources)
     cap = space.max_area_mm2
     if cap is not None and area > cap:
-        return Verdict(reason="over_area", status="no_fit",
+        return Verdict(reason="over_area", status=Status.NO_FIT,
                        why=f"area {area:.1f} mm² exceeds the {cap:.1f} mm² budget",
                        violation=max(area / cap - 1.0, 1e-3), area_mm2=area,
                        resources=resources)

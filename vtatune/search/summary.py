@@ -9,6 +9,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from vtatune.statuses import Status
+
 #: Trials listed for a latency study.
 TOP_N = 10
 
@@ -79,7 +81,7 @@ def not_feasible(trials: Iterable[tuple[str, int, str, str]]) -> list[dict[str, 
     count: Counter[str] = Counter()
     reasons: dict[str, set[str]] = {}
     for status, number, hw_name, reason in trials:
-        if status in ("ok", "running"):
+        if status in (Status.OK, Status.RUNNING):
             continue
         count[status] += 1
         reasons.setdefault(status, set()).add(reason)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, func, select
 
+from vtatune.statuses import Status
 from vtatune.store.candidates import _candidate, row_key
 from vtatune.store.engine import Database, _insert_if_absent, _jsonable, _upsert, _utc
 from vtatune.store.models import CandidateRow, ClaimRow, NetworkEvalRow, NetworkTrialRow, utcnow
@@ -71,10 +72,10 @@ def network_study_stats(s: Session, ids: list[int] | None
                         ) -> dict[int, tuple[int, int, int | None]]:
     """study id -> (finished network trials, feasible ones, best feasible network cycles)."""
     t = NetworkTrialRow.__table__
-    ok = t.c.status == "ok"
+    ok = t.c.status == Status.OK
     q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
                 func.min(case((ok, t.c.cycles), else_=None)))
-         .where(t.c.status != "running").group_by(t.c.study_id))
+         .where(t.c.status != Status.RUNNING).group_by(t.c.study_id))
     if ids is not None:
         q = q.where(t.c.study_id.in_(ids))
     return {sid: (int(n), int(f or 0), None if b is None else int(b))
@@ -88,7 +89,7 @@ def _layer(d: dict[str, Any]) -> LayerResult:
                        accelerator_seconds=d.get("accelerator_seconds"),
                        host_seconds=d.get("host_seconds"),
                        bound_cycles=d.get("bound_cycles"), trials=int(d.get("trials", 0)),
-                       status=d.get("status", "ok"))
+                       status=d.get("status", Status.OK))
 
 
 def _network(d: dict[str, Any]) -> NetworkResult:
@@ -136,7 +137,7 @@ class NetworkTrials(Database):
                                .where(t.c.study_id == sid).order_by(t.c.number)).mappings():
                 if m["number"] in have:
                     continue
-                running = m["status"] == "running"
+                running = m["status"] == Status.RUNNING
                 added += _insert_if_absent(s, cl, {
                     "study_id": sid, "number": m["number"], "candidate_key": m["hw_key"],
                     "params": m["params"] or {}, "owner": "",

@@ -9,6 +9,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.engine import Connection
 
 from vtatune.errors import StoreError
+from vtatune.statuses import Status
 from vtatune.store.candidates import _CHUNK, _candidate, row_key
 from vtatune.store.engine import Database, _insert_if_absent, _jsonable, _upsert, _utc
 from vtatune.store.models import CandidateRow, NetworkTrialRow, StudyRow, TrialRow, utcnow
@@ -32,7 +33,7 @@ def _candidate_study_stats(s: Connection, ids: list[int] | None, have: set[str]
     t, c = TrialRow.__table__, CandidateRow.__table__
     if t.name not in have or c.name not in have:  # a read-only database with studies only
         return {}
-    ok = c.c.status == "ok"
+    ok = c.c.status == Status.OK
     q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
                 func.min(case((ok, c.c.cycles), else_=None)))
          .select_from(t.join(c, t.c.candidate_id == c.c.id)).group_by(t.c.study_id))
