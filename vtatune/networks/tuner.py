@@ -19,8 +19,8 @@ minus the ones whose analytic SRAM footprint overflows) are ranked by the shared
 share ``eps`` of uniformly random picks so the model keeps seeing what it does not favour.
 Before the model is ready (too few feasible results in the whole study) the first proposal
 of a unit is the template's suggestion (least analytic DRAM traffic that fits) and each later
-one the analytically fastest (``cost_model.analytic``) of ``INITIAL_POOL`` random candidates,
-or a random one (``INITIAL_EPS``), as the per-layer sampler's initial design. ``random``
+one the next in the analytic order of its candidates (``cost_model.analytic.order``), or a
+random one (``INITIAL_EPS``). ``random``
 proposes uniformly at random throughout (a baseline).
 """
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from vtatune import schedules
 from vtatune.networks.network import Network, Unit
-from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
+from vtatune.search.cost_model.analytic import INITIAL_EPS, order
 from vtatune.search.cost_model.features import Point
 from vtatune.search.samplers import Observation, Params, Sampler
 from vtatune.search.space import Candidate, SearchSpace
@@ -189,22 +189,20 @@ class RankedLayerSampler(LayerSampler):
         return self._analytic_index()
 
     def _analytic_index(self) -> int:
-        """Before the model is ready: the analytically fastest (``cost_model.analytic``) of
-        ``INITIAL_POOL`` random candidates of the unit's pool, or (``INITIAL_EPS`` of the
-        time) a random one -- the per-layer ``xgb`` sampler's initial design."""
+        """Before the model is ready: the unit's pool in the analytic order
+        (``cost_model.analytic.order``, once: ``ranked_with`` 0, the version before the first
+        fit), best first, or (``INITIAL_EPS`` of the time) a random candidate. Not the best of
+        ``INITIAL_POOL`` random ones, as the per-layer sampler does: a unit's pool here is its
+        whole knob space on the design (thousands of settings), where the best of 32 random
+        draws lands about 1/33 of the way down the order, past the few near-optimal ones."""
 
         pool = self.pool or []
-        k = 1 if self.rng.random() < INITIAL_EPS else min(INITIAL_POOL, len(pool))
-        picks = self.rng.choice(len(pool), size=k, replace=False)
-
-        def score(i: int) -> tuple[float, float]:
-            knobs = pool[i].knobs
-            assert knobs is not None
-            est = estimate(Candidate(self.unit.workload, self.hw, dict(knobs)),
-                           self.board.name, fit_board=False)  # the design fits: it is tuned
-            return (0.0, est.cycles) if est.cycles is not None else (1.0, est.violation)
-
-        return int(min((int(i) for i in picks), key=score))
+        if self.ranked_with != 0:
+            knobs = [p.knobs or {} for p in pool]
+            self.pool = pool = [pool[i] for i in order(self.unit.workload, self.hw, knobs,
+                                                       self.board.name)]
+            self.ranked_with = 0
+        return int(self.rng.integers(len(pool))) if self.rng.random() < INITIAL_EPS else 0
 
     def _suggestion_index(self) -> int:
 

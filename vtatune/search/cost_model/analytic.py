@@ -27,16 +27,22 @@ from vtatune.schedules.knobs import REDUCTION, SPATIAL, THREAD
 from vtatune.search.space import Candidate
 from vtatune.simulator.timing import load_params
 
-#: The initial design of the per-layer samplers (the xgb sampler and the network tuner): before
-#: the cost model is ready, a proposal is the analytically fastest of ``INITIAL_POOL`` random
-#: candidates, or with probability ``INITIAL_EPS`` a random one.
+#: The initial design of the samplers before their cost model is ready: the per-layer xgb
+#: sampler (whose space spans hardware too, too large to enumerate) proposes the analytically
+#: fastest of ``INITIAL_POOL`` random candidates; the network tuner, whose pool is one layer's
+#: whole knob space on one design, proposes in the analytic order (``order``). Either one, with
+#: probability ``INITIAL_EPS``, a random candidate instead.
 INITIAL_POOL = 32
 INITIAL_EPS = 0.25
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
+    from vtatune.schedules.knobs import Knobs
     from vtatune.simulator.timing import TimingParams
+    from vtatune.workloads.base import Workload
 
 #: ALU instructions per output tile: the epilogue's shift, max and min.
 EPILOGUE_OPS = 3
@@ -93,6 +99,18 @@ def estimate(cand: Candidate, board: str, fit_board: bool = True) -> Estimate:
     threads = math.prod(k[n] for n in ks.names_of(THREAD))
     cycles = overlapped + (serial - overlapped) / threads
     return Estimate(max(cycles, traffic / axi))
+
+
+def order(wl: Workload, hw: HwConfig, knobs: Sequence[Knobs], board: str) -> list[int]:
+    """Indices of ``knobs`` (settings of ``wl`` on ``hw``) fastest first by ``estimate``
+    (the design is taken to fit the board); infeasible ones last, least violation first; ties
+    keep their order."""
+
+    def score(i: int) -> tuple[float, float]:
+        est = estimate(Candidate(wl, hw, dict(knobs[i])), board, fit_board=False)
+        return (0.0, est.cycles) if est.cycles is not None else (1.0, est.violation)
+
+    return sorted(range(len(knobs)), key=score)
 
 
 @lru_cache(maxsize=16)
