@@ -196,11 +196,14 @@ class RankedLayerSampler(LayerSampler):
         whole knob space on the design (thousands of settings), where the best of 32 random
         draws lands about 1/33 of the way down the order, past the few near-optimal ones."""
 
+        from vtatune.networks.cost_model import CandidatePool
+
         pool = self.pool or []
         if self.ranked_with != 0:
             knobs = [p.knobs or {} for p in pool]
-            self.pool = pool = [pool[i] for i in order(self.unit.workload, self.hw, knobs,
-                                                       self.board.name)]
+            at = order(self.unit.workload, self.hw, knobs, self.board.name)
+            self.pool = pool = (pool.reordered(np.asarray(at, dtype=np.int64))
+                                if isinstance(pool, CandidatePool) else [pool[i] for i in at])
             self.ranked_with = 0
         return int(self.rng.integers(len(pool))) if self.rng.random() < INITIAL_EPS else 0
 
