@@ -21,13 +21,19 @@ Compiling is two steps, so that a search can share the expensive one:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from vtatune.compiler.result import FAILED, INVALID, VALID, CompileResult
 from vtatune.errors import CompileError
-from vtatune.hardware.config import BUFFER_KEYS, HwConfig
+from vtatune.hardware.config import (  # noqa: F401 - the compiler's view, named here too
+    BUFFER_FIELDS,
+    UNKNOWN_BUFFER_SIZE,
+    BufferSizeDependence,
+    HwConfig,
+    program_hw,
+)
 from vtatune.passes.verify import Problem
 from vtatune.schedules.knobs import Knobs
 from vtatune.workloads.base import DEFAULT_SHIFT, Workload
@@ -35,51 +41,8 @@ from vtatune.workloads.base import DEFAULT_SHIFT, Workload
 if TYPE_CHECKING:
     from vtatune.passes.user import PassSet
 
-#: HwConfig fields a compiled program must not depend on (they only change verification,
-#: the micro-op cache while building the instruction stream, and area).
-BUFFER_FIELDS = tuple(k.lower() for k in BUFFER_KEYS)
-
 #: Stage of a lowered program that failed to lower (its ``reason`` says where).
 LOWERED = "lowered"
-
-
-class BufferSizeDependence(RuntimeError):
-    """Lowering read a buffer size: a bug, since one lowered program is shared by every
-    buffer size. Checks that depend on buffer sizes belong in ``verify_program``."""
-
-
-class _UnknownBufferSize:
-    """The buffer sizes of ``program_hw``: equal only to itself, refuses every use as a
-    number."""
-
-    __slots__ = ()
-
-    def _refuse(self, *_: Any) -> Any:
-        raise BufferSizeDependence(
-            "lowering used a buffer size; a compiled program is shared across buffer sizes, "
-            "so anything that depends on them must be checked in verify_program")
-
-    __int__ = __index__ = __float__ = __bool__ = __neg__ = __pos__ = __abs__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = _refuse
-    __pow__ = __rpow__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _refuse
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = _refuse
-
-    def __repr__(self) -> str:
-        return "UNKNOWN_BUFFER_SIZE"
-
-    def __reduce__(self) -> str:
-        return "UNKNOWN_BUFFER_SIZE"  # pickles as the module-level singleton
-
-
-UNKNOWN_BUFFER_SIZE = _UnknownBufferSize()
-
-
-@lru_cache(maxsize=256)
-def program_hw(hw: HwConfig) -> HwConfig:
-    """``hw`` as a compiled program sees it: GEMM shape, widths, target; no buffer sizes."""
-    return replace(hw, name="", **dict.fromkeys(BUFFER_FIELDS, UNKNOWN_BUFFER_SIZE))
 
 
 @dataclass(frozen=True)

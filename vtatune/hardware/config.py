@@ -10,7 +10,7 @@ Validation collects every problem before raising one ``ConfigError``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -464,3 +464,48 @@ def resolve_path(path: str | Path) -> Path:
 def default() -> HwConfig:
     """VTA's default 1x16x16 design."""
     return HwConfig(name="default")
+
+
+# ---- the hardware a compiled program sees (``compiler.compile``) -------------------------
+
+#: HwConfig fields a compiled program must not depend on (they only change verification,
+#: the micro-op cache while building the instruction stream, and area).
+BUFFER_FIELDS = tuple(k.lower() for k in BUFFER_KEYS)
+
+class BufferSizeDependence(RuntimeError):
+    """Lowering read a buffer size: a bug, since one lowered program is shared by every
+    buffer size. Checks that depend on buffer sizes belong in ``verify_program``."""
+
+
+class _UnknownBufferSize:
+    """The buffer sizes of ``program_hw``: equal only to itself, refuses every use as a
+    number."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_: Any) -> Any:
+        raise BufferSizeDependence(
+            "lowering used a buffer size; a compiled program is shared across buffer sizes, "
+            "so anything that depends on them must be checked in verify_program")
+
+    __int__ = __index__ = __float__ = __bool__ = __neg__ = __pos__ = __abs__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = _refuse
+    __pow__ = __rpow__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+    def __repr__(self) -> str:
+        return "UNKNOWN_BUFFER_SIZE"
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN_BUFFER_SIZE"  # pickles as the module-level singleton
+
+
+UNKNOWN_BUFFER_SIZE = _UnknownBufferSize()
+
+
+@lru_cache(maxsize=256)
+def program_hw(hw: HwConfig) -> HwConfig:
+    """``hw`` as a compiled program sees it: GEMM shape, widths, target; no buffer sizes."""
+    return replace(hw, name="", **dict.fromkeys(BUFFER_FIELDS, UNKNOWN_BUFFER_SIZE))

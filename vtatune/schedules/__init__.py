@@ -84,7 +84,7 @@ def _suggest_key(wl: Workload, hw: HwConfig, k: Knobs, threads: list[str]
 
 
 def _program_hw(hw: HwConfig) -> HwConfig:
-    from vtatune.compiler.compile import program_hw
+    from vtatune.hardware.config import program_hw
 
     return program_hw(hw)
 
@@ -98,7 +98,7 @@ def _ranked(wl: Workload, shape_hw: HwConfig) -> tuple[np.ndarray, np.ndarray] |
     whose footprint fits a design's buffers is its suggestion. The knob space, footprint
     and traffic depend on the GEMM shape and widths only; None when the workload's
     analytic model reads a buffer size after all (``suggest`` then enumerates per design)."""
-    from vtatune.compiler.compile import BufferSizeDependence
+    from vtatune.hardware.config import BufferSizeDependence
 
     try:
         space = knob_space(wl, shape_hw)
