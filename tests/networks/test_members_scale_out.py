@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.networks.test_network_scale_out import ROOT, _check_study
+from tests.networks.test_network_scale_out import ROOT, _check_study, kill_mid_design
 from tests.networks.tiny_space import OTHER, TINY, toml_text
 from vtatune.store import Store
 
@@ -46,22 +44,7 @@ def test_a_killed_design_of_two_networks_is_finished_by_another(tmp_path: Path) 
     db = f"sqlite:///{tmp_path / 'shared.sqlite'}"
     net = _set_file(tmp_path, 60)  # designs long enough to be killed in the middle of
     victim = _search(net, db, n, 0)
-    deadline = time.monotonic() + 300
-    running = None
-    while running is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-        try:
-            store = Store(db, readonly=True)
-            for t in store.network_trials("k"):
-                if t.status == "running" and len(store.network_evals("k", t.number)) >= 3:
-                    running = t
-        except Exception:  # noqa: BLE001 - the study is not there yet
-            continue
-    assert running is not None, victim.communicate(timeout=60)[1][-3000:]
-    os.killpg(victim.pid, signal.SIGKILL)  # the process and its evaluation workers
-    victim.wait(10)
-    had = Store(db).network_evals("k", running.number)
-    assert had
+    running, had = kill_mid_design(victim, db, "k")
     other = _search(net, db, n, 1)
     out, err = other.communicate(timeout=600)
     assert other.returncode == 0, err[-3000:]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from vtatune.store import Store
+from vtatune.store.records import NetworkEval, NetworkTrialRecord
 
 ROOT = Path(__file__).parents[2]
 
@@ -100,26 +101,35 @@ def test_two_processes_share_one_network_study(db: str, tmp_path: Path) -> None:
     assert sorted(t.user_attrs["vtatune_trial"] for t in mirrored) == list(range(n))
 
 
-def test_a_killed_process_design_is_finished_by_another(db: str, tmp_path: Path) -> None:
-    n = 3
-    net = _network_file(tmp_path, 60)  # designs long enough to be killed in the middle of
-    victim = _search(net, db, "k", n, 0)
+def kill_mid_design(victim: subprocess.Popen[str], db: str, study: str
+                    ) -> tuple[NetworkTrialRecord, list[NetworkEval]]:
+    """Wait until ``victim`` (a ``vtatune search`` in its own session) has a design of
+    ``study`` running with 3 layer results stored, kill it and its evaluation workers, and
+    return that design and the layer results it stored before it died (not none)."""
     deadline = time.monotonic() + 300
     running = None
     while running is None and time.monotonic() < deadline:
         time.sleep(0.05)
         try:
             store = Store(db, readonly=True)
-            for t in store.network_trials("k"):
-                if t.status == "running" and len(store.network_evals("k", t.number)) >= 3:
+            for t in store.network_trials(study):
+                if t.status == "running" and len(store.network_evals(study, t.number)) >= 3:
                     running = t
         except Exception:  # noqa: BLE001 - the study is not there yet
             continue
     assert running is not None, victim.communicate(timeout=60)[1][-3000:]
     os.killpg(victim.pid, signal.SIGKILL)  # the process and its evaluation workers
     victim.wait(10)
-    had = Store(db).network_evals("k", running.number)
+    had = Store(db).network_evals(study, running.number)
     assert had  # what it stored before it died
+    return running, had
+
+
+def test_a_killed_process_design_is_finished_by_another(db: str, tmp_path: Path) -> None:
+    n = 3
+    net = _network_file(tmp_path, 60)  # designs long enough to be killed in the middle of
+    victim = _search(net, db, "k", n, 0)
+    running, had = kill_mid_design(victim, db, "k")
     other = _search(net, db, "k", n, 1)
     out, err = other.communicate(timeout=600)
     assert other.returncode == 0, err[-3000:]
