@@ -181,6 +181,8 @@ def check_workload(workload: str) -> None:
     from vtatune.workloads import registry
 
     if workload not in registry.kinds():
+        if workload.endswith(".toml") or "/" in workload:  # a path, not a name
+            raise UserError(f"network file {shown(workload)}: no such file")
         networks = ", ".join(nspace.builtin_names())
         raise UserError(f"unknown workload {shown(workload)} (known: "
                         f"{', '.join(registry.kinds())}; networks: {networks or 'none'})")

@@ -61,6 +61,8 @@ def test_schedule_only_search_with_fixed_hardware(capsys, tmp_path) -> None:
     (["search", "--board", "vcu9000"], "unknown board 'vcu9000'"),
     (["search", "gemm"], "unknown workload 'gemm'"),
     (["search", "--space", "missing.toml"], "no such file"),
+    (["search", "missing.toml"], "network file 'missing.toml': no such file"),
+    (["search", "resnet18", "nets/missing.toml"], "'nets/missing.toml': no such file"),
     (["search", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none"], "database"),
     (["search", "--timeout", "-1"], "'--timeout': must be in (0, "),
     (["search", "--latency", "wall"], "--latency must be one of end-to-end, accelerator"),
