@@ -107,3 +107,14 @@ def test_installed_wheel_runs_a_search(dists: dict[str, Path], tmp_path: Path) -
     assert d["trials"] == 3 and d["feasible"] >= 1
     assert (work / "db" / "vtatune.sqlite").is_file()
     assert not list((tmp_path / "venv").rglob("*.sqlite"))
+    # the schema revisions ship in the wheel: the new database is stamped at the head
+    import sqlite3
+
+    from vtatune.store import migrations
+
+    with sqlite3.connect(work / "db" / "vtatune.sqlite") as conn:
+        (rev,) = conn.execute(f"SELECT version_num FROM {migrations.VERSION_TABLE}").fetchone()
+    assert rev == migrations.head()
+    installed = _run([bin_ / "python", "-c", "import vtatune.store.migrations as m; "
+                      "print(m.VERSIONS)"], cwd=work, env=_env()).stdout.strip()
+    assert str(tmp_path / "venv") in installed

@@ -82,16 +82,7 @@ def test_searches_in_an_old_database(v1: Path) -> None:
     assert len(Store(url).trials("legacy-sched")) == 3
 
 
-def test_a_column_new_in_the_models_reaches_existing_databases(tmp_path: Path) -> None:
-    path = tmp_path / "x.sqlite"
-    Store(f"sqlite:///{path}").close()
-    with sqlite3.connect(path) as conn:  # as if `board` had been added to the models today
-        conn.execute("ALTER TABLE vt_candidates DROP COLUMN board")
-    assert "board" not in _columns(path, "vt_candidates")
-    Store(f"sqlite:///{path}", readonly=True).studies()  # readers cope without it
-    assert "board" not in _columns(path, "vt_candidates")
-    Store(f"sqlite:///{path}").studies()
-    assert "board" in _columns(path, "vt_candidates")
+# a column added by a later revision: test_schema_versions.py
 
 
 def test_every_new_column_is_nullable() -> None:

@@ -18,9 +18,9 @@ from sqlalchemy import Engine, Table, create_engine, event, func, inspect, or_, 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.pool import NullPool
-from sqlalchemy.schema import CreateColumn
 
 from vtatune.errors import StoreError
+from vtatune.store import migrations
 from vtatune.store.models import TABLES, CandidateRow, StudyRow
 from vtatune.store.records import DETERMINISTIC, TRANSIENT
 
@@ -107,15 +107,26 @@ def _existing_columns(conn: Any) -> dict[str, set[str]]:
             if t.name in names}
 
 
-def _foreign(columns: dict[str, set[str]]) -> str:
-    """What makes tables named like vtatune's not vtatune's, or "" when nothing does.
+def _baseline_tables() -> list[Table]:
+    """The tables of the baseline revision (vtatune 0.1.0's last schema, frozen)."""
+    import importlib
 
-    Every column a migration cannot add (not nullable, no server default: ``migrate``) has
-    been in its table since the table was made (tests/store/test_store_migration.py checks
-    it against the first schema), so a table of that name without one is another program's,
-    or a future vtatune's that renamed it: nothing this version can read or migrate.
+    base = importlib.import_module("vtatune.store.migrations.versions.0001_baseline")
+    return list(base.metadata.sorted_tables)
+
+
+def _foreign(columns: dict[str, set[str]]) -> str:
+    """What makes tables named like vtatune's in a database without a schema revision (empty,
+    or vtatune 0.1's) not vtatune's, or "" when nothing does.
+
+    Every column the baseline cannot add (not nullable, no server default:
+    ``migrations.ensure``) has been in its table since the table was made
+    (tests/store/test_store_migration.py checks it against the first schema), so a table of
+    that name without one is another program's: nothing this version can read or migrate.
     """
-    for table in TABLES:
+    if not columns:
+        return ""
+    for table in _baseline_tables():
         have = columns.get(table.name)
         if have is None:
             continue
@@ -127,46 +138,20 @@ def _foreign(columns: dict[str, set[str]]) -> str:
     return ""
 
 
-def _missing(columns: dict[str, set[str]]) -> bool:
-    return any(t.name not in columns or any(c.name not in columns[t.name] for c in t.columns)
-               for t in TABLES)
-
-
 def migrate(conn: Any) -> list[str]:
-    """Bring the database on ``conn`` (inside a write transaction) up to the models: create
-    missing tables, add missing columns and indexes. Never drops or rewrites anything.
-    Returns what it did (``"table.column"`` names), for tests and logs.
+    """Bring the database on ``conn`` (inside a write transaction) up to the models: the
+    schema revisions it lacks (``store.migrations``: a database of vtatune 0.1 gets the
+    baseline's missing tables, columns and indexes, and is stamped). Returns the revisions
+    applied, for tests and logs.
 
-    New columns must be nullable or carry a server default (a ``RuntimeError`` says so: that
-    is a bug in the models, not the user's database). Concurrent migrators are serialized by
-    the write lock (SQLite) or an advisory lock (PostgreSQL).
+    Concurrent migrators are serialized by the write lock (SQLite) or an advisory lock
+    (PostgreSQL); the second finds the database at the head and does nothing.
     """
+    from vtatune.store import migrations
+
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
-    insp = inspect(conn)
-    names = set(insp.get_table_names())
-    done: list[str] = []
-    for table in TABLES:
-        if table.name not in names:
-            table.create(conn)
-            done.append(table.name)
-            continue
-        have = {c["name"] for c in insp.get_columns(table.name)}
-        for col in table.columns:
-            if col.name in have:
-                continue
-            if not col.nullable and col.server_default is None:
-                raise RuntimeError(f"column {table.name}.{col.name} cannot be added to existing "
-                                   "databases: new columns must be nullable")
-            ddl = CreateColumn(col).compile(dialect=conn.dialect)
-            quoted = conn.dialect.identifier_preparer.quote(table.name)
-            conn.exec_driver_sql(f"ALTER TABLE {quoted} ADD COLUMN {ddl}")
-            done.append(f"{table.name}.{col.name}")
-        indexes = {ix["name"] for ix in insp.get_indexes(table.name)}
-        for ix in table.indexes:
-            if ix.name not in indexes:
-                ix.create(conn)
-    return done
+    return migrations.upgrade(conn)
 
 
 #: Every open store of this process (for the fork hook).
@@ -416,11 +401,15 @@ class Database:
         if self._columns is None:
             with self._engine.connect() as conn:  # a read-only database can still be read
                 columns = _existing_columns(conn)
-            foreign = _foreign(columns)
+                revision = migrations.current(conn)
+            where = f"database '{self.display_url}'"
+            if revision is not None and revision not in migrations.known():
+                raise StoreError(migrations.newer_than_code(where, revision))
+            foreign = _foreign(columns) if revision is None else ""
             if foreign:
-                raise StoreError(f"database '{self.display_url}' is not a vtatune database of "
-                                 f"a version this vtatune can read ({foreign})")
-            if not self.readonly and _missing(columns):
+                raise StoreError(f"{where} is not a vtatune database of a version this "
+                                 f"vtatune can read ({foreign})")
+            if not self.readonly and revision != migrations.head():
                 with self._writer.begin() as conn:  # one migrator at a time
                     migrate(conn)
                 with self._engine.connect() as conn:

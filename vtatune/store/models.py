@@ -20,8 +20,9 @@ clash. The models have their own ``MetaData``; ``create_all`` never touches Optu
 - ``vt_network_evals``: every layer candidate a network trial evaluated or was served, in
   order (``seq``), pointing at the shared ``vt_candidates`` row.
 
-**Adding a column** is one line here: it must be nullable (or have a default the database
-applies), and every existing database gets it when a writer opens it (``store.migrate``).
+**Adding a column**: add it here (nullable, or with a default the database applies), then
+``python -m vtatune.store.migrations new "what changed"`` writes the revision file that brings
+existing databases to it (``store.migrations``; a test fails while the two disagree).
 """
 
 from __future__ import annotations

@@ -12,9 +12,12 @@ served only where every input it depends on is the same. Only deterministic outc
 transient outcome never overwrites a deterministic one. Rows of older versions (no context)
 stay readable and are never served.
 
-**Schema.** A writer brings any older database up to the models (``migrate``: missing tables,
-nullable columns and indexes are added; nothing is dropped or rewritten), so adding a column is
-one line in ``models.py``. Readers cope with missing columns (their fields read as empty).
+**Schema.** The tables carry a schema revision (Alembic, ``store.migrations``). A writer brings
+an older database up to the head revision in place (a vtatune 0.1 database, which has none, is
+completed and stamped); readers change nothing and cope with missing columns (their fields
+read as empty). A database of a later vtatune (a revision this code does not know) is refused
+in one line naming the version that reads it. A change of tables is one revision file
+(``python -m vtatune.store.migrations new "..."``).
 
 **Read-only.** ``Store(url, readonly=True)`` never writes, migrates or creates a file. On SQLite
 it opens the file with ``mode=ro``; when no ``-wal`` file is beside it (no writer has it open)
