@@ -2,6 +2,8 @@
 #   make run              the main job (a 500-trial joint search)
 #   make test             the test suite (installs the light default first)
 #   make setup GP=1       also install torch for `--sampler gp` (~750 MB; gp tests skip without)
+#   make lint             ruff and the type check (mypy: tools/typecheck.py)
+#   make docs             the documentation site from docs/ into site/ (broken links fail)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -12,7 +14,7 @@ STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # Wheels only where they exist (no source builds), no progress bars in logs.
 PIP_FLAGS := --quiet --prefer-binary --progress-bar off
 
-.PHONY: setup run test fuzz bench lint clean
+.PHONY: setup run test fuzz bench lint docs clean
 
 setup: $(STAMP)
 
@@ -36,7 +38,17 @@ bench: setup
 	$(PY) -m vtatune.bench --write-readme
 
 lint: setup
-	$(VENV)/bin/ruff check vtatune tests
+	$(VENV)/bin/ruff check vtatune tests tools
+	$(PY) tools/typecheck.py
+
+DOCS_STAMP := $(VENV)/.installed-docs-$(subst $(comma),-,$(EXTRAS))
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[$(EXTRAS),docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist site *.egg-info

@@ -15,6 +15,10 @@ Missing values (an infeasible design has no latency) are ``-``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing.TypeIs from Python 3.13
 
 MISSING = "-"
 
@@ -24,7 +28,8 @@ AREA_DECIMALS = 2
 PERCENT_DECIMALS = 1
 
 
-def _missing(v: float | None) -> bool:
+def _missing(v: float | None) -> TypeIs[None]:
+    """None or NaN (the type checker then knows a value that is not missing is a number)."""
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 

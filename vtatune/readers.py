@@ -26,12 +26,17 @@ import math
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from vtatune.errors import InputError
 from vtatune.escaping import shown
+
+if TYPE_CHECKING:  # numpy is imported where arrays are read
+    import zipfile
+
+    import numpy as np
 
 #: Largest hand-written config file (hardware configs, boards, spaces, coefficients, timing
 #: parameters, manifests): real ones are a few KiB.
@@ -258,7 +263,7 @@ def read_toml(path: str | Path, what: str = "", limit: int = MAX_CONFIG_BYTES
 # ---- npz ---------------------------------------------------------------------------------------
 
 def read_npz(path: str | Path, expected: Mapping[str, tuple[tuple[int, ...], str]],
-             what: str = "") -> dict[str, Any]:
+             what: str = "") -> dict[str, np.ndarray]:
     """The arrays ``expected`` names (``{name: (shape, dtype)}``) from the ``.npz`` at
     ``path``, each checked against its expected shape and dtype before it is read.
 
@@ -293,7 +298,8 @@ def _short(exc: BaseException) -> str:
     return shown(str(exc) or type(exc).__name__, 100)[1:-1]
 
 
-def _read_member(zf: Any, name: str, shape: tuple[int, ...], dtype: str, label: str) -> Any:
+def _read_member(zf: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: str,
+                 label: str) -> np.ndarray:
     import numpy as np
     from numpy.lib import format as npy
 
@@ -332,9 +338,9 @@ def _read_member(zf: Any, name: str, shape: tuple[int, ...], dtype: str, label: 
         raise InputError(label, [f"array {name!r} holds {len(data):,} bytes, its header says "
                                  f"{nbytes:,}" if len(data) < nbytes else
                                  f"array {name!r} has data after its {nbytes:,} bytes"])
-    order = "F" if fortran else "C"
+    order: Literal["C", "F"] = "F" if fortran else "C"
     return np.frombuffer(data, dtype=want).reshape(shape, order=order).copy(order="C")
 
 
-def _shape(shape: Any) -> str:
+def _shape(shape: Iterable[int]) -> str:
     return shown(tuple(shape), 60)[1:-1]

@@ -113,7 +113,8 @@ class HwConfig:
         """The config of log2 parameters keyed as in vta_config.json (``log_params()``'s
         form, as records and bundles store them); ``kw`` sets other fields (``target``,
         ``name``). Not validated (``validate``)."""
-        return cls(**{k.lower(): int(v) for k, v in params.items()}, **kw)
+        fields: dict[str, Any] = {k.lower(): int(v) for k, v in params.items()}
+        return cls(**fields, **kw)
 
     # ---- element widths (bits) and GEMM shape -------------------------------------------
     @property
@@ -508,4 +509,6 @@ UNKNOWN_BUFFER_SIZE = _UnknownBufferSize()
 @lru_cache(maxsize=256)
 def program_hw(hw: HwConfig) -> HwConfig:
     """``hw`` as a compiled program sees it: GEMM shape, widths, target; no buffer sizes."""
-    return replace(hw, name="", **dict.fromkeys(BUFFER_FIELDS, UNKNOWN_BUFFER_SIZE))
+    # the sentinel stands in for the int sizes (and refuses to be used as one)
+    unknown: dict[str, Any] = dict.fromkeys(BUFFER_FIELDS, UNKNOWN_BUFFER_SIZE)
+    return replace(hw, name="", **unknown)

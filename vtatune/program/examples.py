@@ -50,7 +50,8 @@ def dense_reference(a: np.ndarray, b: np.ndarray, shift: int) -> np.ndarray:
     """The numpy result the program must reproduce bit for bit."""
     acc = a.astype(np.int64) @ b.astype(np.int64).T
     acc = acc.astype(np.int32) >> shift  # int32 wrap, then arithmetic shift as VTA's ALU
-    return np.clip(acc, OUT_MIN, OUT_MAX).astype(np.int8)
+    clipped: np.ndarray = np.clip(acc, OUT_MIN, OUT_MAX).astype(np.int8)
+    return clipped
 
 
 def dense_program(hw: HwConfig, s: DenseShape) -> Program:
@@ -119,7 +120,8 @@ def dense_program(hw: HwConfig, s: DenseShape) -> Program:
     return b.build(meta={"kind": "dense", "m": s.m, "k": s.k, "n": s.n})
 
 
-def dense_inputs(hw: HwConfig, s: DenseShape, seed: int = 0) -> tuple[dict, np.ndarray]:
+def dense_inputs(hw: HwConfig, s: DenseShape, seed: int = 0
+                 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Random A, B for ``dense_program`` packed into its regions, and the expected C (M, N)."""
     rng = np.random.default_rng(seed)
     a = rng.integers(-128, 128, size=(s.m, s.k), dtype=np.int8)

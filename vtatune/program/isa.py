@@ -12,9 +12,9 @@ A configuration whose fields do not fit is reported by ``layout_problems``.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
 
@@ -24,15 +24,15 @@ from vtatune.hardware.hw_spec import (
     OPCODE_BITS,
     UOP_BITS,
     WORD_BITS,
-    AluOp,
     Field,
     InsnLayout,
-    MemId,
-    Opcode,
-    layout_problems,
     layouts,
     uop_layouts,
 )
+from vtatune.hardware.hw_spec import AluOp as AluOp  # the ISA's vocabulary, re-exported
+from vtatune.hardware.hw_spec import MemId as MemId
+from vtatune.hardware.hw_spec import Opcode as Opcode
+from vtatune.hardware.hw_spec import layout_problems as layout_problems
 
 if TYPE_CHECKING:
     from vtatune.hardware.config import HwConfig
@@ -195,7 +195,7 @@ def _deps_bits(d: DepFlags) -> int:
     return sum(bit for flag, bit in DEPS_BITS.items() if getattr(d, flag))
 
 
-class InsnTable(Sequence):
+class InsnTable(Sequence["Insn"]):
     """Instructions as one read-only ``(n, TABLE_WIDTH)`` int64 matrix, a row each.
 
     It reads as a sequence of instruction records, made once on first access; what runs on
@@ -255,10 +255,14 @@ class InsnTable(Sequence):
     def __len__(self) -> int:
         return self.cols.shape[0]
 
-    def __getitem__(self, k):  # type: ignore[override]
+    @overload
+    def __getitem__(self, k: int) -> Insn: ...
+    @overload
+    def __getitem__(self, k: slice) -> tuple[Insn, ...]: ...
+    def __getitem__(self, k: int | slice) -> Insn | tuple[Insn, ...]:
         return self.records()[k]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Insn]:
         return iter(self.records())
 
     def __eq__(self, other: object) -> bool:
@@ -279,6 +283,7 @@ class InsnTable(Sequence):
 
 def _table_row(k: int, insn: Insn) -> tuple[int, ...]:
     cls = type(insn)
+    fields: tuple[str, ...]
     if cls is MemInsn:
         fields = MEM_FIELDS
     elif cls is GemmInsn:
@@ -293,9 +298,12 @@ def _table_row(k: int, insn: Insn) -> tuple[int, ...]:
     return (*row, *[0] * (TABLE_WIDTH - len(row)))
 
 
+_FIELDS_OF: dict[int, tuple[str, ...]] = {Opcode.GEMM: GEMM_FIELDS, Opcode.ALU: ALU_FIELDS}
+
+
 def _report_huge(rows: list[tuple[int, ...]]) -> None:
     for k, row in enumerate(rows):
-        names = {Opcode.GEMM: GEMM_FIELDS, Opcode.ALU: ALU_FIELDS}.get(row[0], MEM_FIELDS)
+        names = _FIELDS_OF.get(row[0], MEM_FIELDS)
         for name, v in zip(names, row[COL_FIELDS:], strict=False):
             if not -(1 << 63) <= v < (1 << 63):
                 raise EncodingError(f"instruction #{k}: field {name}={v} does not fit 64 bits")
@@ -326,7 +334,8 @@ def _record(r: list[int]) -> Insn:
     if r[0] == Opcode.GEMM:
         return GemmInsn(deps, bool(r[2]), *r[3:13])
     if r[0] == Opcode.ALU:
-        return AluInsn(deps, bool(r[2]), *r[3:11], _ALU_OPS[r[11]], bool(r[12]), r[13])
+        return AluInsn(deps, bool(r[2]), r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+                       _ALU_OPS[r[11]], bool(r[12]), r[13])
     return FinishInsn(deps)
 
 

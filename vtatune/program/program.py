@@ -172,12 +172,12 @@ class Program:
             if s1 < e0:
                 problems.append(f"regions {n0!r} and {n1!r} overlap")
         if self.uops.size:
-            r = self.regions.get(UOP_REGION)
-            if r is None:
+            uop_region = self.regions.get(UOP_REGION)
+            if uop_region is None:
                 problems.append(f"the program has micro-ops but no {UOP_REGION!r} region")
-            elif r.nbytes < self.uops.size * UOP_BYTES:
+            elif uop_region.nbytes < self.uops.size * UOP_BYTES:
                 problems.append(
-                    f"region {UOP_REGION!r} holds {r.nbytes} bytes < micro-op image "
+                    f"region {UOP_REGION!r} holds {uop_region.nbytes} bytes < micro-op image "
                     f"{self.uops.size * UOP_BYTES}"
                 )
         return problems

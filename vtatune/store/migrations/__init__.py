@@ -56,10 +56,10 @@ def _chain(versions: Path = VERSIONS) -> tuple[str, ...]:
         if path.name.startswith("_"):
             continue
         text = path.read_text()
-        rev, parent = _REVISION.search(text), _DOWN.search(text)
-        if rev is None or parent is None:
+        found, parent = _REVISION.search(text), _DOWN.search(text)
+        if found is None or parent is None:
             raise RuntimeError(f"{path}: no revision/down_revision line")
-        down[rev.group(1)] = parent.group(2)
+        down[found.group(1)] = parent.group(2)
     order: list[str] = []
     nxt = {parent: rev for rev, parent in down.items()}
     if len(nxt) != len(down):
@@ -89,7 +89,8 @@ def current(conn: Any) -> str | None:
 
     if VERSION_TABLE not in inspect(conn).get_table_names():
         return None
-    return conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+    revision = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+    return None if revision is None else str(revision)
 
 
 def written_by(revision: str) -> str | None:
