@@ -213,7 +213,7 @@ def test_readme_network_example_yields_only_buildable_designs(tmp_path) -> None:
     from vtatune.area import estimate, fit
     from vtatune.hardware import boards, config
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "networks.md").read_text()
     example = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S)
                    if "[network]" in b)
     (tmp_path / "mynet.toml").write_text(example)
