@@ -104,7 +104,7 @@ def valid_text(value: str | list[str] | None) -> str | list[str] | None:
 PassesOption = Annotated[
     str | None,
     typer.Option("--passes", help="A Python file defining PASSES [(phase, pass), ...] and "
-                 "optionally VERIFIERS (see README, User passes; `vtatune compile "
+                 "optionally VERIFIERS (see docs/methods/compile.md, User passes; `vtatune compile "
                  "--list-phases`)."),
 ]
 

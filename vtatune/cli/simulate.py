@@ -39,8 +39,8 @@ def simulate_cmd(
     )] = False,
     inputs: Annotated[Path | None, typer.Option(
         "--inputs", help="IN.npz with int8 'data' and 'kernel' in the operator's plain layouts "
-        "(conv2d: N,CIN,H,W and COUT,CIN,KH,KW; dense: M,K and N,K; see README); default: "
-        "random int8 from --seed.",
+        "(conv2d: N,CIN,H,W and COUT,CIN,KH,KW; dense: M,K and N,K; see docs/guide/compile.md); "
+        "default: random int8 from --seed.",
     )] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", help="Write the result (int8, plain layout: N,COUT,OH,OW or M,N) to OUT.npy.",
