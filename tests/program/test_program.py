@@ -101,6 +101,10 @@ def test_region_problems() -> None:
         Program(hw, (), np.zeros(0), {"a": DramRegion("a", 0, 2048)}, 1024)
     with pytest.raises(ProgramError, match="no 'uops' region"):
         Program(hw, (), np.ones(3), {}, 1024)
+    # the micro-op region's own size is named (not the last region's listed)
+    with pytest.raises(ProgramError, match="region 'uops' holds 4 bytes < micro-op image 12"):
+        Program(hw, (), np.ones(3),
+                {"uops": DramRegion("uops", 0, 4), "b": DramRegion("b", 512, 64)}, 1024)
 
 
 def test_check_lists_routing_and_field_problems() -> None:
