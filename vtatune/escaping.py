@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 #: Longest echo of a user value in a message (characters, before escaping).
 SHOWN_CHARS = 120
@@ -52,7 +54,7 @@ def _code(n: int) -> str:
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
 
 
-def terminal(text: Any, keep_lines: bool = False) -> str:
+def terminal(text: object, keep_lines: bool = False) -> str:
     """``text`` with every character a terminal would interpret made visible (``\\x1b``).
 
     ``keep_lines`` keeps newlines and tabs (multi-line output); otherwise the result is one
@@ -68,7 +70,7 @@ def truncate(text: str, limit: int = SHOWN_CHARS) -> str:
     return f"{text[:limit]}... ({len(text):,} characters)"
 
 
-def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """A user value for a message: quoted, escaped for the terminal, at most ``limit``
     characters of it (``'abc...' (1,048,576 characters)``)."""
     s = value if isinstance(value, str) else str(value)
@@ -77,14 +79,14 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     return f"'{body}'" + (f"... ({len(s):,} characters)" if cut else "")
 
 
-def html(text: Any) -> str:
+def html(text: object) -> str:
     """Text for HTML and XML (SVG): markup characters escaped, controls visible."""
     from html import escape
 
     return escape(terminal(text, keep_lines=True), quote=True)
 
 
-def mpl_text(text: Any) -> str:
+def mpl_text(text: object) -> str:
     """Text for matplotlib (titles, labels, legends): never parsed as mathtext."""
     return terminal(text, keep_lines=True).replace("$", r"\$")
 
@@ -93,7 +95,7 @@ def mpl_text(text: Any) -> str:
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_cell(value: Any) -> Any:
+def csv_cell(value: _T) -> _T | str:
     """A CSV cell a spreadsheet shows as text: strings starting like a formula get a leading
     ``'``. Numbers (including negative ones, which are not strings) are kept as they are."""
     if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
