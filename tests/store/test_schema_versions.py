@@ -141,7 +141,10 @@ def _later_versions(tmp_path: Path) -> Path:
     assert path is not None and path.parent == versions
     text_ = path.read_text()
     assert "op.add_column('vt_candidates', sa.Column('energy_j'" in text_
-    later = text_.replace(f"_vtatune_{__version__}", "_vtatune_9.9.0")
+    number = len(migrations.known()) + 1  # the new revision's own id only (not its parent's)
+    later = text_.replace(f"{number:04d}_vtatune_{__version__}",
+                          f"{number:04d}_vtatune_9.9.0")
+    assert later.count("_vtatune_9.9.0") == 2  # revision = "..." and the docstring's id
     path.write_text(later)
     migrations._chain.cache_clear()
     return versions
