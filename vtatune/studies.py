@@ -402,20 +402,12 @@ class NetworkRun:
 def run_network(job: NetworkSearch, *, trials: int, db: str | None, workers: int,
                 seed: int | None, timeout: float, warm_start: bool,
                 on_progress: Callable[[Any], None] | None = None) -> NetworkRun:
-    """Run the network search ``job`` (``networks.runner.run``; ``workers`` > 0) with its
-    designs mirrored into an Optuna study of the same name in the same database, for
-    optuna-dashboard (``search.dashboard.NetworkOptunaMirror``: a thread reading the store,
-    so the search never waits for it)."""
+    """Run the network search ``job`` (``networks.runner.run``; ``workers`` > 0); the run
+    mirrors its designs into an Optuna study of the same name in the same database, for
+    optuna-dashboard (``search.dashboard.NetworkOptunaMirror``)."""
     from vtatune.networks import runner
-    from vtatune.search.dashboard import NetworkOptunaMirror
-    from vtatune.store import normalize_url
 
-    n_obj = 2 if job.space.objective == "area-latency" else 1
-    mirror = NetworkOptunaMirror(normalize_url(db), job.study, job.space, n_obj)
-    try:
-        result = runner.run(job.space, sampler=job.sampler, trials=trials, study=job.study,
-                            db=db, workers=workers, seed=seed, timeout=timeout,
-                            warm_start=warm_start, on_progress=on_progress)
-    finally:
-        mirror.close()
-    return NetworkRun(result=result, mirror_error=mirror.error)
+    result = runner.run(job.space, sampler=job.sampler, trials=trials, study=job.study, db=db,
+                        workers=workers, seed=seed, timeout=timeout, warm_start=warm_start,
+                        on_progress=on_progress)
+    return NetworkRun(result=result, mirror_error=result.mirror_error)
