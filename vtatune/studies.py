@@ -289,11 +289,9 @@ class SearchJob:
         return hasattr(self.space, "network")
 
     def _runner(self) -> Any:
-        if self.network:
-            from vtatune.networks import runner
-        else:
-            from vtatune.search import runner  # type: ignore[no-redef]
-        return runner
+        from vtatune import kinds
+
+        return kinds.of_space(self.space).run_module()
 
     def check(self, db: str | None) -> None:
         """Before anything runs or is printed: ``UserError`` for an in-memory database,
