@@ -422,9 +422,11 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
     _check_run(trials, sampler, timeout, workers)
     if layer_trials is not None and layer_trials < 1:
         raise UserError(f"--layer-trials must be at least 1, got {layer_trials}")
-    if inner_sampler is not None and inner_sampler not in nspace.INNER_SAMPLERS:
+    from vtatune.search.samplers import layer_names
+
+    if inner_sampler is not None and inner_sampler not in layer_names():
         raise UserError(f"unknown --inner-sampler {shown(inner_sampler, 40)} (known: "
-                        f"{', '.join(nspace.INNER_SAMPLERS)})")
+                        f"{', '.join(layer_names())})")
     if latency is not None and latency != nspace.LATENCY:
         raise UserError(f"--latency {shown(latency, 40)}: a network search minimizes the "
                         f"{nspace.LATENCY} seconds of a network run (every layer run is one "
@@ -432,6 +434,7 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
                         "single-operator searches")
     if hw is not None and objective is None:
         objective = "latency"
+    from vtatune.models import sets as sets_of_models
     from vtatune.models.space import is_model_path, network_space
     from vtatune.networks import members
 
@@ -449,9 +452,9 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
         hw=hw, board=board, objective=objective, inner_trials=layer_trials,
         inner_sampler=inner_sampler, stock_vta=True if stock_vta else None)
     if sets:
-        sp = members.load_set(sets[0], **opts)
+        sp = sets_of_models.load_set(sets[0], **opts)
     elif len(paths) > 1 or weights is not None:
-        sp = members.load_members(paths, weights, **opts)
+        sp = sets_of_models.load_members(paths, weights, **opts)
     elif is_model_path(path := paths[0]):
         sp, _ = network_space(path, hw=hw, board=board, objective=objective,
                               inner_trials=layer_trials, inner_sampler=inner_sampler,

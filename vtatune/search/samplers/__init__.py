@@ -18,8 +18,9 @@ from vtatune.search.samplers._base import Observation, Params, Sampler
 if TYPE_CHECKING:
     from vtatune.search.space import SearchSpace
 
-__all__ = ["ENTRY_POINT_GROUP", "Observation", "Params", "Sampler", "described", "make", "names",
-           "register", "require"]
+__all__ = ["ENTRY_POINT_GROUP", "LAYER_ENTRY_POINT_GROUP", "Observation", "Params", "Sampler",
+           "described", "layer_class", "layer_names", "make", "names", "register",
+           "register_layer", "require"]
 
 #: Entry-point group of samplers (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "vtatune.samplers"
@@ -27,6 +28,15 @@ ENTRY_POINT_GROUP = "vtatune.samplers"
 #: Sampler name -> "module:Class", from the entry points and ``register``.
 _registry: dict[str, str] = {}
 _discovered = False
+
+#: Entry-point group of the inner samplers of a network search (``[inner] sampler``, how one
+#: design's layers are tuned: ``networks.tuner.LayerSampler`` subclasses taking the tuner's
+#: keywords), read as the outer samplers' group is.
+LAYER_ENTRY_POINT_GROUP = "vtatune.layer_samplers"
+#: Inner sampler name -> "module:Class": vtatune's own, then the group's and ``register_layer``.
+_layers: dict[str, str] = {"xgb": "vtatune.networks.tuner:RankedLayerSampler",
+                           "random": "vtatune.networks.tuner:RandomLayerSampler"}
+_layers_discovered = False
 
 
 def register(name: str, module: str, cls: str) -> None:
@@ -88,7 +98,45 @@ def _discover() -> None:
     if _discovered:
         return
     _discovered = True
+    _read_group(ENTRY_POINT_GROUP, _registry)
+
+
+def _read_group(group: str, into: dict[str, str]) -> None:
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        _registry.setdefault(ep.name, ep.value)
+    for ep in entry_points(group=group):
+        into.setdefault(ep.name, ep.value)
+
+
+# ---- inner samplers (one design's layers) -----------------------------------------------------
+
+def layer_names() -> tuple[str, ...]:
+    """Every inner sampler name (``--inner-sampler``, ``[inner] sampler``)."""
+    global _layers_discovered
+    if not _layers_discovered:
+        _layers_discovered = True
+        _read_group(LAYER_ENTRY_POINT_GROUP, _layers)
+    return tuple(_layers)
+
+
+def register_layer(name: str, module: str, cls: str) -> None:
+    """Make ``module.cls`` (a ``networks.tuner.LayerSampler`` subclass) the inner sampler
+    ``name``."""
+    target = f"{module}:{cls}"
+    if _layers.get(name, target) != target:
+        raise ValueError(f"inner sampler {name!r} is already registered as {_layers[name]}")
+    _layers[name] = target
+
+
+def layer_class(name: str) -> type[Sampler]:
+    """The inner sampler class called ``name`` (``UserError`` naming the known ones)."""
+    import importlib
+
+    if name not in layer_names():
+        raise UserError(f"unknown inner sampler {shown(name)} (known: "
+                        f"{', '.join(layer_names())})")
+    module, _, attr = _layers[name].partition(":")
+    cls = getattr(importlib.import_module(module), attr)
+    if not (isinstance(cls, type) and issubclass(cls, Sampler)):
+        raise TypeError(f"inner sampler {name!r} ({_layers[name]}) is not a Sampler subclass")
+    return cls
