@@ -205,7 +205,7 @@ def test_inner_samplers_are_samplers_named_as_the_space_file_allows(tiny) -> Non
         with pytest.raises(ValueError, match="already registered"):
             samplers.register_layer("xgb", "vtatune.networks.tuner", "RandomLayerSampler")
     finally:
-        samplers._layers.pop("again", None)
+        samplers.LAYER_SAMPLERS.registry.pop("again", None)
     tuner = _tuner(tiny, budget=6)
     for s in tuner.units.values():
         assert isinstance(s.sampler, Sampler) and s.sampler.name == "random"

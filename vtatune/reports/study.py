@@ -64,7 +64,7 @@ class Study:
     @property
     def finished(self) -> list[Any]:
         """The trials that are done (a network study's designs still running left out)."""
-        return self.of.finished(list(self.trials))
+        return [t for t in self.trials if self.of.finished(t)]
 
     @property
     def has_feasible(self) -> bool:
