@@ -31,7 +31,7 @@ from pathlib import Path
 BASE = "b689de0"
 #: Issue 32's base commit: operator and network studies still twins (two loops, kind switches).
 MERGE_BASE = "ebd9cab"
-#: A switch on a study's kind by its name (``kind == "network"``).
+#: A switch on a study's kind by its name (kind compared with "network" or "operator").
 KIND_SWITCH = re.compile(r"""kind\s*[!=]=\s*["'](network|operator)["']""")
 #: A definition named after networks outside ``vtatune/networks/``: most are the network twin
 #: of an operator function (``network_report_data`` beside ``report_data``).
@@ -178,7 +178,7 @@ def bench_kinds(root: Path | None = None, base: str = MERGE_BASE) -> list[tuple[
     (s0, d0), (s1, d1) = kind_figures(before), kind_figures(after)
     n0, n1 = count_lines(before), count_lines(after)
     return [(f"lines of Python in {what}", f"{n0:,} -> {n1:,} ({n1 - n0:+,})"),
-            (f"switches on a study's kind by name (`kind == \"network\"`) in {what}",
+            (f"switches on a study's kind by name (kind compared with a kind's name) in {what}",
              f"{s0} -> {s1}"),
             (f"network-named definitions outside `{PACKAGE}/networks/` in {what}",
              f"{d0} -> {d1}")]
