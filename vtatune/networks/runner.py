@@ -25,14 +25,9 @@ Per design (the outer sampler -- any ``--sampler`` -- proposes hardware paramete
    (area, seconds) (or seconds alone for a ``latency`` objective) or, for an infeasible or
    dominated design, a constraint violation.
 
-**Many processes, resume.** Designs are claimed as slots on the study's database exactly as an
-operator study's trials are (``Store.claim``): any number of processes, on any machines
-sharing the database, run one study; each claims the next design it starts (a design another
-process has is a repeat, never evaluated twice), learns the designs the others finished, and
-the study ends with exactly ``trials`` designs. Every layer result is committed as it arrives
-and linked to its design, and a finished design is committed with its slot; a design whose
-process died (``store.liveness``) is taken over by a live one with the layer results it had
-stored, so a rerun of a killed search continues where it stopped.
+**Many processes, resume** as for every study (``search.loop``): designs are claimed as
+slots; every layer result is committed as it arrives and linked to its design, and a design
+whose process died is taken over by a live one with the layer results it had stored.
 """
 
 from __future__ import annotations

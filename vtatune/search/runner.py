@@ -2,24 +2,12 @@
 ask the sampler, serve known candidates from the store, evaluate the rest in isolated workers,
 store every result, tell the sampler.
 
-A trial is a candidate new to the study, as AutoTVM never re-measures a visited config. A
-proposal that realizes to a candidate the study has already seen (tile log-positions map
-many-to-one onto legal knob values) is discarded and the sampler asked again; after
-``REPEATS_BEFORE_RANDOM`` repeats in a row — or when the sampler has nothing new to propose
-(a finished grid) — the slot takes a seeded random unseen candidate instead (the sampler
-learns its result like any other). Random parameters reach some candidates rarely or never,
-so after ``MAX_RANDOM_DRAWS`` fruitless draws the unseen candidates come from the space's
-enumeration (``search.enumeration``): every candidate is reachable, and the search says the
-space is exhausted only when each one has been evaluated.
-
-Screening: before a proposal becomes a trial its hardware design passes the cheap analytic
-checks (``search.screen``: ISA fields, stock VTA, board fit, area budget). A screened proposal
-is told to the sampler as infeasible (its violation, so model-based samplers learn the
-infeasible region) and counted with its reason, but it is no trial: ``trials`` counts
-candidates evaluated (or served from the store). Screened proposals in a row count as repeats
-towards ``REPEATS_BEFORE_RANDOM``, and the unseen candidates a slot falls back on skip
-screened designs, so a space with fewer candidates that pass than ``trials`` is exhausted, and
-the search says so.
+A trial is a candidate new to the study, as AutoTVM never re-measures a visited config
+(proposing, screening, repeats and unseen points: ``search.loop``). Random parameters reach
+some candidates rarely or never, so after ``MAX_RANDOM_DRAWS`` fruitless draws the unseen
+candidates come from the space's enumeration (``search.enumeration``): every candidate is
+reachable, and the search says the space is exhausted only when each one that passes the
+screen has been evaluated.
 
 Resuming: a study is continued by name until it holds the requested number of trials, and
 only for what it was made for (``study_identity``: workload, board, hardware, knobs,
