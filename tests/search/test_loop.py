@@ -32,9 +32,12 @@ def core(tiny, tmp_path):
         left = [p for p in every if not taken(key_of(p)[0])]
         return left[:1]
 
+    class Points:  # only what propose and claim ask of an evaluator
+        smp, screen = make("grid", hw_space, 2, 0), Screen(hw_space)
+
+    Points.key_of, Points.unseen = staticmethod(key_of), staticmethod(unseen)
     progress = lp.Progress(total=8)
-    c = lp.StudyLoop(store, "s", store.register_owner(), 60.0, make("grid", hw_space, 2, 0),
-                     Screen(hw_space), progress, key_of, unseen)
+    c = lp.StudyLoop(store, "s", store.register_owner(), 60.0, Points(), progress)  # type: ignore[arg-type]
     c.every = [key_of(p)[0] for p in every]
     return c
 
@@ -65,19 +68,141 @@ def test_a_held_key_is_a_repeat_and_a_full_study_says_so(core) -> None:
     assert granted == [] and refused == set() and full
 
 
-def test_callbacks_run_only_for_a_trial_this_process_stored(core) -> None:
+def test_callbacks_run_in_order_and_stop_at_a_trial_another_process_stored(core) -> None:
+    from vtatune.search.samplers import Observation
+
     (key, params, _), = core.propose(1, lambda key: False)
     (slot, _), = core.claim([(key, params, None)], 8)[0]
     calls = []
-    core.on_progress = lambda p: calls.append(("progress", p.done))
+    stored = iter([False, True])
 
-    def account():
-        core.progress.done += 1
-        calls.append(("account", core.progress.done))
+    class Store(lp.Callback):
+        def trial(self, loop, outcome):
+            calls.append("store")
+            return next(stored)
 
-    assert not core.finish(slot, False, params, None, account)  # another process stored it
-    assert calls == [] and core.mine == 0
+    class Count(lp.Callback):
+        def trial(self, loop, outcome):
+            calls.append("count")
+
+    core.callbacks = [Store(), lp.TellSampler(), Count()]
+    told = []
+    core.smp.tell = lambda p, obs: told.append(p)
+    rec = type("Rec", (), {"status": "ok"})()
+    out = lp.Outcome(slot.number, key, params, rec, Observation((1.0, 2.0), 0.0, "ok"),
+                     slot=slot)
+    assert not core.finish(out)  # another process stored it: nothing after the store
+    assert calls == ["store"] and told == [] and slot.number not in core.told
+    assert core.finish(out)
+    assert calls == ["store", "store", "count"] and told == [params]
+    assert slot.number in core.told
+
+
+class _NoWorkers:
+    """A pool for trials that need no worker (every job is done when it starts)."""
+
+    room = 1
+
+    def poll(self, wait_s: float = 0.0) -> list:
+        return []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def test_a_new_study_kind_is_one_evaluator(tiny, tmp_path) -> None:
+    """A kind whose trial is a hardware design judged by one dense layer's physical lower
+    bound (no compile): the loop proposes, claims, stores, tells, counts, resumes and says
+    when the 8-design space is exhausted; the evaluator says only what differs."""
+    from vtatune.hardware import boards
     from vtatune.search.samplers import Observation
+    from vtatune.simulator import bounds
+    from vtatune.store.records import CandidateRecord
+    from vtatune.workloads.registry import parse
 
-    assert core.finish(slot, True, params, Observation((1.0, 2.0), 0.0, "ok"), account)
-    assert calls == [("account", 1), ("progress", 1)] and core.mine == 1
+    hw_space, board = tiny.hw_space, boards.load(tiny.board)
+    wl = parse("dense", shape="1,32,16")
+
+    def bound(hw) -> int:
+        return int(bounds(wl.macs, wl.compulsory_bytes(hw), hw, board).cycles)
+
+    class Done(lp.Job):
+        def __init__(self, slot, rec):
+            self.slot, self.rec = slot, rec
+
+        def next(self):
+            return None
+
+        def tell(self, cand, rec, cached):
+            raise AssertionError("no candidate was asked for")
+
+        done = True
+
+        def outcome(self):
+            return lp.Outcome(self.slot.number, self.slot.key, self.slot.params, self.rec,
+                              slot=self.slot)
+
+    class BoundKind(lp.Evaluator):
+        sampler, context = "random", "bound"
+
+        def __init__(self):
+            self.smp, self.screen = make("random", hw_space, 1, 0), Screen(hw_space)
+            self.told = []
+
+        def open(self, loop, warm_start):
+            self.store = loop.store
+            self.store.create_or_load_study("b", "bound", {}, "random", "latency", board.name, 0)
+            return self.stored(set())
+
+        def key_of(self, params):
+            hw = hw_space.hardware(params)
+            return hw.key, hw
+
+        def unseen(self, taken):
+            kinds = hw_space.param_space()
+            every = [dict(zip(kinds, c, strict=True))
+                     for c in itertools.product(*(v for _, v in kinds.values()))]
+            return [p for p in every if not taken(self.key_of(p)[0])][:1]
+
+        def start(self, slot, hw):
+            hw = hw or hw_space.hardware(slot.params)
+            return Done(slot, CandidateRecord(
+                key=hw.key, workload="bound", hw_key=hw.key, hw=hw.log_params(),
+                hw_name=hw.name, knobs={}, status="ok", cycles=bound(hw), context="bound"))
+
+        def stored(self, exclude):
+            return [lp.Outcome(t.number, t.candidate.key, t.params, t.candidate)
+                    for t in self.store.trials("b") if t.number not in exclude]
+
+        def complete(self, outcome):
+            return self.store.complete(outcome.slot, outcome.record, "random", False, "bound")
+
+        def observation(self, rec):
+            self.told.append(rec.key)
+            return Observation((float(rec.cycles),), 0.0, "ok")
+
+        def count(self, progress, outcome):
+            progress.done += 1
+            progress.evaluated += outcome.own
+            progress.best_cycles = min(progress.best_cycles or outcome.record.cycles,
+                                       outcome.record.cycles)
+
+        def pool(self, workers, timeout):
+            return _NoWorkers()
+
+    db = f"sqlite:///{tmp_path / 'b.sqlite'}"
+    first = BoundKind()
+    r = lp.run(first, trials=5, study="b", db=db)
+    trials = Store(db).trials("b")
+    assert r.trials == r.new_trials == r.evaluated == 5 and not r.exhausted
+    assert len({t.candidate.key for t in trials}) == 5 and len(first.told) == 5
+    for t in trials:  # what was stored is what the kind measured, for the design proposed
+        assert t.candidate.cycles == bound(hw_space.hardware(t.params))
+    assert r.best_cycles == min(t.candidate.cycles for t in trials)
+    again = BoundKind()
+    r = lp.run(again, trials=9, study="b", db=db)  # resumed: the 5 replayed, 3 more, no 9th
+    assert r.trials == 8 and r.new_trials == 3 and r.exhausted and len(again.told) == 8
+    assert len({t.candidate.key for t in Store(db).trials("b")}) == 8
