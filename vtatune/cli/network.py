@@ -57,10 +57,14 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
     sp, sampler, name = job.space, job.sampler, job.study
 
     plural = "s" if workers != 1 else ""
+    per = sp.evaluations_per_design
+    why = ("" if per == sp.inner.trials else
+           f" (at least {sp.inner.min_per_layer} for each of "
+           f"{formats.counted(len(sp.units), 'distinct layer')})")
     header = (f"search {name}: network {sp.network.name} "
               f"({formats.counted(len(sp.network.layers), 'layer')}), up to "
               f"{formats.counted(trials, 'design')} of "
-              f"{formats.counted(sp.inner.trials, 'layer evaluation')}, sampler {sampler} "
+              f"{formats.counted(per, 'layer evaluation')}{why}, sampler {sampler} "
               f"(inner {sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
               f"worker{plural}; db {_display_url(db)}")
     with console.Progress(name, trials, header=header, quiet=quiet,
@@ -101,7 +105,7 @@ def _display_url(db: str | None) -> str:
 
 
 def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
-    from vtatune.networks.summary import summarize
+    from vtatune.networks.summary import best_text, summarize
     from vtatune.reports.data import WEIGHTED_SUM
     from vtatune.store import Store
 
@@ -122,13 +126,12 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             **({"networks": data["networks"], "objective_latency": WEIGHTED_SUM}
                if "networks" in data else {})})
         return
-    best = data["best_seconds"]
+    best = best_text(data)
     console.line(f"study {result.study}: {formats.counted(data['trials'], 'design')} "
                  f"({result.new_trials} new; "
                  f"{result.evaluated} layer candidates evaluated, {result.cached} from the "
                  f"store) in {result.elapsed_s:.1f} s; {data['feasible']} feasible"
-                 + (f"; best {1e3 * best:.3f} ms ({data['best_cycles']:,} cycles)"
-                    if best is not None else ""))
+                 + (f"; {best}" if best is not None else ""))
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != Status.OK)
     if others:
         console.line(f"not feasible: {others}")
