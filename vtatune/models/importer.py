@@ -109,9 +109,9 @@ class ImportedModel:
 
 
 def shape_text(wl: Workload) -> str:
-    """The workload's shape as ``--shape`` takes it (its ``SHAPE`` fields, in order)."""
-    fields = [f.lower() for f in wl.SHAPE.split(",")]
-    return ",".join(str(getattr(wl, f)) for f in fields)
+    """The workload's shape as ``--shape`` takes it (its ``SHAPE`` fields, in order; a
+    convolution padded per axis writes PAD as ``PAD_HxPAD_W``)."""
+    return ",".join(wl.shape_fields())
 
 
 def import_model(path: str | Path, *, batch: int | None = None, name: str | None = None

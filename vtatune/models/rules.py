@@ -13,12 +13,15 @@ The mapping, against what each vtatune operator takes (``vtatune/workloads/*.py`
 
 - ``Conv`` / ``ConvInteger`` / ``QLinearConv`` (and onnxruntime's ``com.microsoft``
   ``QLinearConv``, NCHW or ``channels_last``, and ``FusedConv``): group 1 -> ``conv2d``,
-  other groups
-  (depthwise included) -> ``group_conv2d``. Both take one symmetric padding and one stride for
-  both axes, any ``KH x KW`` kernel, no dilation; the DMA engine pads at most 15 rows or
-  columns (4-bit pad fields).
-- ``ConvTranspose`` -> ``conv2d_transpose``: one group, one symmetric padding, one stride, no
-  dilation, no ``output_padding`` (the output is ``(H - 1) * S - 2 * PAD + K``).
+  other groups (depthwise included) -> ``group_conv2d``. Both take a padding per axis, the
+  same before and after (rows above and below, columns left and right: Inception's 1x7 pads
+  ``(0, 3)``), one stride for both axes, any ``KH x KW`` kernel, no dilation; the DMA engine
+  pads at most 15 rows or columns (4-bit pad fields). A padding that differs before and after
+  on an axis (``SAME_UPPER`` at stride 2, ``pads [0, 0, 1, 1]``) is refused as "asymmetric
+  padding".
+- ``ConvTranspose`` -> ``conv2d_transpose``: one group, a padding per axis (the same before
+  and after), one stride, no dilation, no ``output_padding`` (the output is
+  ``(H - 1) * S - 2 * PAD_H + KH`` by ``(W - 1) * S - 2 * PAD_W + KW``).
 - ``Gemm`` (``transA`` 0, constant ``B``), ``MatMul`` / ``MatMulInteger`` / ``QLinearMatMul``
   of a 2-D input by a constant 2-D weight -> ``dense`` ``M,K,N``; so are onnxruntime's
   ``com.microsoft`` ``QGemm`` (int8 ``Gemm``), ``FusedGemm``, ``DynamicQuantizeMatMul`` and
@@ -130,8 +133,8 @@ def _split_pads(totals: list[int], auto: str) -> tuple[int, ...]:
 
 
 def _common(a: dict[str, Any], rank: int, kernel: tuple[int, ...],
-            spatial: tuple[int, ...], what: str) -> tuple[int, int] | Refusal:
-    """``(pad, stride)`` of a 2-D convolution VTA can run, or why it cannot."""
+            spatial: tuple[int, ...], what: str) -> tuple[int, int, int] | Refusal:
+    """``(pad_h, pad_w, stride)`` of a 2-D convolution VTA can run, or why it cannot."""
     if rank != 4:
         return Refusal(f"{rank - 2}-D {what}: VTA runs 2-D convolutions (NCHW)")
     dil = tuple(a.get("dilations", (1, 1)))
@@ -144,10 +147,13 @@ def _common(a: dict[str, Any], rank: int, kernel: tuple[int, ...],
     pads = _pads(a, spatial, kernel, strides)
     if isinstance(pads, Refusal):
         return pads
-    if len(set(pads)) != 1:
+    top, left, bottom, right = pads
+    if (top, left) != (bottom, right):
         return Refusal(f"asymmetric padding (pads {list(pads)}: top, left, bottom, right): "
-                       f"vtatune's {what} pads every side alike")
-    return pads[0], strides[0]
+                       f"the padding before and after differs on an axis; vtatune's {what} "
+                       "(as VTA's template) pads rows alike above and below and columns "
+                       "alike left and right")
+    return top, left, strides[0]
 
 
 def _shapes(node: Any, g: ModelGraph, x: int, w: int, channels_last: bool = False
@@ -193,19 +199,20 @@ def _conv(node: Any, g: ModelGraph, x: int, w: int) -> Workload | Refusal:
     common = _common(a, len(xd), wd[2:], xd[2:], "conv2d")
     if isinstance(common, Refusal):
         return common
-    pad, stride = common
+    pad_h, pad_w, stride = common
     n, c, h, wi = xd
     m, cg, kh, kw = wd
     group = int(a.get("group", 1))
     if group < 1 or cg * group != c:
         return Refusal(f"weight {_show(wd)} with group {group} does not match {c} input "
                        "channels")
-    if pad > MAX_PAD:
-        return Refusal(f"padding {pad}: VTA's load engine pads at most {MAX_PAD}")
+    if max(pad_h, pad_w) > MAX_PAD:
+        return Refusal(f"padding {max(pad_h, pad_w)}: VTA's load engine pads at most "
+                       f"{MAX_PAD}")
     if group == 1:
-        wl: Workload = Conv2d(n, c, h, wi, m, kh, kw, pad, stride)
+        wl: Workload = Conv2d(n, c, h, wi, m, kh, kw, pad_h, stride, pad_w=pad_w)
     else:
-        wl = GroupConv2d(n, c, h, wi, m, kh, kw, pad, stride, group)
+        wl = GroupConv2d(n, c, h, wi, m, kh, kw, pad_h, stride, group, pad_w=pad_w)
     return (_check_output(node, g, (n, m, wl.oh, wl.ow), last)  # type: ignore[attr-defined]
             or wl)
 
@@ -266,8 +273,8 @@ def conv_transpose(node: Any, g: ModelGraph) -> Workload | Refusal:
     common = _common(b, 4, (kh, kw), (h, w), what)
     if isinstance(common, Refusal):
         return common
-    pad, stride = common
-    wl = Conv2dTranspose(n, c, h, w, m, kh, kw, pad, stride)
+    pad_h, pad_w, stride = common
+    wl = Conv2dTranspose(n, c, h, w, m, kh, kw, pad_h, stride, pad_w=pad_w)
     return _check_output(node, g, (n, m, wl.oh, wl.ow)) or wl
 
 
