@@ -362,3 +362,17 @@ def test_shapes_onnx_cannot_compute_keep_what_the_model_states(tmp_path) -> None
     m.ir_version = 8
     imp = import_model(save(m, tmp_path / "custom.onnx"))
     assert [la.workload for la in imp.layers] == [Conv2d(1, 16, 7, 7, 8, 1, 1, 0, 1)]
+
+
+def test_a_node_reading_one_value_twice(tmp_path) -> None:
+    # onnxruntime's QLinearConcat of a tensor with itself (torch.cat([x, x])): inputs repeat
+    net = _Net()
+    s, z = _q(net, "in")
+    x = net.op("QuantizeLinear", ["x", s, z])
+    cat = net.op("QLinearConcat", [*_q(net, "o"), x, s, z, x, s, z], domain=MS, axis=1)
+    y = _qconv(net, cat, "c", 32, 8, 3)
+    m = model(net.nodes, {"x": [1, 16, 10, 10]}, net.inits, out=y)
+    m.opset_import.append(helper.make_opsetid(MS, 1))
+    imp = import_model(save(m, tmp_path / "twice.onnx"))
+    assert imp.graph.shape(cat) == (1, 32, 10, 10)
+    assert [la.workload for la in imp.layers] == [Conv2d(1, 32, 10, 10, 8, 3, 3, 1, 1)]

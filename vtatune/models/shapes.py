@@ -211,6 +211,7 @@ class _Pass:
             if not any(t.name == i.name for t in g.initializer):
                 self.values.pop(i.name, None)
         self.imports = list(model.opset_import)
+        self.evaluators: dict[tuple[Any, ...], Any] = {}
 
     def run(self, order: list[int]) -> None:
         nodes = self.model.graph.node
@@ -270,10 +271,9 @@ class _Pass:
                       or int(np.prod(d)) > MAX_VALUE_ELEMENTS):
                 return
         try:
-            from onnx.reference import ReferenceEvaluator
-
-            ev = ReferenceEvaluator(node, opsets={"": self.opset})
-            results = ev.run(None, {v: self.values[v] for v in inputs})
+            ev, names = self._evaluator(node)
+            results = ev.run(None, {k: self.values[v] for k, v in zip(names, node.input,
+                                                                      strict=True) if v})
         except Exception:  # noqa: BLE001 - a node the reference cannot run stays unfolded
             return
         for o, r in zip(node.output, results, strict=False):
@@ -281,6 +281,24 @@ class _Pass:
                 r = np.asarray(r)
                 if r.size <= MAX_VALUE_ELEMENTS:
                     self._set_value(o, r)
+
+    def _evaluator(self, node: Any) -> tuple[Any, list[str]]:
+        """``onnx.reference``'s evaluator of ``node`` with its inputs renamed ``i0, i1, ...``
+        (and those names), one per operator and attributes: exporters repeat the same shape
+        arithmetic node many times."""
+        import onnx
+        from onnx.reference import ReferenceEvaluator
+
+        names = [f"i{k}" if v else "" for k, v in enumerate(node.input)]
+        key = (node.op_type, tuple(names), len(node.output),
+               tuple(a.SerializeToString() for a in node.attribute))
+        ev = self.evaluators.get(key)
+        if ev is None:
+            canon = onnx.helper.make_node(node.op_type, names,
+                                          [f"o{k}" for k in range(len(node.output))])
+            canon.attribute.extend(node.attribute)
+            ev = self.evaluators[key] = ReferenceEvaluator(canon, opsets={"": self.opset})
+        return ev, names
 
     def _set_value(self, name: str, value: Any) -> None:
         import onnx
@@ -313,7 +331,7 @@ class _Pass:
             schema = onnx.defs.get_schema(node.op_type, self._version(imports, node.domain),
                                           node.domain)
             types = {v: self.types[v] for v in node.input if v and v in self.types}
-            if len(types) != len([v for v in node.input if v]):
+            if len(types) != len({v for v in node.input if v}):
                 return {}
             data = {v: onnx.numpy_helper.from_array(self.values[v], v)
                     for v in node.input if v in self.values}
