@@ -303,9 +303,12 @@ class _Pass:
     def _set_value(self, name: str, value: Any) -> None:
         import onnx
 
+        try:
+            elem = onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+        except (KeyError, TypeError, ValueError):
+            return  # a value no ONNX tensor type holds (strings as objects): not a shape
         self.values[name] = value
-        t = onnx.helper.make_tensor_type_proto(
-            onnx.helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape))
+        t = onnx.helper.make_tensor_type_proto(elem, list(value.shape))
         if not _known(self.types.get(name)):
             self._set_type(name, t)
 
