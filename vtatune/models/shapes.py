@@ -98,7 +98,6 @@ class Inferred:
 
     model: Any  # onnx.ModelProto with every computed shape in value_info
     values: dict[str, Any] = field(default_factory=dict)  # value -> numpy array (folded)
-    improved: int = 0  # values whose shape only vtatune's pass computed
     stale: list[tuple[str, str, str]] = field(default_factory=list)  # (value, stated, computed)
 
 
@@ -206,10 +205,8 @@ class _Pass:
             v = _tensor_value(t)
             if v is not None:
                 self.values[t.name] = v
-        # a graph input with an initializer of its name is a default value, not a constant
-        for i in g.input:
-            if not any(t.name == i.name for t in g.initializer):
-                self.values.pop(i.name, None)
+        # (an initializer that is also a graph input is read as its value, as graph.load's
+        # constants do: IR 3 models list every initializer as an input)
         self.imports = list(model.opset_import)
         self.evaluators: dict[tuple[Any, ...], Any] = {}
 
@@ -425,7 +422,6 @@ class _Pass:
             self.infos[name] = vi
         vi.type.CopyFrom(t)
         self.types[name] = vi.type
-        self.out.improved += 1
 
 
 def _better(new: Any, old: Any) -> bool:
