@@ -320,10 +320,14 @@ class SearchJob:
         sp, plural = self.space, "s" if workers != 1 else ""
         what = formats.counted(trials, "trial")
         if self.network:
+            per = sp.evaluations_per_design
+            why = ("" if per == sp.inner.trials else
+                   f" (at least {sp.inner.min_per_layer} for each of "
+                   f"{formats.counted(len(sp.units), 'distinct layer')})")
             what = (f"network {sp.network.name} "
                     f"({formats.counted(len(sp.network.layers), 'layer')}), up to "
                     f"{formats.counted(trials, 'design')} of "
-                    f"{formats.counted(sp.inner.trials, 'layer evaluation')}")
+                    f"{formats.counted(per, 'layer evaluation')}{why}")
             return (f"search {self.study}: {what}, sampler {self.sampler} (inner "
                     f"{sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
                     f"worker{plural}; db {db}")

@@ -139,3 +139,22 @@ def test_bad_sets_and_duplicates_are_one_line(capsys, tmp_path, files) -> None:
         rc, out, err = _run(capsys, "search", *argv, "--db",
                             f"sqlite:///{tmp_path / 'e.sqlite'}")
         assert rc == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_announced_evaluations_and_the_best_line_are_true(capsys, tmp_path, files) -> None:
+    """The start line's layer evaluations per design are what each design gets (here the
+    minimum over 3 distinct layers, 2 each, exceeds --layer-trials 4), and the last line's
+    best ms and cycles are one design's."""
+    db = f"sqlite:///{tmp_path / 'b.sqlite'}"
+    rc, out, err = _run(capsys, "search", str(files[0]), "--trials", "2", "--layer-trials",
+                        "4", "--sampler", "random", "--seed", "1", "--workers", "1", "--db",
+                        db)
+    assert rc == 0, err
+    text = out + err
+    assert "of 6 layer evaluations (at least 2 for each of 3 distinct layers)" in text, text
+    trials = [t for t in Store(db).network_trials("network-tiny-random") if t.feasible]
+    assert trials and all(t.evaluated + t.cached == 6 for t in trials)
+    best = min(trials, key=lambda t: t.seconds)
+    line = next(ln for ln in out.splitlines() if ln.startswith("study "))
+    assert line.endswith(f"best (least end-to-end latency): {1e3 * best.seconds:,.3f} ms, "
+                         f"trial {best.number} ({best.cycles:,} cycles)"), line

@@ -270,3 +270,20 @@ def test_a_non_square_design_has_no_name_and_an_empty_log(tmp_path) -> None:
     assert report.ok, report.failed
     assert "no records: non-square GEMM" in next(c.detail for c in report.checks
                                                   if c.name == "autotvm")
+
+
+def test_padding_per_axis_is_relays_four_way_padding() -> None:
+    k = {"tile_b": 1, "tile_h": 17, "tile_w": 17, "tile_ci": 1, "tile_co": 1,
+         "oc_nthread": 1, "h_nthread": 1}
+    seven_by_one = Conv2d(1, 16, 17, 17, 16, 7, 1, 3, 1, pad_w=0)
+    assert at.task_of(seven_by_one, PYNQ, k).args[3] == [3, 0, 3, 0]  # top, left, bottom, right
+    # symmetric layers keep the workload they always had
+    assert at.task_of(Conv2d(1, 16, 17, 17, 16, 3, 3, 1, 1), PYNQ, k).args[3] == [1, 1, 1, 1]
+    # VTA's template pads nothing when it pads no rows (vta_conv2d.py `if padding[0]`; seen
+    # with VTA's compiler: padding (0, 3, 0, 3) of a 17x17 input by 1x7 gives 17x11)
+    with pytest.raises(at.NotInTemplate, match="pads columns only when it pads rows"):
+        at.task_of(Conv2d(1, 16, 17, 17, 16, 1, 7, 0, 1, pad_w=3), PYNQ, k)
+    transposed = Conv2dTranspose(1, 64, 4, 4, 32, 4, 4, 1, 2, pad_w=0)  # 8 x 10 output
+    task = at.task_of(transposed, PYNQ, {**k, "tile_h": 8, "tile_w": 10, "tile_ci": 4,
+                                         "tile_co": 2})
+    assert task.args[3] == [1, 0, 1, 0]

@@ -39,8 +39,13 @@ def test_depthwise_and_grouped_are_group_conv2d(tmp_path) -> None:
 def test_non_square_kernel_is_a_layer(tmp_path) -> None:
     # conv2d takes KH and KW apart (Inception's 1x7): a layer, not a refusal
     wl = _read(conv_model([1, 16, 17, 17], (16, 16, 1, 7), pads=[0, 3, 0, 3]), tmp_path)
-    assert isinstance(wl, rules.Refusal)  # pads differ between axes: one PAD cannot say it
-    assert "asymmetric padding" in wl.reason
+    assert wl == Conv2d(1, 16, 17, 17, 16, 1, 7, 0, 1, pad_w=3)  # per axis, as VTA's template
+    assert (wl.oh, wl.ow) == (17, 17) and wl.signature.endswith("_k1x7_p0x3_s1")
+    wl = _read(conv_model([1, 16, 17, 17], (16, 16, 7, 1), pads=[3, 0, 3, 0]), tmp_path)
+    assert wl == Conv2d(1, 16, 17, 17, 16, 7, 1, 3, 1, pad_w=0)
+    wl = _read(conv_model([1, 32, 17, 17], (32, 4, 1, 3), pads=[0, 1, 0, 1], group=8),
+               tmp_path)
+    assert wl == GroupConv2d(1, 32, 17, 17, 32, 1, 3, 0, 1, 8, pad_w=1)
     wl = _read(conv_model([1, 16, 17, 17], (16, 16, 1, 3), pads=[0] * 4), tmp_path)
     assert wl == Conv2d(1, 16, 17, 17, 16, 1, 3, 0, 1)
 
@@ -52,6 +57,8 @@ def test_non_square_kernel_is_a_layer(tmp_path) -> None:
      "asymmetric padding"),
     ({"auto_pad": "SAME_UPPER", "strides": [2, 2]}, [1, 16, 28, 28], (16, 16, 3, 3),
      "asymmetric padding (pads [0, 0, 1, 1]"),
+    ({"pads": [1, 0, 2, 0]}, [1, 16, 28, 28], (16, 16, 3, 3),
+     "the padding before and after differs on an axis"),
     ({}, [1, 16, 28], (16, 16, 3), "1-D conv2d"),
     ({}, [1, 4, 8, 8, 8], (4, 4, 3, 3, 3), "3-D conv2d"),
     ({"pads": [16] * 4}, [1, 16, 8, 8], (16, 16, 3, 3), "pads at most 15"),

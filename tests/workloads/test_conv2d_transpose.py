@@ -79,8 +79,8 @@ def test_sub_pixel_packing_computes_the_same_sums(shape, hwname: str) -> None:
     x, w = _inputs(wl, 1)
     d, k = wl.pack_inputs(x, w, hw)
     assert d.shape == wl.packed_shapes(hw)["data"] and k.shape == wl.packed_shapes(hw)["kernel"]
-    top, bottom, oy = wl._pads(wl.kh, wl.h, wl.oh)
-    left, right, ox = wl._pads(wl.kw, wl.w, wl.ow)
+    top, bottom, oy = wl._pads(wl.kh, wl.h, wl.oh, wl.pad)
+    left, right, ox = wl._pads(wl.kw, wl.w, wl.ow, wl.pad_cols)
     dp = np.pad(d.astype(np.int64), ((0, 0), (0, 0), (top, bottom), (left, right), (0, 0),
                                      (0, 0)))
     ty, tx = wl.taps

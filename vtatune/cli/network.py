@@ -13,7 +13,7 @@ from vtatune.statuses import Status
 
 
 def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
-    from vtatune.networks.summary import summarize
+    from vtatune.networks.summary import best_text, summarize
     from vtatune.reports.data import WEIGHTED_SUM
     from vtatune.store import Store
 
@@ -34,13 +34,12 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             **({"networks": data["networks"], "objective_latency": WEIGHTED_SUM}
                if "networks" in data else {})})
         return
-    best = data["best_seconds"]
+    best = best_text(data)
     console.line(f"study {result.study}: {formats.counted(data['trials'], 'design')} "
                  f"({result.new_trials} new; "
                  f"{result.evaluated} layer candidates evaluated, {result.cached} from the "
                  f"store) in {result.elapsed_s:.1f} s; {data['feasible']} feasible"
-                 + (f"; best {1e3 * best:.3f} ms ({data['best_cycles']:,} cycles)"
-                    if best is not None else ""))
+                 + (f"; {best}" if best is not None else ""))
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != Status.OK)
     if others:
         console.line(f"not feasible: {others}")

@@ -41,7 +41,8 @@ LayerOption = Annotated[
 ShapeOption = Annotated[
     str | None,
     typer.Option("--shape", help="The operator's shape, e.g. conv2d "
-                 "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE; dense M,K,N (`vtatune operators`)."),
+                 "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE; dense M,K,N (`vtatune operators`); a "
+                 "convolution padded per axis: PAD as PAD_HxPAD_W, e.g. 0x3."),
 ]
 KnobsOption = Annotated[
     str | None,

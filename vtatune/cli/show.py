@@ -68,6 +68,7 @@ def show_network(study: Study, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.report import host_ops_json
     from vtatune.escaping import terminal
+    from vtatune.networks.summary import best_text
     from vtatune.reports.data import WEIGHTED_SUM, host_ops_text
 
     info, host_ops, members = study.info, study.host_ops, study.networks
@@ -87,11 +88,10 @@ def show_network(study: Study, json_: bool) -> None:
                      + f"; latency: the {WEIGHTED_SUM} ("
                      + " + ".join(f"{m.weight:g} x {m.network}" for m in members) + ")")
     others = ", ".join(f"{k} {v}" for k, v in data["statuses"].items() if k != Status.OK)
-    best = data["best_seconds"]
+    best = best_text(data)
     console.line(f"{formats.counted(data['trials'], 'design')}, {data['feasible']} feasible"
                  + (f" (not feasible: {others})" if others else "")
-                 + (f", best {ms_of(best)} ms ({formats.cycles(data['best_cycles'])} cycles)"
-                    if best is not None else "")
+                 + (f"; {best}" if best is not None else "")
                  + f"; {data['evaluated']} layer candidates evaluated, {data['cached']} from "
                  "the store" + (f"; {data['running']} design(s) interrupted (rerun the search "
                                 "to continue)" if data["running"] else ""))

@@ -31,7 +31,7 @@ each split's entities ordered by its inner factor over the divisors of its exten
 non-square GEMM; depthwise and other grouped layers whose groups do not fill whole BLOCK
 tiles (VTA's ``group_conv2d_packed`` needs them; it runs depthwise layers on the CPU); a tile
 that does not divide its axis (AutoTVM's splits are exact factors; vtatune's tail tiles are
-not in VTA's space).
+not in VTA's space); a convolution padding columns but no rows (``_padding``).
 
 The record's time is vtatune's simulation of vtatune's program for these knobs; VTA's own
 lowering of the same knobs is a different program (the loop order of its templates, its
@@ -162,6 +162,20 @@ def _tiles(n: int, block: int) -> int:
     return -(-n // block)
 
 
+def _padding(wl: Any, transpose: bool = False) -> list[int]:
+    """Relay's 4-way padding (top, left, bottom, right) of a convolution padded per axis.
+
+    ``conv2d_packed`` and ``group_conv2d_packed`` pad ``padding[0]`` rows and ``padding[1]``
+    columns, but only ``if padding[0]`` (``vta_conv2d.py``, ``vta_group_conv2d.py``): with no
+    rows of padding they pad no columns either and compute a narrower output than Relay's
+    (its type says ``W + 2 * PAD_W - KW + 1`` columns), so such a layer is not in the
+    template. ``conv2d_transpose_packed`` reads all four (``get_pad_tuple``)."""
+    if not transpose and wl.pad == 0 and wl.pad_cols > 0:
+        raise NotInTemplate(f"padding 0 rows x {wl.pad_cols} columns: VTA's template pads "
+                            "columns only when it pads rows (vta_conv2d.py: `if padding[0]`)")
+    return [wl.pad, wl.pad_cols, wl.pad, wl.pad_cols]
+
+
 def _conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
     """``conv2d_packed.vta`` (``vta_conv2d.py``): args data, kernel, strides, padding,
     dilation, layout, out_dtype; knobs tile_b, tile_h, tile_w, tile_ci, tile_co, oc_nthread,
@@ -171,7 +185,7 @@ def _conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
                                                                              hw.block_out)
     args = [_tensor((b, ci, wl.h, wl.w, hw.batch, hw.block_in), hw.inp_dtype),
             _tensor((co, ci, wl.kh, wl.kw, hw.block_out, hw.block_in), hw.wgt_dtype),
-            [wl.stride, wl.stride], [wl.pad] * 4, [1, 1],
+            [wl.stride, wl.stride], _padding(wl), [1, 1],
             f"NCHW{hw.batch}n{hw.block_in}c", hw.acc_dtype]
     entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci, co, k, k["tile_co"]))
     return Task("conv2d_packed.vta", args, entity, index)
@@ -218,7 +232,7 @@ def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
     args = [_tensor((b, wl.cin // hw.block_in, wl.h, wl.w, hw.batch, hw.block_in),
                     hw.inp_dtype),
             _tensor((co, ci_g, wl.kh, wl.kw, hw.block_out, hw.block_in), hw.wgt_dtype),
-            [wl.stride, wl.stride], [wl.pad] * 4, [1, 1], wl.groups, hw.acc_dtype]
+            [wl.stride, wl.stride], _padding(wl), [1, 1], wl.groups, hw.acc_dtype]
     entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci_g, co, k, tile))
     return Task("group_conv2d_packed.vta", args, entity, index)
 
@@ -232,7 +246,7 @@ def _conv2d_transpose(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
                                                                              hw.block_out)
     args = [_tensor((b, ci, wl.h, wl.w, hw.batch, hw.block_in), hw.inp_dtype),
             _tensor((co, ci, wl.kh, wl.kw, hw.block_out, hw.block_in), hw.wgt_dtype),
-            [wl.stride, wl.stride], [wl.pad] * 4, hw.acc_dtype, [0, 0]]
+            [wl.stride, wl.stride], _padding(wl, transpose=True), hw.acc_dtype, [0, 0]]
     entity, index = config_of(_conv_knobs(b, wl.oh, wl.ow, ci, co, k, k["tile_co"]))
     return Task("conv2d_transpose_packed.vta", args, entity, index)
 

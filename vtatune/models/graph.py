@@ -3,9 +3,10 @@
 ``load`` reads the file without its weights (``reader``), refuses what it cannot read (an IR
 version or opset newer than the installed ``onnx`` knows, a graph whose values are read before
 anything produces them or that has a cycle, an external data file that is missing), fixes a
-batch dimension that is not fixed to ``--batch``, and runs ONNX shape inference
-(``onnx.shape_inference.infer_shapes`` with data propagation, so shapes computed by
-``Shape``/``Gather``/``Concat`` chains resolve). Every problem is one ``ModelError`` line.
+batch dimension that is not fixed to ``--batch``, and computes every value's shape from the
+inputs (``shapes``: ONNX shape inference, then shape arithmetic folded on constants and
+onnxruntime's contrib operators inferred as their float counterparts). Every problem is one
+``ModelError`` line.
 
 External data (weights saved beside the model, ``save_as_external_data=True``) is never read
 for the weights: a tensor's shape is in the model. Each external file that a tensor used by the
@@ -27,13 +28,9 @@ from typing import Any
 
 from vtatune.errors import ModelError
 from vtatune.escaping import shown
-from vtatune.models import reader
+from vtatune.models import reader, shapes
+from vtatune.models.shapes import NOT_FOLDABLE, ONNX_DOMAINS
 
-#: The ONNX operator domain's names.
-ONNX_DOMAINS = ("", "ai.onnx")
-#: Operators whose outputs change between runs even on constant inputs (never folded).
-NOT_FOLDABLE = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike",
-                          "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"})
 #: Largest batch ``--batch`` takes.
 MAX_BATCH = 4096
 
@@ -78,13 +75,20 @@ def load(path: str | Path, batch: int | None = None) -> ModelGraph:
     graph = model.graph
     if not graph.node:
         raise ModelError(f"{label} has no graph nodes: not an ONNX model, or an empty one")
-    nodes = _topological(graph, label)
+    order = _topological(graph, label)
+    nodes = [graph.node[i] for i in order]
     used = {v for n in nodes for v in n.input if v} | {o.name for o in graph.output}
     external = _check_external(graph, path, used, label)
     batch, note = _fix_batch(graph, batch, label)
-    model = _infer(model, label)
+    inferred = shapes.infer(model, opset, order, label)
+    model = inferred.model
     graph = model.graph
-    shapes, dtypes = _shapes(graph)
+    if inferred.stale:
+        name, was, now = inferred.stale[0]
+        note += (f"; {len(inferred.stale)} inner shape(s) the model states differ from those "
+                 f"computed from its input (e.g. {shown(name, 40)}: {was}, computed {now}) "
+                 "and were recomputed")
+    shape_of, dtypes = _shapes(graph)
     initializers = frozenset(t.name for t in graph.initializer) | frozenset(
         s.values.name for s in graph.sparse_initializer)
     consumers: dict[str, list[int]] = {}
@@ -103,12 +107,13 @@ def load(path: str | Path, batch: int | None = None) -> ModelGraph:
                 and all(not v or v in constants for v in n.input)
                 and not any(a.g.node or a.graphs for a in n.attribute)):
             constants.update(v for v in n.output if v)
+    constants.update(inferred.values)  # shape arithmetic folded: values known at load
     # a graph input is never constant, even with an initializer of its name (a default value)
     constants -= {i.name for i in graph.input if i.name not in initializers}
     return ModelGraph(
         path=path, model=model, fingerprint=stripped.fingerprint,
         file_bytes=stripped.file_bytes, opset=opset, batch=batch, batch_note=note,
-        nodes=tuple(nodes), shapes=shapes, dtypes=dtypes, constants=frozenset(constants),
+        nodes=tuple(nodes), shapes=shape_of, dtypes=dtypes, constants=frozenset(constants),
         initializers=initializers,
         consumers={k: tuple(v) for k, v in consumers.items()}, producer=producer,
         external_files=external)
@@ -137,9 +142,9 @@ def _check_versions(model: Any, label: str) -> int:
     return opset
 
 
-def _topological(graph: Any, label: str) -> list[Any]:
-    """The graph's nodes in an order where every value is produced before it is read;
-    ``ModelError`` for a value nothing produces, a value produced twice, or a cycle."""
+def _topological(graph: Any, label: str) -> list[int]:
+    """The graph's nodes (indices) in an order where every value is produced before it is
+    read; ``ModelError`` for a value nothing produces, a value produced twice, or a cycle."""
     defined = {i.name for i in graph.input} | {t.name for t in graph.initializer} | {
         s.values.name for s in graph.sparse_initializer} | {""}
     producer: dict[str, int] = {}
@@ -181,9 +186,9 @@ def _topological(graph: Any, label: str) -> list[Any]:
     seen: set[str] = set()
     for n in graph.node:
         if any(v in producer and v not in seen for v in n.input):
-            return [graph.node[i] for i in order]
+            return order
         seen.update(n.output)
-    return list(graph.node)
+    return list(range(len(graph.node)))
 
 
 def _name(node: Any, i: int) -> str:
@@ -300,19 +305,6 @@ def _fix_batch(graph: Any, batch: int | None, label: str) -> tuple[int, str]:
                          "model whose batch is not fixed")
     n = sizes[0] if len(sizes) == 1 else 1
     return n, f"batch {n} (fixed in the model)"
-
-
-def _infer(model: Any, label: str) -> Any:
-    import onnx
-
-    try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                 data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError,
-            ValueError, TypeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelError(f"{label}: ONNX shape inference failed: {shown(first, 200)}"
-                         ) from None
 
 
 def _shapes(graph: Any) -> tuple[dict[str, Shape | None], dict[str, int]]:

@@ -567,6 +567,8 @@ def _shape_features(wl: Workload) -> dict[str, float]:
     """log2 of every positive integer field of a workload's shape, and of its MACs."""
     out = {"shape:log2_macs": math.log2(max(wl.macs, 1))}
     for f in fields(wl):
+        if f.kw_only:  # a convolution's pad_w: pad (unless padded per axis), as before it
+            continue
         v = getattr(wl, f.name)
         if isinstance(v, int) and not isinstance(v, bool):
             out[f"shape:{wl.kind}.{f.name}"] = math.log2(v + 1)

@@ -266,7 +266,8 @@ class DesignEvaluator(Evaluator):
         hw_values = {k: hw.log_params()[k] for k in self.space.hw_choices}
         inner = self.space.inner
         tuner = DesignTuner(self.space, self.features, self.model, hw, hw_values, self.board,
-                            budget=inner.trials, min_per_unit=inner.min_per_layer,
+                            budget=self.space.evaluations_per_design,
+                            min_per_unit=inner.min_per_layer,
                             sampler=inner.sampler, seed=self.rng.randrange(2**31))
         bound_s = tuner.bound_seconds
         job.base["bound_cycles"] = tuner.bound_cycles

@@ -96,6 +96,14 @@ class NetworkSpace:
     def units(self) -> tuple[Unit, ...]:
         return self.network.units()
 
+    @property
+    def evaluations_per_design(self) -> int:
+        """Layer evaluations a design is given: ``[inner] trials``, or more when every
+        distinct layer's ``min_per_layer`` adds up to more (``tuner.DesignTuner`` gives each
+        its minimum first); fewer when a layer's candidates run out, and a layer with no
+        feasible schedule yet may get ``tuner.UNSOLVED_EXTRA`` more."""
+        return max(self.inner.trials, self.inner.min_per_layer * len(self.units))
+
     @cached_property
     def unit_weights(self) -> dict[str, float]:
         """Per distinct layer: its weight in the objective, the sum over the networks of

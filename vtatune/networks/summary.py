@@ -6,7 +6,10 @@ each network's totals and layers. The
 front is over finished ``ok`` designs, non-dominated in (area_mm2, network seconds); a
 ``latency`` study lists its fastest designs instead. Network seconds are end to end: every
 layer run is one call (accelerator + host), as ``simulate`` and single-layer studies count it;
-``cycles`` are the accelerator's.
+``cycles`` are the accelerator's. The study's ``best`` is one design, the fastest (least
+network seconds: the objective of a latency study, the latency axis of an area-latency one):
+``best_seconds``, ``best_cycles`` and ``best_trial`` are all that design's (the fewest cycles
+may be another design's, at another clock).
 """
 
 from __future__ import annotations
@@ -41,14 +44,16 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
     finished = [t for t in trials if t.status != Status.RUNNING]
     ok = [t for t in finished if t.feasible and t.cycles is not None]
     network = info.space.get("network", {})
+    best = next(iter(fastest(ok, 1)), None)
     return {
         "study": info.name, "network": network.get("name", info.workload),
         "objective": info.objective, "latency": "end-to-end", "board": info.board,
         "sampler": info.sampler,
         "trials": len(finished), "running": len(trials) - len(finished),
         "feasible": len(ok),
-        "best_cycles": min((t.cycles for t in ok if t.cycles is not None), default=None),
-        "best_seconds": min((t.seconds for t in ok if t.seconds is not None), default=None),
+        "best_trial": None if best is None else best.number,
+        "best_cycles": None if best is None else best.cycles,
+        "best_seconds": None if best is None else best.seconds,
         "statuses": dict(Counter(t.status for t in finished).most_common()),
         "evaluated": sum(t.evaluated for t in trials),
         "cached": sum(t.cached for t in trials),
@@ -96,3 +101,17 @@ def _layer_rows(layers: tuple[LayerResult, ...], total: float | None
              "share": (la.count * la.seconds / total)
              if la.seconds is not None and total else None,
              "trials": la.trials} for la in layers]
+
+
+def best_text(data: dict[str, Any]) -> str | None:
+    """The best design in words, all its numbers one design's: ``best (least end-to-end
+    latency): 12.345 ms, trial 7 (1,234,567 cycles)``; None while no design is feasible."""
+    from vtatune import formats
+
+    if data.get("best_seconds") is None:
+        return None
+    what = ("weighted sum of the networks' latencies" if data.get("networks")
+            else "end-to-end latency")
+    return (f"best (least {what}): {formats.ms(1e3 * data['best_seconds'])} ms, trial "
+            f"{formats.count(data['best_trial'])} ({formats.cycles(data['best_cycles'])} "
+            "cycles)")

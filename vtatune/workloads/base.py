@@ -17,7 +17,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from vtatune.errors import WorkloadError
@@ -132,9 +132,8 @@ class Workload(ABC):
         """One line for a person: ``C8, a ResNet-18 layer: conv2d N=1, CIN=256, ...`` (the
         shape's ``--shape`` fields; a named layer says which network it belongs to)."""
         names = self.SHAPE.split(",")
-        values = [getattr(self, f) for f in _shape_fields(self)]
-        shape = f"{self.kind} " + ", ".join(f"{n}={v}" for n, v in zip(names, values,
-                                                                         strict=True))
+        shape = f"{self.kind} " + ", ".join(f"{n}={v}" for n, v in zip(
+            names, self.shape_fields(), strict=True))
         name = getattr(self, "name", "")
         if not name:
             return shape
@@ -185,6 +184,11 @@ class Workload(ABC):
         """Named layers of this operator (upper-case names), from VTA's benchmark tables."""
         return {}
 
+    def shape_fields(self) -> list[str]:
+        """The ``SHAPE`` fields' values as ``--shape`` writes them (``from_shape`` reads
+        them back)."""
+        return [str(getattr(self, f)) for f in _shape_fields(self)]
+
     @classmethod
     def from_shape(cls, text: str) -> Workload:
         """The workload of a ``--shape`` text (``SHAPE``'s comma-separated integers)."""
@@ -193,27 +197,47 @@ class Workload(ABC):
                                            f"{cls.kind} ({cls.SHAPE})")))
 
     @classmethod
+    def _from_groups(cls, groups: tuple[str | None, ...]) -> Workload:
+        """The workload of ``SIGNATURE``'s groups (default: the fields in order)."""
+        return cls(*(int(g) for g in groups))  # type: ignore[call-arg]
+
+    @classmethod
     def from_signature(cls, signature: str) -> Workload | None:
         """The workload whose ``signature`` this is (a named layer when it is one), or None."""
         m = cls.SIGNATURE.fullmatch(signature)
         if m is None:
             return None
-        if any(len(g) > MAX_DIGITS for g in m.groups()):  # int() of 5,000 digits refuses
+        # int() of 5,000 digits refuses
+        if any(g is not None and len(g) > MAX_DIGITS for g in m.groups()):
             raise WorkloadError(f"{cls.kind} signature has a dimension of more than "
                                 f"{MAX_DIGITS} digits")
-        wl = addressable(cls(*(int(g) for g in m.groups())))  # type: ignore[call-arg]
+        wl = addressable(cls._from_groups(m.groups()))
         named = [layer for layer in cls.layers().values() if layer.signature == wl.signature]
         return named[0] if named else wl
+
+
+#: A convolution's signature up to its stride: ``..._k{KH}x{KW}_p{PAD}`` or, padded per axis,
+#: ``_p{PAD_H}x{PAD_W}``; an operator's ``SIGNATURE`` is ``{kind}_`` + this + its own fields.
+CONV_SIGNATURE = r"n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)(?:x(\d+))?_s(\d+)"
+#: Index of the optional ``x{PAD_W}`` group in ``CONV_SIGNATURE``.
+_PAD_W_GROUP = 8
 
 
 @dataclass(frozen=True)
 class Convolution(Workload):
     """What the 2-D convolutions share (conv2d, conv2d_transpose, group_conv2d): the fields
-    of input ``(N, CIN, H, W)``, ``COUT`` output channels, a ``KH x KW`` kernel, padding
-    ``pad`` and ``stride``, their ``--shape`` words and signature, and the packed layout of
-    their data and result (NCHWnc: batch and channel tiles outermost, BATCH and BLOCK lanes
-    innermost). ``oh``/``ow`` are a direct convolution's; an operator adds its own fields
-    after ``stride``.
+    of input ``(N, CIN, H, W)``, ``COUT`` output channels, a ``KH x KW`` kernel, padding and
+    ``stride``, their ``--shape`` words and signature, and the packed layout of their data
+    and result (NCHWnc: batch and channel tiles outermost, BATCH and BLOCK lanes innermost).
+    ``oh``/``ow`` are a direct convolution's; an operator adds its own fields after
+    ``stride``.
+
+    **Padding per axis**, as VTA's templates take it (``vta_conv2d.py``: ``padding[0]`` rows
+    above and below, ``padding[1]`` columns left and right): ``pad`` is the rows' (``pad_h``)
+    and, unless the keyword ``pad_w`` says otherwise, the columns'. Inception's 1x7 kernel
+    pads ``(0, 3)``: ``Conv2d(..., 0, 1, pad_w=3)``, ``--shape`` PAD ``0x3``, signature
+    ``_p0x3``. A convolution padded alike on both axes keeps the one-number forms (``PAD``,
+    ``_p1``) it always had, so stored results and exported records still match.
     """
 
     n: int
@@ -225,15 +249,77 @@ class Convolution(Workload):
     kw: int
     pad: int
     stride: int
+    pad_w: int | None = field(default=None, kw_only=True)  # None: ``pad``
 
     SHAPE: ClassVar[str] = "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE"
     NON_NEGATIVE: ClassVar[tuple[str, ...]] = ("pad",)
+    #: Index of PAD in ``SHAPE``.
+    PAD_FIELD: ClassVar[int] = 7
+
+    def __post_init__(self) -> None:
+        if self.pad_w is None:
+            object.__setattr__(self, "pad_w", self.pad)
+        super().__post_init__()
+
+    @property
+    def pad_h(self) -> int:
+        """Rows of zeros above and below the input."""
+        return self.pad
+
+    @property
+    def pad_cols(self) -> int:
+        """Columns of zeros left and right of the input (``pad_w``, resolved)."""
+        return self.pad if self.pad_w is None else self.pad_w
 
     def shape_problems(self) -> list[str]:
+        if self.pad_cols < 0:
+            return [f"pad_w={self.pad_cols} must be >= 0"]
         if self.oh < 1 or self.ow < 1:
             return [f"kernel {self.kh}x{self.kw} does not fit the padded {self.h}x{self.w} "
                     "input"]
         return []
+
+    @property
+    def pad_text(self) -> str:
+        """``3``, or ``0x3`` (rows x columns) when the axes differ."""
+        return (str(self.pad) if self.pad_cols == self.pad
+                else f"{self.pad}x{self.pad_cols}")
+
+    def describe(self) -> dict[str, Any]:
+        d = super().describe()
+        if self.pad_cols == self.pad:  # as before padding per axis (manifests, JSON)
+            d.pop("pad_w", None)
+        return d
+
+    def shape_fields(self) -> list[str]:
+        out = super().shape_fields()
+        out[self.PAD_FIELD] = self.pad_text
+        return out
+
+    @classmethod
+    def from_shape(cls, text: str) -> Workload:
+        """As ``Workload.from_shape``; PAD may be ``PAD_HxPAD_W``."""
+        parts = text.split(",")
+        fields = cls.SHAPE.split(",")
+        if len(parts) != len(fields) or "x" not in parts[cls.PAD_FIELD].lower():
+            return super().from_shape(text)
+        from vtatune.escaping import shown
+
+        pad_h, _, pad_w = parts[cls.PAD_FIELD].strip().lower().partition("x")
+        if not (pad_h.isdigit() and pad_w.isdigit()) or len(pad_h + pad_w) > MAX_DIGITS:
+            raise WorkloadError(f"--shape {shown(text)}: PAD must be an integer or PAD_HxPAD_W "
+                                f"(rows x columns, e.g. 0x3), got "
+                                f"{shown(parts[cls.PAD_FIELD].strip())}")
+        parts[cls.PAD_FIELD] = pad_h
+        values = parse_ints(",".join(parts), len(fields), f"{cls.kind} ({cls.SHAPE})")
+        return addressable(cls(*values, pad_w=int(pad_w)))  # type: ignore[call-arg]
+
+    @classmethod
+    def _from_groups(cls, groups: tuple[str | None, ...]) -> Workload:
+        values = list(groups)
+        cols = values.pop(_PAD_W_GROUP)
+        return cls(*(int(g) for g in values),  # type: ignore[arg-type, call-arg]
+                   pad_w=None if cols is None else int(cols))
 
     @property
     def oh(self) -> int:
@@ -241,12 +327,12 @@ class Convolution(Workload):
 
     @property
     def ow(self) -> int:
-        return (self.w + 2 * self.pad - self.kw) // self.stride + 1
+        return (self.w + 2 * self.pad_cols - self.kw) // self.stride + 1
 
     @property
     def signature(self) -> str:
         return (f"{self.kind}_n{self.n}_c{self.cin}_h{self.h}_w{self.w}_o{self.cout}"
-                f"_k{self.kh}x{self.kw}_p{self.pad}_s{self.stride}")
+                f"_k{self.kh}x{self.kw}_p{self.pad_text}_s{self.stride}")
 
     def tiles(self, hw: HwConfig) -> dict[str, int]:
         """Extents in tiles: batch (BATCH), input channels (BLOCK_IN), output (BLOCK_OUT)."""
@@ -383,7 +469,7 @@ def _shape_fields(wl: Workload) -> list[str]:
     """Names of ``wl``'s ``SHAPE`` fields (its first dataclass fields)."""
     from dataclasses import fields
 
-    return [f.name for f in fields(wl)][:len(wl.SHAPE.split(","))]
+    return [f.name for f in fields(wl) if not f.kw_only][:len(wl.SHAPE.split(","))]
 
 
 def epilogue(res_acc: Any, shape: tuple[int, ...], hw: HwConfig, shift: int) -> list[Any]:

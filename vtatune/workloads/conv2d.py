@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from vtatune.errors import WorkloadError
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
+    CONV_SIGNATURE,
     DEFAULT_SHIFT,
     Convolution,
     Workload,
@@ -67,14 +68,15 @@ _RESNET18 = {
 @register
 @dataclass(frozen=True)
 class Conv2d(Convolution):
-    """conv2d(N, Cin, H, W) * (Cout, Cin, KH, KW), symmetric padding ``pad``, ``stride``."""
+    """conv2d(N, Cin, H, W) * (Cout, Cin, KH, KW), padding ``pad`` (rows; ``pad_w``
+    columns), ``stride``."""
 
     name: str = ""
 
     kind: ClassVar[str] = "conv2d"
     KNOBS: ClassVar[tuple[kn.Knob, ...]] = KNOBS
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
-        r"conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
+        rf"conv2d_{CONV_SIGNATURE}")
     DEFAULT: ClassVar[str] = "C8"  # the conv2d tutorial's layer
     LAYERS_FROM: ClassVar[str] = "ResNet-18"
 
@@ -108,8 +110,8 @@ class Conv2d(Convolution):
         from tvm import te
 
         shapes = self.packed_shapes(hw)
-        p = self.pad
-        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw, [0, 0, p, p, 0, 0])
+        ph, pw = self.pad, self.pad_cols
+        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw, [0, 0, ph, pw, 0, 0])
         ci = te.reduce_axis((0, shapes["data"][1]), name="ic")
         dy = te.reduce_axis((0, self.kh), name="dy")
         dx = te.reduce_axis((0, self.kw), name="dx")
@@ -129,8 +131,8 @@ class Conv2d(Convolution):
                   ) -> np.ndarray:
         import numpy as np
 
-        p, s = self.pad, self.stride
-        x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (p, p), (p, p)))
+        ph, pw, s = self.pad, self.pad_cols, self.stride
+        x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
         w = kernel.astype(np.int64)
         acc = np.zeros((self.n, self.cout, self.oh, self.ow), dtype=np.int64)
         for ky in range(self.kh):

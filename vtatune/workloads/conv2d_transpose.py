@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
+    CONV_SIGNATURE,
     DEFAULT_SHIFT,
     Convolution,
     Workload,
@@ -69,13 +70,13 @@ class Conv2dTranspose(Convolution):
     kind: ClassVar[str] = "conv2d_transpose"
     KNOBS: ClassVar[tuple[kn.Knob, ...]] = KNOBS
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
-        r"conv2d_transpose_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)")
+        rf"conv2d_transpose_{CONV_SIGNATURE}")
     DEFAULT: ClassVar[str] = "CT2"
     LAYERS_FROM: ClassVar[str] = "DCGAN"
 
     def shape_problems(self) -> list[str]:
         if self.oh < 1 or self.ow < 1:
-            return [f"padding {self.pad} leaves no output of the {self.h}x{self.w} input with "
+            return [f"padding {self.pad_text} leaves no output of the {self.h}x{self.w} input with "
                     f"a {self.kh}x{self.kw} kernel at stride {self.stride}"]
         return []
 
@@ -89,19 +90,20 @@ class Conv2dTranspose(Convolution):
 
     @property
     def ow(self) -> int:
-        return (self.w - 1) * self.stride - 2 * self.pad + self.kw
+        return (self.w - 1) * self.stride - 2 * self.pad_cols + self.kw
 
     @property
     def taps(self) -> tuple[int, int]:
         """Kernel taps per phase (rows, columns): ``ceil(K / S)``."""
         return ceil_div(self.kh, self.stride), ceil_div(self.kw, self.stride)
 
-    def _pads(self, k: int, extent: int, out: int) -> tuple[int, int, int]:
-        """(rows of zeros before, after the input, index offset) along one axis: the input
-        rows ``(y + PAD) // S - t`` of outputs ``y < out`` and taps ``t < T``."""
+    def _pads(self, k: int, extent: int, out: int, pad: int) -> tuple[int, int, int]:
+        """(rows of zeros before, after the input, index offset) along one axis padded by
+        ``pad``: the input rows ``(y + PAD) // S - t`` of outputs ``y < out`` and taps
+        ``t < T``."""
         s, t = self.stride, ceil_div(k, self.stride)
-        before = max(0, t - 1 - self.pad // s)
-        after = max(0, (out - 1 + self.pad) // s + 1 - extent)
+        before = max(0, t - 1 - pad // s)
+        after = max(0, (out - 1 + pad) // s + 1 - extent)
         return before, after, before - (t - 1)
 
     @property
@@ -135,8 +137,8 @@ class Conv2dTranspose(Convolution):
         from tvm import te
 
         shapes = self.packed_shapes(hw)
-        top, bottom, oy = self._pads(self.kh, self.h, self.oh)
-        left, right, ox = self._pads(self.kw, self.w, self.ow)
+        top, bottom, oy = self._pads(self.kh, self.h, self.oh, self.pad)
+        left, right, ox = self._pads(self.kw, self.w, self.ow, self.pad_cols)
         data, kernel, data_buf, kernel_buf = te_inputs(
             shapes, hw, [0, 0, top, left, 0, 0], [0, 0, bottom, right, 0, 0])
         ty, tx = self.taps
@@ -144,14 +146,14 @@ class Conv2dTranspose(Convolution):
         dy = te.reduce_axis((0, ty), name="dy")
         dx = te.reduce_axis((0, tx), name="dx")
         ci_t = te.reduce_axis((0, hw.block_in), name="ic_tns")
-        s, p = self.stride, self.pad
+        s, p, q = self.stride, self.pad, self.pad_cols
         acc = hw.acc_dtype
         res_conv = te.compute(
             shapes["res"],
             lambda bo, co, i, j, bi, c: te.sum(
-                data_buf[bo, ci, (i + p) // s + dy + oy, (j + p) // s + dx + ox, bi,
+                data_buf[bo, ci, (i + p) // s + dy + oy, (j + q) // s + dx + ox, bi,
                          ci_t].astype(acc)
-                * kernel_buf[co, ci, (i + p) % s * ty + dy, (j + p) % s * tx + dx, c,
+                * kernel_buf[co, ci, (i + p) % s * ty + dy, (j + q) % s * tx + dx, c,
                              ci_t].astype(acc),
                 axis=[ci, dy, dx, ci_t]),
             name="res_conv")
@@ -162,7 +164,7 @@ class Conv2dTranspose(Convolution):
         """Scatter form of the definition: every input pixel times every tap."""
         import numpy as np
 
-        s, p = self.stride, self.pad
+        s, p, q = self.stride, self.pad, self.pad_cols
         full = np.zeros((self.n, self.cout, (self.h - 1) * s + self.kh,
                          (self.w - 1) * s + self.kw), dtype=np.int64)
         x = data.astype(np.int64)
@@ -171,7 +173,7 @@ class Conv2dTranspose(Convolution):
             for kx in range(self.kw):
                 full[:, :, ky:ky + (self.h - 1) * s + 1:s, kx:kx + (self.w - 1) * s + 1:s] += \
                     np.einsum("nchw,co->nohw", x, w[:, :, ky, kx])
-        acc = full[:, :, p:p + self.oh, p:p + self.ow]
+        acc = full[:, :, p:p + self.oh, q:q + self.ow]
         return apply_epilogue(acc.astype(np.int32), shift)
 
     def pack_inputs(self, data: np.ndarray, kernel: np.ndarray, hw: HwConfig

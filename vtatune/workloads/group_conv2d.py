@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
+    CONV_SIGNATURE,
     DEFAULT_SHIFT,
     Convolution,
     Workload,
@@ -115,7 +116,7 @@ class GroupConv2d(Convolution):
     KNOBS: ClassVar[tuple[kn.Knob, ...]] = KNOBS
     SHAPE: ClassVar[str] = "N,CIN,H,W,COUT,KH,KW,PAD,STRIDE,GROUPS"
     SIGNATURE: ClassVar[re.Pattern[str]] = re.compile(
-        r"group_conv2d_n(\d+)_c(\d+)_h(\d+)_w(\d+)_o(\d+)_k(\d+)x(\d+)_p(\d+)_s(\d+)_g(\d+)")
+        rf"group_conv2d_{CONV_SIGNATURE}_g(\d+)")
     DEFAULT: ClassVar[str] = "D5"
     LAYERS_FROM: ClassVar[str] = "MobileNet-G"
 
@@ -194,8 +195,8 @@ class GroupConv2d(Convolution):
         from tvm import te
 
         shapes = self.packed_shapes(hw)
-        p = self.pad
-        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw, [0, 0, 0, p, p, 0, 0])
+        ph, pw = self.pad, self.pad_cols
+        data, kernel, data_buf, kernel_buf = te_inputs(shapes, hw, [0, 0, 0, ph, pw, 0, 0])
         ci = te.reduce_axis((0, shapes["data"][2]), name="ic")
         dy = te.reduce_axis((0, self.kh), name="dy")
         dx = te.reduce_axis((0, self.kw), name="dx")
@@ -215,8 +216,8 @@ class GroupConv2d(Convolution):
                   ) -> np.ndarray:
         import numpy as np
 
-        p, s, g = self.pad, self.stride, self.groups
-        x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (p, p), (p, p)))
+        ph, pw, s, g = self.pad, self.pad_cols, self.stride, self.groups
+        x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
         x = x.reshape(self.n, g, self.cin_g, *x.shape[2:])
         w = kernel.astype(np.int64).reshape(g, self.cout_g, self.cin_g, self.kh, self.kw)
         acc = np.zeros((self.n, g, self.cout_g, self.oh, self.ow), dtype=np.int64)

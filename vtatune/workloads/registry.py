@@ -86,9 +86,9 @@ def parse(kind: str, layer: str | None = None, shape: str | None = None) -> Work
 
 
 def shape_text(wl: Workload) -> str:
-    """The workload's shape as ``--shape`` takes it (its ``SHAPE`` fields, in order)."""
-    fields = [f.lower() for f in wl.SHAPE.split(",")]
-    return ",".join(str(getattr(wl, f)) for f in fields)
+    """The workload's shape as ``--shape`` takes it (its ``SHAPE`` fields, in order; a
+    convolution padded per axis writes PAD as ``PAD_HxPAD_W``)."""
+    return ",".join(wl.shape_fields())
 
 
 def parse_layer(kind: str, text: str) -> Workload:
