@@ -78,9 +78,9 @@ def bench_timing(quick: bool = False) -> list[tuple[str, str]]:
     calibration file; the same fit from the JSON records; per record, its error with its
     build's profile; and the simulated slowdown of narrow output tiles on the layers
     measured with wide ones (July's profile: those are July's records)."""
+    from vtatune import calibration as cal
     from vtatune.hardware import boards, timing_profiles
     from vtatune.hardware.config import default
-    from vtatune.simulator import calibrate as cal
     from vtatune.simulator.timing import load_params, timing_dir
 
     board = boards.load("pynq-z1")

@@ -43,9 +43,9 @@ def calibrate_cmd(
     leave-one-network-out medians, and the rank agreement of record pairs. --board
     BOARD@PROFILE starts from (and with --out replaces) that profile.
     """
+    from vtatune import calibration as cal
     from vtatune.errors import UserError
     from vtatune.hardware import boards, config, timing_profiles
-    from vtatune.simulator import calibrate as cal
     from vtatune.simulator.timing import load_params
 
     brd = boards.load(board)
@@ -100,7 +100,7 @@ def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str
     timing file of several profiles of ``board``, else ``content`` alone."""
     import json
 
-    from vtatune.simulator import calibrate as cal
+    from vtatune import calibration as cal
 
     try:
         raw = json.loads(out.read_text()) if out.is_file() else None
