@@ -52,6 +52,7 @@ def bench_timing(quick: bool = False) -> list[tuple[str, str]]:
                      f"{t.get('records', n)} records",
                      "n/a" if t.get("median") is None else
                      f"{t['median']:.1%} / {t['worst']:.1%}"))
+    own_err = np.full(n, np.nan)
     for prof in profiles:
         spec = prof.spec + (" (default)" if prof.default else "")
         params = load_params(prof.spec)
@@ -61,12 +62,19 @@ def bench_timing(quick: bool = False) -> list[tuple[str, str]]:
         own = [i for i, it in enumerate(items) if build is None
                or (physical.build_of(it) == f"{design} {build}")]
         a = np.abs(errs)
+        if build is not None:
+            own_err[own] = a[own]
         rows.append((f"timing profile {spec} as shipped: median / worst |error| over all {n} "
-                     f"records; over its build's {len(own)}",
+                     "records; over " + (f"its build's {len(own)}" if build is not None
+                                         else "them again (no build of its own)"),
                      f"{np.median(a):.1%} / {a.max():.1%}; "
                      f"{np.median(a[own]):.1%} / {a[own].max():.1%}"))
         rows.append((f"timing profile {spec}: `simulate conv2d --shape {ONE_BY_ONE}`",
                      f"{_one_by_one(prof.spec):.2f} ms"))
+    if not np.isnan(own_err).any():
+        rows.insert(0, (f"timing model, in-sample (each record with its build's profile, as "
+                        f"shipped): median / worst |error| over all {n} records",
+                        f"{np.median(own_err):.1%} / {own_err.max():.1%}"))
     ests = fit.estimates if fit is not None else None
     if ests is None:
         shipped = profiles[0].content["calibration"]["estimates"]
