@@ -149,7 +149,7 @@ def _summary(items: Any, fit: Any, trans: Any, content: dict[str, Any],
         "median_error": float(np.median(abs_err)), "worst_error": float(abs_err.max()),
         **{f"{g}_median_error": trans.median(g) for g in physical.GROUPINGS},
         **{f"{g}_worst_error": trans.worst(g) for g in physical.GROUPINGS},
-        "by_network": content["calibration"]["by_network"],
+        "by_network": _by_network(items, abs_err),
         "estimates": [e.as_dict() for e in fit.estimates],
         "unpinned": fit.unpinned, "held": list(fit.held),
         "correlations": fit.as_dict()["correlations"], "sigma": fit.sigma,
@@ -174,6 +174,16 @@ def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str
     if isinstance(raw, dict) and raw.get("board") == board and "profiles" in raw:
         return cal.put_profile(raw, name, content)
     return content
+
+
+def _by_network(items: Any, abs_err: Any) -> dict[str, float]:
+    """Median |error| of each network's records (each with its build's constants)."""
+    import numpy as np
+
+    nets: dict[str, list[float]] = {}
+    for it, e in zip(items, abs_err, strict=True):
+        nets.setdefault(it.record.network or "(none)", []).append(float(e))
+    return {k: float(np.median(v)) for k, v in nets.items()}
 
 
 def _report(s: dict[str, Any], fit: Any, profile: Any, save: str | None) -> None:
