@@ -367,6 +367,8 @@ def fit_joint(items: Sequence[Prepared], board: Board, base: TimingParams,
         held.add(worst)
         if worst in FIT_KEYS:
             fixed[worst] = math.log(priors[worst])
+    else:  # every round held one more: the fit with the last one held
+        prob, x = solve(sigma)
     return _result(prob, x, _posterior(prob, x), priors, held, sigma)
 
 
@@ -401,6 +403,7 @@ def _posterior(prob: _Problem, x: np.ndarray) -> dict[str, float]:
 def _result(prob: _Problem, x: np.ndarray, post: dict[str, float], priors: dict[str, float],
             held: set[str], sigma: float) -> JointFit:
     named = _named(prob, x)
+
     def est(key: str, name: str, prior: float, build: str = "") -> Estimate:
         sd = post.get(name)
         return Estimate(key, math.exp(named[name]), None if sd is None else math.exp(sd),
