@@ -467,8 +467,8 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
         "stock_vta": not stock, "stock_vta_problems": stock,
         "timing_domain": timing_profiles.domain(
-            board.name, hw, sorted({timing_profiles.kind_of(la.workload) for la in t.layers}
-                                   - {""})).as_dict(),
+            board.name, hw, sorted({timing_profiles.kind_of(la.workload)
+                                    for la in (t.layers or ())} - {""})).as_dict(),
         **({"networks": members, "weighted": weighted(members)} if members else {}),
         **vta_flow(hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}

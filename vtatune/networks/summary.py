@@ -72,7 +72,8 @@ def design_row(t: NetworkTrialRecord, board: str | None = None) -> dict[str, Any
     from vtatune.hardware.timing_profiles import domain, kind_of
 
     stock = stock_of(dict(t.hw), board)
-    kinds = {kind_of(la.workload) for n in (t, *t.networks) for la in n.layers} - {""}
+    kinds = {kind_of(la.workload) for n in (t, *(t.networks or ()))
+             for la in (n.layers or ())} - {""}
     return {"trial": t.number, "hw": dict(t.hw), "hw_name": t.hw_name,
             "stock_vta": stock.get("stock_vta"),
             "stock_vta_problems": list(stock.get("stock_vta_problems", ())),
