@@ -45,6 +45,11 @@ def test_json_keys_and_written_file(capsys, measured: Path, tmp_path: Path) -> N
                 "solver", "rank_agreement"):
         assert key in d
     assert len(d["records"]) == 2 and d["written"] == str(out_file)
+    assert d["unpinned"] and all(not e["pinned"] for e in d["estimates"]
+                                 if (e["key"] + (f"[{e['build']}]" if e["build"] else ""))
+                                 in d["unpinned"])
+    held = [e for e in d["estimates"] if not e["pinned"] and not e["build"]]
+    assert all(e["value"] == pytest.approx(e["prior"], rel=1e-3) for e in held)
     assert d["median_error"] <= d["worst_error"]
     for r in d["records"]:
         assert r["simulated_ms"] == pytest.approx(r["accelerator_ms"] + r["host_ms"])
@@ -58,6 +63,9 @@ def test_text_report_writes_nothing_without_out(capsys, measured: Path) -> None:
     rc, out, err = run(capsys, str(measured), "--no-loo")
     assert rc == 0, err
     assert "median error" in out and "leave-one-out median n/a" in out
+    # two records cannot pin seven constants: the ones they cannot are named, at their priors
+    assert "held at prior (not pinned by the records)" in out
+    assert "not pinned by these records, held at their priors: " in out
     assert "nothing written" in out and "rank agreement" in out
 
 
@@ -113,8 +121,9 @@ def test_save_a_user_profile_and_use_it(capsys, measured: Path, tmp_path: Path,
     assert "pynq-z1@myboard" in listing and "pynq-z1@2019-07" in listing
     assert main(["boards", "--json"]) == 0
     pynq = next(b for b in json.loads(capsys.readouterr().out) if b["name"] == "pynq-z1")
-    assert [q["name"] for q in pynq["profiles"]] == ["2019-08", "2019-07", "myboard"]
-    assert pynq["profiles"][2]["origin"] == "user"
+    shipped = [q.name for q in timing_profiles.shipped("pynq-z1")]
+    assert [q["name"] for q in pynq["profiles"]] == [*shipped, "myboard"]
+    assert pynq["profiles"][-1]["origin"] == "user"
 
 
 @pytest.mark.parametrize("name,message", [

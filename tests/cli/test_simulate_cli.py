@@ -198,3 +198,18 @@ def test_simulate_with_passes(capsys: pytest.CaptureFixture[str]) -> None:
                      "tile_b=1,tile_ci=4,tile_co=1,oc_nthread=1", "--passes", str(example),
                      "--json")
     assert rc == 1 and json.loads(out)["reason"].startswith("dram_rows_of_48_bytes")
+
+
+def test_an_estimate_outside_the_profile_is_marked_extrapolated(capsys) -> None:
+    # the default profile was fitted on the 1x16x16 and 4x8x8 designs' conv2d records
+    rc, out, err = run(capsys, *SMALL)
+    assert rc == 0, err
+    assert "extrapolated" not in out
+    rc, out, err = run(capsys, *SMALL, "--hw", "1x32x32")
+    assert rc == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("timing extrapolated"))
+    assert "design 1x32x32 not among the fitted" in line and "expected error ~" in line
+    rc, out, err = run(capsys, *SMALL, "--board", "ultra96", "--json")
+    d = json.loads(out)["timing_domain"]
+    assert d["extrapolated"] and "no measurements" in d["reasons"][0]
+    assert 0 < d["expected_error"] < 1

@@ -92,12 +92,13 @@ def test_malformed_params_list_every_problem() -> None:
 
 
 def test_profiles_of_a_board() -> None:
-    # pynq-z1 ships two builds; the default is the one named without a profile
+    # pynq-z1 ships its builds and the population profile; the default is the one named
+    # without a profile
     from vtatune.hardware import timing_profiles
 
     raw = json.loads((timing_dir() / "pynq-z1.json").read_text())
     default = raw["default_profile"]
-    assert set(raw["profiles"]) == {"2019-07", "2019-08"}
+    assert set(raw["profiles"]) >= {"2019-07", "2019-08", "physical"}
     p7, p8 = load_params("pynq-z1@2019-07"), load_params("pynq-z1@2019-08")
     assert p7 != p8 and (p7.profile, p8.profile) == ("2019-07", "2019-08")
     assert load_params("pynq-z1") == load_params(f"pynq-z1@{default}")
@@ -105,7 +106,7 @@ def test_profiles_of_a_board() -> None:
     assert p7.values()["alu_refill_cycles"] == raw["profiles"]["2019-07"]["params"][
         "alu_refill_cycles"]
     # shared sources reach every profile; the fitted ones name their own fit
-    assert "build 2019-07" in p7.sources["alu_refill_cycles"]
+    assert "(1x16x16 2019-07)" in p7.sources["alu_refill_cycles"]
     assert p7.sources["gemm_ii_cycles"] == raw["sources"]["gemm_ii_cycles"]
     with pytest.raises(ConfigError, match="no timing profile '2019-09'.*2019-07"):
         load_params("pynq-z1@2019-09")

@@ -182,8 +182,8 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     from vtatune.bench.networks import bench_network_quality, bench_network_speed
     from vtatune.bench.runtime import bench_simulator
     from vtatune.bench.search import bench_search
-    from vtatune.bench.simulator import bench_timing
     from vtatune.bench.store import bench_store
+    from vtatune.bench.timing_model import bench_timing
 
     def short(part: str) -> bool:
         return quick and part not in also

@@ -1,5 +1,6 @@
-"""Speed of the simulators on hand-assembled dense programs (no TVM), and the timing model
-against latencies measured on a board (``bench_timing``, part of ``make bench``).
+"""Speed of the simulators on hand-assembled dense programs (no TVM), and the simulated
+slowdown of narrow output tiles on measured layers (``narrow_rows``, used by
+``vtatune.bench.timing_model``).
 
 ``python -m vtatune.bench.simulator [hwconfig] [board]`` prints one line per program: its size,
 the functional and timing simulators' wall time and throughput, and the program.bin round trip.
@@ -68,111 +69,7 @@ WIDE = {4: "C3", 5: "C5", 6: "C2", 7: "C4"}
 NARROW_W = (7, 8)
 
 
-def bench_timing(quick: bool = False) -> list[tuple[str, str]]:
-    """pynq-z1's shipped timing profiles refitted on the shipped measured records (each on the
-    records of its build, read from the AutoTVM log, as ``vtatune calibrate --build`` fits
-    them): per profile the median and worst error over every record of its build (left-out
-    ones included), leave-one-out and leave-one-network-out medians (not in quick mode), the
-    records left out and why, the rank agreement, and the profile's constants as shipped on
-    its own and on every record; the default profile's error per network section of the
-    calibration file; the same fit from the JSON records; per record, its error with its
-    build's profile; and the simulated slowdown of narrow output tiles on the layers
-    measured with wide ones (July's profile: those are July's records)."""
-    from vtatune.hardware import boards, timing_profiles
-    from vtatune.hardware.config import default
-    from vtatune.simulator import calibrate as cal
-    from vtatune.simulator.timing import load_params, timing_dir
-
-    board = boards.load("pynq-z1")
-    folder = timing_dir() / "measured"
-    t0 = time.perf_counter()
-    log = cal.read_measured(folder / "vta_pynq_measured.log", default(), board)
-    profiles = timing_profiles.shipped("pynq-z1")
-    default_name = profiles[0].name
-    prior = cal.prior_params(load_params(board), profiles[0].content)
-    items = cal.prepare(log.records, board, prior)
-    rows: list[tuple[str, str]] = []
-    fits = {}
-    builds = {p.name: p.content.get("calibration", {}).get("build", p.name) for p in profiles}
-    for prof in profiles:
-        spec = f"pynq-z1@{prof.name}" + (" (default)" if prof.default else "")
-        shipped = load_params(f"pynq-z1@{prof.name}")
-        build = builds[prof.name]
-        mine = cal.only_session(items, build)
-        res = cal.calibrate_prepared(mine, board, prior, str(folder / "vta_pynq_measured.log"),
-                                     loo=not quick, lono=not quick, current=shipped)
-        fits[prof.name] = res
-        worst = max(res.records, key=lambda r: abs(r.error))
-        loo, lono = res.loo_median_error, res.lono_median_error
-        nets = sorted({r.network for r in res.records})
-        as_shipped = cal.errors_with(mine, board, shipped)
-        everywhere = cal.errors_with(items, board, shipped)
-        pa = res.pairs_all
-        left = [r for r in res.records if r.trimmed]
-        rows += [
-            (f"timing profile {spec}: refitted on the {len(mine)} records of build {build} "
-             f"({', '.join(nets)}), error over all of them, median / worst "
-             "(simulated / measured - 1)",
-             f"{res.median_error:.1%} / {worst.error:+.1%} (record {worst.index})"),
-            (f"timing profile {spec}: leave-one-out median / leave-one-network-out median",
-             ("n/a (quick)" if loo is None else f"{loo:.1%}") + " / "
-             + ("n/a (quick)" if quick else "n/a (one network)" if lono is None
-                else f"{lono:.1%}")),
-            (f"timing profile {spec}: records left out of the fit",
-             "; ".join(f"record {r.index} ({r.error:+.1%}): {r.reason}" for r in left)
-             or "none"),
-            (f"timing profile {spec}: rank agreement, record pairs ordered as on the board",
-             f"{pa.agree}/{pa.pairs}"),
-            (f"timing profile {spec} as shipped (what simulate gives): median / worst error "
-             f"on its build's records; median on all {len(items)} records",
-             f"{float(np.median(np.abs(as_shipped))):.1%} / "
-             f"{float(as_shipped[np.argmax(np.abs(as_shipped))]):+.1%}; "
-             f"{float(np.median(np.abs(everywhere))):.1%}"),
-        ]
-    shipped = load_params(board)
-    errs = cal.errors_with(items, board, shipped)
-    by_net: dict[str, list[float]] = {}
-    for it, e in zip(items, errs, strict=True):
-        by_net.setdefault(it.record.network, []).append(abs(float(e)))
-    rows.append((f"default profile pynq-z1@{default_name} as shipped, median error per network "
-                 "section of the calibration file (build of the section)",
-                 ", ".join(f"{net} {float(np.median(v)):.1%} ("
-                           + "/".join(sorted({it.record.session for it in items
-                                              if it.record.network == net})) + ")"
-                           for net, v in by_net.items())))
-    # the same fit from the JSON records (the log's 21 records as a JSON list)
-    js = cal.read_measured(folder / "vta_pynq_measured.json", default(), board)
-    js_items = cal.only_session(cal.prepare(js.records, board, prior), builds[default_name])
-    js_fit = cal.calibrate_prepared(js_items, board, prior, "json", loo=False, lono=False,
-                                    current=shipped)
-    diff = max(abs(getattr(js_fit.params, k) / getattr(fits[default_name].params, k) - 1)
-               for k in js_fit.fit_keys)
-    rows.append((f"calibrate on the AutoTVM log vs on the JSON records ({len(log.records)} "
-                 f"records each, log skipped {sum(log.skipped.values())}): profile "
-                 f"{default_name}'s fit, largest relative difference of the constants",
-                 f"{diff:.1e}"))
-    wall = time.perf_counter() - t0
-    rows.insert(0, (f"timing vs measured: pynq-z1, {len(items)} AutoTVM records, "
-                    f"{len(profiles)} profiles (calibrate, fit"
-                    + ("" if quick else " + LOO + LONO") + ")",
-                    f"{wall:.1f} s" + (" (quick: no leave-one-out)" if quick else "")))
-    by_index = {r.index: r for res in fits.values() for r in res.records}
-    for it in items:
-        r = by_index.get(it.record.index)
-        if r is None:
-            continue
-        rows.append((f"record {r.index} ({r.network}, {r.session}): {r.label}",
-                     f"measured {r.measured_ms:.3g} ms, refitted {r.simulated_ms:.3g} ms "
-                     f"({r.error:+.1%}"
-                     + (f", LOO {r.loo_error:+.1%}" if r.loo_error is not None else "")
-                     + (f", LONO {r.lono_error:+.1%}" if r.lono_error is not None else "")
-                     + (", left out)" if r.trimmed else ")")))
-    july = next((p.name for p in profiles if p.name == "2019-07"), default_name)
-    rows += _narrow_rows(list(log.records), board, load_params(f"pynq-z1@{july}"), july)
-    return rows
-
-
-def _narrow_rows(records, board, params, profile: str) -> list[tuple[str, str]]:
+def narrow_rows(records, board, params, profile: str) -> list[tuple[str, str]]:
     """Simulated time of narrow output tiles / the measured wide schedule, same layer."""
     from vtatune import schedules
     from vtatune.compiler import compile_candidate

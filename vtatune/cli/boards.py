@@ -63,8 +63,10 @@ def _profile_json(p: Any) -> dict[str, Any]:
     return {"name": p.name, "spec": p.spec, "default": p.default, "origin": p.origin,
             "path": str(p.path), "params": p.content.get("params", {}),
             "calibration": {k: cal.get(k) for k in (
-                "records", "build", "n_records", "median_error", "worst_error",
-                "loo_median_error", "lono_median_error", "by_network", "left_out")
+                "records", "build", "design", "n_records", "median_error", "worst_error",
+                "all_records_median_error", "all_records_worst_error", "loo_median_error",
+                "lono_median_error", "transfer", "unpinned", "domain", "by_network",
+                "left_out")
                 if k in cal}}
 
 

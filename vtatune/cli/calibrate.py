@@ -31,21 +31,27 @@ def calibrate_cmd(
         "profiles gets the --board profile replaced). Without --out or --save nothing is "
         "written.")] = None,
     loo: Annotated[bool, typer.Option(
-        "--loo/--no-loo", help="Also compute the leave-one-out and leave-one-network-out "
-        "errors.")] = True,
+        "--loo/--no-loo", help="Also compute the transfer errors: each record predicted by a "
+        "fit without it, without its network, its design and its build.")] = True,
     json_: JsonOption = False,
 ) -> None:
-    """Fit BOARD's timing constants to MEASURED latencies and report how well they explain them.
+    """Fit BOARD's timing constants to MEASURED latencies and report how well they transfer.
 
-    Every record's schedule is compiled and simulated with the real pipeline. Prints each
-    record's error (simulated / measured - 1), the median and worst over every record (those
-    left out of the fit included, each with the reason), the leave-one-out and
-    leave-one-network-out medians, and the rank agreement of record pairs. --board
-    BOARD@PROFILE starts from (and with --out replaces) that profile.
+    Every record's schedule is compiled and simulated with the real pipeline. One physical
+    model is fitted jointly to every record (each with its build: design and month): the
+    constants shared by every build, and the pipeline refills per build, each regularised
+    towards its prior from VTA's sources; a constant the records do not pin is held at its
+    prior. Prints each record's error (simulated / measured - 1) with its build's constants
+    and when left out (one record, its network, its design, its build), the median and worst
+    over every record, each constant with its uncertainty (or held at its prior) and the
+    strong correlations. --board BOARD@PROFILE starts from (and with --out replaces) that
+    profile.
     """
+    from vtatune import calibration as cal
+    from vtatune.calibration import physical
+    from vtatune.calibration.profiles import physical_profile
     from vtatune.errors import UserError
     from vtatune.hardware import boards, config, timing_profiles
-    from vtatune.simulator import calibrate as cal
     from vtatune.simulator.timing import load_params
 
     brd = boards.load(board)
@@ -58,6 +64,9 @@ def calibrate_cmd(
     profile = timing_profiles.resolve(brd.base, brd.profile)
     current = load_params(brd)
     prior = cal.prior_params(current, profile.content)
+    priors = {**physical.board_priors(brd),
+              **{k: v for k, v in (profile.content.get("prior") or {}).items()
+                 if k in physical.TERMS}}
 
     def progress(stage: str, done: int, total: int) -> None:
         if not json_ and console.err.is_terminal:
@@ -71,10 +80,22 @@ def calibrate_cmd(
     skipped = {**data.skipped, **dropped}
     if build is not None:
         items = cal.only_session(items, build)
-    result = cal.calibrate_prepared(items, brd, prior, str(measured), loo=loo,
-                                    progress=progress, current=current, lono=loo,
-                                    skipped=skipped)
-    content = cal.timing_profile(result, profile.content, build)
+    if not items:
+        raise UserError(f"{measured}: no records to fit")
+    fit = physical.fit_joint(items, brd, prior, priors)
+    groupings = tuple(physical.GROUPINGS) if loo else ()
+    trans = physical.transfer(items, brd, prior, groupings, priors, progress)
+    builds = sorted(fit.builds)
+    chosen = builds[0] if len(builds) == 1 else None
+    content = physical_profile(fit, items, prior, chosen, str(measured), trans.summary(),
+                               brd.base, brd.clock_hz)
+    content = {**{k: v for k, v in profile.content.items()
+                  if k not in ("profiles", "default_profile", "derivation")}, **content,
+               "sources": {**profile.content.get("sources", {}), **content["sources"]}}
+    if build:
+        content["calibration"]["build"] = build
+    if skipped:
+        content["calibration"]["skipped"] = dict(skipped)
     written = []
     if out is not None:
         text = cal.dump_timing_file(_into(out, brd.base, profile.name, content))
@@ -87,12 +108,56 @@ def calibrate_cmd(
         content = {**content, "description": f"{brd.base} as calibrated by vtatune calibrate "
                    f"on {Path(measured).name}" + (f" (build {build})" if build else "")}
         written.append(str(timing_profiles.save(brd.base, save, content)))
-    summary = {**result.as_dict(), "profile": profile.name, "build": build,
-               "written": written[0] if len(written) == 1 else (written or None)}
+    summary = _summary(items, fit, trans, content, skipped)
+    summary.update(board=brd.name, source=str(measured), profile=profile.name, build=build,
+                   written=written[0] if len(written) == 1 else (written or None))
     if json_:
         console.print_json(summary)
         return
-    _report(result, summary, profile, save)
+    _report(summary, fit, profile, save)
+
+
+def _summary(items: Any, fit: Any, trans: Any, content: dict[str, Any],
+             skipped: dict[str, int]) -> dict[str, Any]:
+    """What ``--json`` prints: every record's figures, the medians and worst over every
+    record, the constants with their uncertainty, the rank agreement."""
+    import numpy as np
+
+    from vtatune import calibration as cal
+    from vtatune.calibration import physical
+    from vtatune.simulator.timing import FIT_KEYS, MODEL_VERSION
+
+    errs = trans.errors
+    records = []
+    for i, it in enumerate(items):
+        r = it.record
+        sim = float(fit.accelerator_s[i] + fit.host_s[i]) * 1e3
+        records.append({
+            "index": r.index, "label": r.label, "network": r.network, "session": r.session,
+            "build": physical.build_of(it), "measured_ms": r.ms, "simulated_ms": sim,
+            "accelerator_ms": float(fit.accelerator_s[i]) * 1e3,
+            "host_ms": float(fit.host_s[i]) * 1e3, "error": float(fit.errors[i]),
+            **{f"{g}_error": (errs.get(g) or [None] * len(items))[i]
+               for g in physical.GROUPINGS}, "trimmed": False})
+    meas = np.array([r["measured_ms"] for r in records])
+    sim = np.array([r["simulated_ms"] for r in records])
+    layers = [it.record.workload.signature + "|" + it.record.hw.key for it in items]
+    abs_err = np.abs(fit.errors)
+    return {
+        "solver": physical.SOLVER, "model_version": MODEL_VERSION,
+        "params": {k: content["params"][k] for k in FIT_KEYS},
+        "median_error": float(np.median(abs_err)), "worst_error": float(abs_err.max()),
+        **{f"{g}_median_error": trans.median(g) for g in physical.GROUPINGS},
+        **{f"{g}_worst_error": trans.worst(g) for g in physical.GROUPINGS},
+        "by_network": _by_network(items, abs_err),
+        "estimates": [e.as_dict() for e in fit.estimates],
+        "unpinned": fit.unpinned, "held": list(fit.held),
+        "correlations": fit.as_dict()["correlations"], "sigma": fit.sigma,
+        "domain": content["calibration"]["domain"],
+        "rank_agreement": cal.rank_agreement(meas, sim).as_dict(),
+        "rank_agreement_same_layer": cal.rank_agreement(meas, sim, layers).as_dict(),
+        "skipped": dict(skipped), "left_out": [], "records": records,
+    }
 
 
 def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +165,7 @@ def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str
     timing file of several profiles of ``board``, else ``content`` alone."""
     import json
 
-    from vtatune.simulator import calibrate as cal
+    from vtatune import calibration as cal
 
     try:
         raw = json.loads(out.read_text()) if out.is_file() else None
@@ -111,50 +176,69 @@ def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str
     return content
 
 
-def _report(result: Any, summary: dict[str, Any], profile: Any, save: str | None) -> None:
+def _by_network(items: Any, abs_err: Any) -> dict[str, float]:
+    """Median |error| of each network's records (each with its build's constants)."""
+    import numpy as np
+
+    nets: dict[str, list[float]] = {}
+    for it, e in zip(items, abs_err, strict=True):
+        nets.setdefault(it.record.network or "(none)", []).append(float(e))
+    return {k: float(np.median(v)) for k, v in nets.items()}
+
+
+def _report(s: dict[str, Any], fit: Any, profile: Any, save: str | None) -> None:
+    from vtatune.calibration import physical
+
     def pct(v: float | None) -> str:
         return "n/a" if v is None else f"{v:+.1%}"
 
-    has_lono = result.lono_median_error is not None
-    rows = [[r.index, r.network, r.label, round(r.measured_ms, 4), round(r.simulated_ms, 4),
-             round(r.host_ms, 4), pct(r.error), pct(r.loo_error),
-             *([pct(r.lono_error)] if has_lono else []),
-             "left out" if r.trimmed else ("kept (current)" if r.protected else "")]
-            for r in result.records]  # fmt: skip
-    console.table(f"{result.board}: simulated vs measured ({len(rows)} records, starting "
+    groups = [g for g in physical.GROUPINGS if s.get(f"{g}_median_error") is not None]
+    heads = {"loo": "LOO", "lono": "LONO", "lodo": "LODO", "lobo": "LOBO"}
+    rows = [[r["index"], r["network"], r["build"], r["label"], round(r["measured_ms"], 4),
+             round(r["simulated_ms"], 4), round(r["host_ms"], 4), pct(r["error"]),
+             *[pct(r[f"{g}_error"]) for g in groups]] for r in s["records"]]
+    console.table(f"{s['board']}: simulated vs measured ({len(rows)} records, starting "
                   f"from profile {profile.name})",
-                  ["#", "network", "record", "measured ms", "simulated ms", "host ms", "error",
-                   "LOO error", *(["LONO error"] if has_lono else []), ""], rows)
-    loo, lono = result.loo_median_error, result.lono_median_error
-    console.line(f"over all {len(rows)} records: median error {result.median_error:.1%}, "
-                 f"worst {result.worst_error:.1%}, leave-one-out median "
-                 + ("n/a" if loo is None else f"{loo:.1%}") + ", leave-one-network-out median "
-                 + ("n/a (one network)" if lono is None else f"{lono:.1%}"))
-    nets = result.by_network()
+                  ["#", "network", "build", "record", "measured ms", "simulated ms", "host ms",
+                   "error", *[f"{heads[g]} error" for g in groups]], rows)
+    console.line(f"over all {len(rows)} records: median error {s['median_error']:.1%}, worst "
+                 f"{s['worst_error']:.1%}" + "".join(
+                     f"; {physical.GROUPING_NAMES[g]} median {s[f'{g}_median_error']:.1%}, "
+                     f"worst {s[f'{g}_worst_error']:.1%}" for g in groups))
+    if not groups:
+        console.line("leave-one-out median n/a (--no-loo)")
+    nets = s["by_network"]
     if len(nets) > 1:
         console.line("median error by network: "
                      + ", ".join(f"{k} {v:.1%}" for k, v in nets.items()))
-    for r in result.records:
-        if r.trimmed:
-            console.line(f"left out: record {r.index} ({r.label}): error {r.error:+.1%} with "
-                         f"the fitted constants; {r.reason}")
-    pa, ps = result.pairs_all, result.pairs_same_layer
-    console.line(f"rank agreement: {pa.agree}/{pa.pairs} record pairs ordered as measured; "
-                 + (f"{ps.agree}/{ps.pairs} pairs of schedules of the same layer"
-                    if ps.pairs else "no two records share a layer"))
-    console.line("fitted: " + ", ".join(f"{k} {getattr(result.params, k):.4g}"
-                                        for k in result.fit_keys))
-    console.line(f"solver: {result.solver}")
-    if result.skipped:
+    erows = [[e.name, f"{e.value:.4g}",
+              "" if e.factor is None or not e.pinned else f"x/÷ {e.factor:.2f}",
+              "fitted" if e.pinned else "held at prior (not pinned by the records)",
+              f"{e.prior:.4g}"] for e in fit.estimates]
+    console.table("constants (one physical model: shared, and per build [design month]; "
+                  "uncertainty one sigma)", ["constant", "value", "uncertainty", "", "prior"],
+                  erows)
+    strong = fit.strong_correlations()
+    if strong:
+        console.line("strongly correlated: " + ", ".join(f"{a} ~ {b} ({c:+.2f})"
+                                                         for a, b, c in strong))
+    if s["unpinned"]:
+        console.line(f"not pinned by these records, held at their priors: "
+                     f"{', '.join(s['unpinned'])}")
+    pa, ps = s["rank_agreement"], s["rank_agreement_same_layer"]
+    console.line(f"rank agreement: {pa['agree']}/{pa['pairs']} record pairs ordered as "
+                 "measured; " + (f"{ps['agree']}/{ps['pairs']} pairs of schedules of the same "
+                                 "layer" if ps["pairs"] else "no two records share a layer"))
+    console.line("fitted: " + ", ".join(f"{k} {v:.4g}" for k, v in s["params"].items()))
+    console.line(f"solver: {s['solver']}")
+    if s["skipped"]:
         console.line("skipped: " + "; ".join(f"{n} records {why}"
-                                             for why, n in result.skipped.items()))
-    for note in result.notes:
-        console.line(f"note: {note}")
-    written = summary["written"]
+                                             for why, n in s["skipped"].items()))
+    written = s["written"]
     for path in [written] if isinstance(written, str) else (written or []):
         console.line(f"wrote {path}")
     if save:
-        console.line(f"use it with --board {result.board.partition('@')[0]}@{save}")
+        console.line(f"use it with --board {s['board'].partition('@')[0]}@{save}")
     if not written:
         console.line(f"nothing written (use --save NAME, or --out FILE; the profile came "
                      f"from {profile.path})")

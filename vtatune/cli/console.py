@@ -257,6 +257,22 @@ def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) ->
         line(formats.HW_NAME_LEGEND)
     if stock_note(rows):
         line(stock_note(rows))
+    if domain_note(rows):
+        line(domain_note(rows))
+
+
+def domain_note(rows: Sequence[dict[str, Any]]) -> str:
+    """How many of ``rows`` are timed outside their timing profile's domain, with the first
+    one's line (``timing_profiles.domain_line``); "" when none is."""
+    from vtatune.hardware.timing_profiles import domain_line
+
+    out = [r["timing_domain"] for r in rows if domain_line(r.get("timing_domain"))]
+    if not out:
+        return ""
+    text = domain_line(out[0])
+    return (text if len(rows) == 1 else
+            f"{text} — {len(out)} of these {len(rows)} designs"
+            + ("" if len(out) == 1 else " (the first shown)"))
 
 
 def stock_text(p: Any) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -39,6 +40,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     from vtatune.escaping import shell_command
     from vtatune.export.autotvm import summary
     from vtatune.export.bundle import weighted
+    from vtatune.hardware import timing_profiles
 
     t0 = time.perf_counter()
     loaded = open_study(study, db)
@@ -48,6 +50,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     res = write_files(lambda: loaded.of.write_bundle(info, trials, pick, folder,
                                                      loaded.display_url), folder)
     elapsed = time.perf_counter() - t0
+    dom = _timing_domain(res.files)
     if json_:
         console.print_json({
             "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
@@ -59,7 +62,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                 "host_seconds": res.host_seconds, "layers": list(res.layers)} if net else
                {"knobs": res.knobs}),
             **({"networks": list(res.networks), "weighted": weighted(res.networks)}
-               if res.networks else {}), "elapsed_s": elapsed})
+               if res.networks else {}), "timing_domain": dom, "elapsed_s": elapsed})
         return
     if net:
         console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
@@ -95,10 +98,25 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                      + "; ".join(res.stock_vta_problems))
     if res.cycles != res.stored_cycles and net:
         console.line(changed)
+    if timing_profiles.domain_line(dom):
+        console.line(timing_profiles.domain_line(dom))
     console.line(summary(res.vta_flow))
     files = formats.counted(len(res.files), "file") if net else ", ".join(res.files)
     console.line(f"wrote {res.folder}/ ({files}) in {elapsed:.1f} s; check it "
                  f"with: {shell_command(['vtatune', 'verify-export', str(res.folder)])}")
+
+
+def _timing_domain(files: dict[str, Any]) -> dict[str, Any] | None:
+    """The bundle manifest's ``timing_domain`` (``timing_profiles.domain``)."""
+    import json
+
+    from vtatune.export.bundle import MANIFEST
+
+    path = files.get(MANIFEST)
+    try:
+        return json.loads(Path(path).read_text()).get("timing_domain") if path else None
+    except (OSError, ValueError):
+        return None
 
 
 def register(app: typer.Typer) -> None:

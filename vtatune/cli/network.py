@@ -72,6 +72,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
         console.line(console.BOUND_LEGEND)
         if console.stock_note(rows):
             console.line(console.stock_note(rows))
+        if console.domain_note(rows):
+            console.line(console.domain_note(rows))
     else:
         console.line("no feasible design yet")
     console.line(f"results: {result.db}")

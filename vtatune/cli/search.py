@@ -230,7 +230,7 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
                                           "accelerator_seconds", "host_seconds", "area_mm2",
                                           "efficiency", "stock_vta", "stock_vta_problems",
-                                          "ties")}
+                                          "timing_domain", "ties")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
             "space_size": result.space_size, "screened": result.screened})

@@ -138,6 +138,8 @@ def show_network(study: Study, json_: bool) -> None:
     if console.stock_note(rows):
         console.line("")
         console.line(console.stock_note(rows))
+    if console.domain_note(rows):
+        console.line(console.domain_note(rows))
 
 
 def _layer_table(layers: list[dict], indent: str) -> None:

@@ -74,7 +74,7 @@ def simulate_cmd(
     user = load_passes(passes)
 
     from vtatune.compiler import compile_candidate
-    from vtatune.hardware import boards
+    from vtatune.hardware import boards, timing_profiles
     from vtatune.runtime import build_program, execute, program_counters, random_inputs
     from vtatune.simulator import bounds, simulate
 
@@ -95,6 +95,7 @@ def simulate_cmd(
 
     program = build_program(res, wl, cfg)
     timing = simulate(program, brd)
+    dom = timing_profiles.domain(brd.name, cfg, [wl.kind])
     bnd = bounds(wl.macs, wl.compulsory_bytes(cfg), cfg, brd)
     counters = program_counters(program)
     ok: bool | None = None
@@ -112,6 +113,7 @@ def simulate_cmd(
         "cycles": timing.cycles, "seconds": timing.seconds,
         "accelerator_seconds": timing.accelerator_seconds, "host_seconds": timing.host_seconds,
         "clock_mhz": timing.clock_mhz, "timing_model": timing.model_version,
+        "timing_domain": dom.as_dict(),
         "bounds": {"compute_cycles": bnd.compute_cycles, "memory_cycles": bnd.memory_cycles},
         "efficiency": bnd.efficiency(timing.cycles),
         "counters": counters.as_dict(), "check": ok,
@@ -168,6 +170,10 @@ def _report(wl: Any, cfg: Any, s: dict[str, Any]) -> None:
     console.line(f"time per call: {s['seconds'] * 1e3:.3f} ms = accelerator "
                  f"{s['accelerator_seconds'] * 1e3:.3f} ms ({s['cycles']:,} cycles) + host "
                  f"{s['host_seconds'] * 1e3:.3f} ms")
+    from vtatune.hardware.timing_profiles import domain_line
+
+    if domain_line(s["timing_domain"]):
+        console.line(domain_line(s["timing_domain"]))
     console.line(f"bounds: compute {b['compute_cycles']:,.0f}, memory "
                  f"{b['memory_cycles']:,.0f} cycles; efficiency {100 * s['efficiency']:.1f}%")
     rows = [[m, t["insns"], t["busy_cycles"], t["token_stall_cycles"], t["dram_stall_cycles"]]

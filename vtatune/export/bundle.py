@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vtatune.errors import UserError
 from vtatune.export.autotvm import AUTOTVM_LOG
+from vtatune.hardware import timing_profiles
 from vtatune.statuses import Status
 from vtatune.store.records import NetworkTrialRecord, StudyInfo, TrialRecord
 from vtatune.workloads.base import DEFAULT_SHIFT
@@ -267,6 +268,8 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         "accelerator_seconds": built.timing.accelerator_seconds,
         "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
         "stock_vta": not stock, "stock_vta_problems": stock,
+        "timing_domain": timing_profiles.domain(board.name, built.hw,
+                                                [built.workload.kind]).as_dict(),
         **vta_flow(built.hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
@@ -463,6 +466,9 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
         "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
         "stock_vta": not stock, "stock_vta_problems": stock,
+        "timing_domain": timing_profiles.domain(
+            board.name, hw, sorted({timing_profiles.kind_of(la.workload)
+                                    for la in (t.layers or ())} - {""})).as_dict(),
         **({"networks": members, "weighted": weighted(members)} if members else {}),
         **vta_flow(hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}

@@ -240,3 +240,112 @@ def save(board: str, name: str, content: dict[str, Any]) -> Path:
     except OSError as exc:
         raise UserError(f"--save {name}: cannot write {path} ({exc.strerror or exc})") from None
     return path
+
+
+# ---- the domain of a profile ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Whether an estimate lies inside what its timing profile was fitted on (the designs'
+    GEMM shapes, the layer kinds and the boards of its records). ``reasons`` say what lies
+    outside; ``expected_error`` is the profile's transfer error for that kind of step (its
+    leave-one-design-out median for another design, leave-one-network-out for another layer
+    kind, leave-one-build-out for another board or build), None when not known."""
+
+    profile: str
+    reasons: tuple[str, ...]
+    expected_error: float | None
+    #: constants of a user's profile that its records did not pin (held at their priors)
+    unpinned: tuple[str, ...] = ()
+
+    @property
+    def extrapolated(self) -> bool:
+        return bool(self.reasons)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "extrapolated": self.extrapolated,
+                "reasons": list(self.reasons), "expected_error": self.expected_error,
+                "unpinned": list(self.unpinned)}
+
+    def line(self) -> str:
+        """One line for a report ('' inside the domain)."""
+        return domain_line(self.as_dict())
+
+
+def domain_line(d: dict[str, Any] | None) -> str:
+    """The line every output prints for a ``Domain.as_dict()`` ('' inside the domain or for
+    None: results stored before domains were recorded)."""
+    if not d:
+        return ""
+    held = (f"profile {d['profile']}: not pinned by its records, held at their priors: "
+            + ", ".join(d["unpinned"])) if d.get("unpinned") else ""
+    if not d.get("reasons"):
+        return held
+    err = d.get("expected_error")
+    return (f"timing extrapolated: {'; '.join(d['reasons'])} (profile {d['profile']}"
+            + ("" if err is None else f"; expected error ~{err:.0%}, its transfer error")
+            + ")" + (f"; {held}" if held else ""))
+
+
+def design_name(hw: Any) -> str:
+    """A design's GEMM shape as profiles record it: BATCH x BLOCK_IN x BLOCK_OUT (``hw`` a
+    HwConfig or its log2 parameters as stored: ``LOG_BATCH``, ...)."""
+    if isinstance(hw, dict):
+        logs = {str(k).lower(): v for k, v in hw.items()}
+        b, i, o = (1 << int(logs.get(k, d)) for k, d in (
+            ("log_batch", 0), ("log_block_in", 4), ("log_block_out", 4)))
+        return f"{b}x{i}x{o}"
+    return f"{hw.batch}x{hw.block_in}x{hw.block_out}"
+
+
+def kind_of(signature: str) -> str:
+    """The operator kind of a workload signature (``conv2d_n1_c64...`` -> conv2d); '' for
+    anything else (a network's name)."""
+    m = re.match(r"^([a-z][a-z0-9_]*?)_[nm]\d", signature)
+    return m.group(1) if m else ""
+
+
+def domain(board: str, hw: Any, kinds: Any = ()) -> Domain:
+    """The domain check of an estimate on ``board`` (``NAME[@PROFILE]``) for design ``hw``
+    and layer ``kinds`` (operator names: conv2d, group_conv2d, dense, ...): the one place
+    every output (simulate, search, show, reports, bundles) asks."""
+    base, name = split(board)
+    try:
+        prof = resolve(base, name)
+    except UserError:
+        return Domain(board, (f"no timing profile {board}",), None)
+    content = prof.content
+    cal = content.get("calibration") or {}
+    dom = cal.get("domain") or {}
+    transfer = cal.get("transfer") or {}
+
+    def med(key: str) -> float | None:
+        v = (transfer.get(key) or {}).get("median")
+        return float(v) if isinstance(v, int | float) else None
+
+    reasons: list[str] = []
+    errs: list[float | None] = []
+    derivation = content.get("derivation")
+    if not cal.get("records"):
+        src = (derivation or {}).get("from", "")
+        reasons.append(f"board {base} has no measurements"
+                       + (f" (constants derived from {src})" if src else ""))
+        exp = (derivation or {}).get("expected_error")
+        errs.append(float(exp) if isinstance(exp, int | float) else None)
+    else:
+        design = design_name(hw)
+        if dom.get("designs") and design not in dom["designs"]:
+            reasons.append(f"design {design} not among the fitted ({', '.join(dom['designs'])})")
+            errs.append(med("lodo"))
+        other = sorted({k for k in kinds if dom.get("kinds") and k not in dom["kinds"]})
+        if other:
+            reasons.append(f"{', '.join(other)} not among the fitted layer kinds "
+                           f"({', '.join(dom['kinds'])})")
+            errs.append(med("lono"))
+        if dom.get("boards") and base not in dom["boards"]:
+            reasons.append(f"board {base} not among the fitted ({', '.join(dom['boards'])})")
+            errs.append(med("lobo"))
+    known = [e for e in errs if e is not None]
+    unpinned = tuple(cal.get("unpinned") or ()) if prof.origin == "user" else ()
+    return Domain(prof.spec, tuple(reasons), max(known) if known else None, unpinned)

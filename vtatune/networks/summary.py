@@ -71,13 +71,19 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
 
 def design_row(t: NetworkTrialRecord, board: str | None = None) -> dict[str, Any]:
     """One design as ``--json`` shows it: network totals and every layer's pick;
-    ``stock_vta`` (with ``stock_vta_problems``): stock VTA builds it on ``board`` as it is."""
+    ``stock_vta`` (with ``stock_vta_problems``): stock VTA builds it on ``board`` as it is;
+    ``timing_domain``: whether its time is extrapolated (``timing_profiles.domain``)."""
     from vtatune.hardware.stock import stock_of
+    from vtatune.hardware.timing_profiles import domain, kind_of
 
     stock = stock_of(dict(t.hw), board)
+    kinds = {kind_of(la.workload) for n in (t, *(t.networks or ()))
+             for la in (n.layers or ())} - {""}
     return {"trial": t.number, "hw": dict(t.hw), "hw_name": t.hw_name,
             "stock_vta": stock.get("stock_vta"),
             "stock_vta_problems": list(stock.get("stock_vta_problems", ())),
+            "timing_domain": domain(board, dict(t.hw), sorted(kinds)).as_dict()
+            if board else None,
             "area_mm2": t.area_mm2, "cycles": t.cycles, "seconds": t.seconds,
             "accelerator_seconds": t.accelerator_seconds, "host_seconds": t.host_seconds,
             "bound_cycles": t.bound_cycles,

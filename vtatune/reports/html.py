@@ -205,6 +205,7 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
         f'<p class="meta">{data.n_trials} trials, {data.n_feasible} feasible '
         f"({escape(statuses)}) · front {len(data.front)} points · hypervolume {hv}</p>",
         f'<p class="meta">reference design: {escape(ref_line)}</p>',
+        timing_note(data),
         "<ul>" + "".join(picks) + "</ul>" if picks else "<p>The front is empty: no feasible "
         "trial.</p>",
         "<h2>Pareto front (area vs latency; LUT and BRAM vs latency)</h2>",
@@ -224,6 +225,21 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
         image(images["params"], "parameters") if "params" in images else "",
     ]
     return page(f"vtatune report: {data.study}", "\n".join(body))
+
+
+def timing_note(data: Any) -> str:
+    """A paragraph naming the front's designs whose times are extrapolated from the board's
+    timing profile (``timing_profiles.domain``); '' when none is."""
+    from vtatune.hardware.timing_profiles import domain, domain_line, kind_of
+
+    kind = kind_of(str(data.workload))
+    lines = [domain_line(domain(data.board, p.hw, (kind,) if kind else ()).as_dict())
+             for p in data.front]
+    out = [s for s in lines if s]
+    if not out:
+        return ""
+    return (f'<p class="note">{escape(out[0])} — {len(out)} of the {len(lines)} front '
+            "designs.</p>")
 
 
 _HV_NOTE = ("Hypervolume: the share of a box, in log area and log latency, running from the "

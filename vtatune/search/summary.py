@@ -37,6 +37,7 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         return float(c.cycles) if latency == "accelerator" or c.seconds is None else c.seconds
 
     with_area = [t for t in feasible if t.candidate.area_mm2 is not None]
+    kinds = _kinds(info)
     front = pareto_front([(t.candidate.area_mm2, lat(t)) for t in with_area])
     fastest = sorted(feasible, key=lambda t: (lat(t), t.candidate.area_mm2 or 0.0,
                                               t.number))[:top_n]
@@ -51,14 +52,25 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
                              if t.candidate.seconds is not None), default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
         "pareto": _distinct([with_area[i] for i in front], lambda t: (t.candidate.area_mm2,
-                                                                        lat(t)), info.board),
-        "top": [_row(t, info.board) for t in fastest],
+                                                                        lat(t)), info.board,
+                            kinds),
+        "top": [_row(t, info.board, kinds) for t in fastest],
         "not_feasible": not_feasible((t.candidate.status, t.number, t.candidate.hw_name,
                                       t.candidate.reason) for t in trials),
     }
 
 
-def _distinct(front: list[Any], point: Any, board: str | None = None) -> list[dict[str, Any]]:
+def _kinds(info: Any) -> tuple[str, ...]:
+    """The layer kinds of a study (its operator's; a network study's are its layers' and are
+    not read here: the design and board are checked)."""
+    from vtatune.hardware.timing_profiles import kind_of
+
+    kind = kind_of(str(info.workload or ""))
+    return (kind,) if kind else ()
+
+
+def _distinct(front: list[Any], point: Any, board: str | None = None,
+              kinds: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Front rows, one per point of the objective space: a trial whose (area, latency) equals
     a listed one's (adjacent in ``pareto_front``'s order) is that row's ``ties`` entry, not a
     row of its own. Such twins are different programs — e.g. the same tiles with the virtual
@@ -71,7 +83,7 @@ def _distinct(front: list[Any], point: Any, board: str | None = None) -> list[di
         if rows and here == last:
             rows[-1]["ties"].append({"trial": t.number, "knobs": dict(t.candidate.knobs)})
             continue
-        rows.append({**_row(t, board), "ties": []})
+        rows.append({**_row(t, board, kinds), "ties": []})
         last = here
     return rows
 
@@ -95,17 +107,21 @@ def not_feasible(trials: Iterable[tuple[str, int, str, str]]) -> list[dict[str, 
             for st, n in count.most_common()]
 
 
-def _row(t: Any, board: str | None = None) -> dict[str, Any]:
+def _row(t: Any, board: str | None = None, kinds: tuple[str, ...] = ()) -> dict[str, Any]:
     """One trial as ``--json`` shows it; ``stock_vta`` (with ``stock_vta_problems``): stock
-    VTA builds its design on ``board`` as it is (``hardware.stock``)."""
+    VTA builds its design on ``board`` as it is (``hardware.stock``); ``timing_domain``:
+    whether its time is extrapolated from its board's timing profile
+    (``timing_profiles.domain``)."""
     from vtatune.hardware.stock import stock_of
+    from vtatune.hardware.timing_profiles import domain
 
     c = t.candidate
     return {"trial": t.number, "hw_name": c.hw_name or c.hw_key, "hw": dict(c.hw),
             "knobs": dict(c.knobs), "cycles": c.cycles, "seconds": c.seconds,
             "accelerator_seconds": c.accelerator_seconds, "host_seconds": c.host_seconds,
             "area_mm2": c.area_mm2, "efficiency": c.efficiency,
-            **_stock_fields(stock_of(dict(c.hw), board))}
+            **_stock_fields(stock_of(dict(c.hw), board)),
+            "timing_domain": domain(board, dict(c.hw), kinds).as_dict() if board else None}
 
 
 def _stock_fields(stock: dict[str, Any]) -> dict[str, Any]:
