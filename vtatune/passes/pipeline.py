@@ -25,7 +25,11 @@ from vtatune.hardware.config import HwConfig
 from vtatune.passes._ir import VtaPass
 from vtatune.passes.annotate_alu_scope import annotate_alu_scope
 from vtatune.passes.annotate_gemm_scope import annotate_gemm_scope
-from vtatune.passes.bind_tasks_to_threads import bind_tasks_to_threads, normalize_task_scopes
+from vtatune.passes.bind_tasks_to_threads import (
+    bind_tasks_to_threads,
+    merge_thread_tasks,
+    normalize_task_scopes,
+)
 from vtatune.passes.cthread_to_vthread import cthread_to_vthread
 from vtatune.passes.errors import UserPassError
 from vtatune.passes.fold_uop_loop import fold_uop_loop
@@ -76,7 +80,7 @@ def task_passes(hw: HwConfig) -> list[Any]:
 
 def thread_passes() -> list[Any]:
     return [cthread_to_vthread(), bind_tasks_to_threads(), s_tir.transform.InjectVirtualThread(),
-            normalize_task_scopes(), tirx.transform.StorageRewrite()]
+            normalize_task_scopes(), tirx.transform.StorageRewrite(), merge_thread_tasks()]
 
 
 def hardware_passes(hw: HwConfig) -> list[Any]:

@@ -34,7 +34,8 @@ Knobs: conv2d's plus ``tile_g``; how ``tile_co`` / ``oc_nthread`` count depends 
   group's ``tile_ci`` input tiles per step, where VTA's bound inference loads the whole
   channel range from the first group's to the last's (``(k-1)*CI + tile_ci`` tiles); with
   ``tile_ci = CI`` (MobileNet-G on 16-wide blocks: CI = 1) the loads are the same. The GEMM
-  loops inside a tile are conv2d's (``conv2d.schedule_conv``), not VTA's TOPI order.
+  loops inside a tile are in VTA's order (``conv2d.schedule_tile``), the group loop with the
+  output channels (VTA's group-major ``x_co``).
 - **Groups packed together** (m > 1, depthwise): ``tile_g`` groups per output tile (a multiple
   of m), ``tile_co`` / ``tile_ci`` tiles of a packed group, ``oc_nthread`` over a packed
   group's output tiles.
@@ -307,8 +308,8 @@ class GroupConv2d(Convolution):
         s = self.stride
         rows = (k["tile_h"] - 1) * s + self.kh
         cols = (k["tile_w"] - 1) * s + self.kw
-        uops = gemm_uops([k["tile_b"], gp, tco, k["tile_h"], k["tile_ci"], self.kh, self.kw,
-                          k["tile_w"]])
+        uops = gemm_uops([k["tile_b"], k["tile_ci"], k["tile_w"], self.kw, self.kh, gp, tco,
+                          k["tile_h"]])
         return gemm_footprint(hw, k["tile_b"], k["tile_ci"], tco, groups=gp,
                               inp_pixels=rows * cols, wgt_taps=self.kh * self.kw,
                               out_pixels=k["tile_h"] * k["tile_w"],
