@@ -84,6 +84,10 @@ class BuildStats:
     kernels: int
     kernel_evaluations: int
     tasks: int
+    #: the dependence tokens whose pops were left pending after the last VTASynchronize
+    #: (``l2c``, ``c2l``, ``c2s``, ``s2c``): VTA's runtime pops them in the next call's stream,
+    #: so this call's program leaves them in their queues
+    carried_tokens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,10 +281,15 @@ class CommandQueue:
         cols = np.fromiter(chain.from_iterable(self.rows), np.int64, n * TABLE_WIDTH)
         cols = cols.reshape(n, TABLE_WIDTH)
         cols[:, COL_DEPS] = self.bits
+        carried = tuple(name for queue, flag, name in _CARRIED if self.pending[queue] & flag)
         stats = BuildStats(n, self.nops, self.uop_loads, self.evictions, self.uop_peak,
-                           len(self.kernels), self.evaluations, self.n_tasks)
+                           len(self.kernels), self.evaluations, self.n_tasks, carried)
         return self.b.build_table(cols, self.uop_rows, meta=meta), stats
 
+
+#: A pending pop (queue, flag) and the token it waits for.
+_CARRIED = ((QUEUE_COMPUTE, POP_PREV, "l2c"), (QUEUE_LOAD, POP_NEXT, "c2l"),
+            (QUEUE_STORE, POP_PREV, "c2s"), (QUEUE_COMPUTE, POP_NEXT, "s2c"))
 
 #: The (from, to) queue pairs that exchange tokens: neighbours.
 _PAIRS = frozenset({(QUEUE_LOAD, QUEUE_COMPUTE), (QUEUE_COMPUTE, QUEUE_LOAD),

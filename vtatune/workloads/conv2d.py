@@ -200,7 +200,12 @@ def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, phases: int = 1,
     if k["h_nthread"] > 1:
         y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
         threads.append(y_v)
-    sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+    # output tiles in VTA's order (``reorder(x_bo, x_i0, x_co0, x_j0, ...)``): rows of tiles,
+    # then channel tiles, then columns
+    if vta_order:
+        sch.reorder(*threads, b_o, y_o, oc_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+    else:
+        sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
     for v in threads:
         sch.bind(v, "cthread")
     schedule_tile(sch, hw, k, x_o, b_i, phases=phases, vta_order=vta_order)

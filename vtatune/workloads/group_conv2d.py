@@ -332,7 +332,8 @@ class GroupConv2d(Convolution):
 def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     """conv2d's template (``conv2d.schedule_conv``) over the packed tensors' group axis:
     output tiles of ``tile_g_packed`` packed groups x ``tile_co`` of each one's ``co`` output
-    tiles, groups outermost; the reduction over a group's input tiles outermost in a tile.
+    tiles, groups outside the channel tiles, rows of tiles outside both (VTA's order); the
+    reduction over a group's input tiles outermost in a tile.
 
     ``oc_nthread`` splits the output-channel tiles of all groups, group-major as VTA's
     template numbers them: within a group when it has an even number of tiles, across groups
@@ -364,7 +365,8 @@ def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     if k["h_nthread"] > 1:
         y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
         threads.append(y_v)
-    sch.reorder(*threads, b_o, *channels, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
+    # output tiles in VTA's order (rows of tiles, then channel tiles, then columns)
+    sch.reorder(*threads, b_o, y_o, *channels, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
     for v in threads:
         sch.bind(v, "cthread")
     schedule_tile(sch, hw, k, x_o, b_i, grouped=True)
