@@ -44,6 +44,7 @@ VARIATIONS = [(i, {}) for i in range(21)] + [
     (1, {"tile_co": 8, "h_nthread": 2, "oc_nthread": 1}),
     (2, {"tile_h": 7, "tile_w": 7, "oc_nthread": 2, "h_nthread": 2}),
     (3, {"tile_ci": 2}),
+    (3, {"tile_h": 7, "tile_co": 8}),  # the conv2d tutorial's schedule of C8
     (3, {"tile_co": 1, "oc_nthread": 1}),
     (4, {"h_nthread": 2}),
     (4, {"tile_w": 14, "oc_nthread": 1}),
