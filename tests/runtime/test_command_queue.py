@@ -246,3 +246,18 @@ def test_dma_of_a_memory_type_its_call_cannot_move_is_a_program_error() -> None:
         cq.load("data", 0, 1, 1, 1, 0, 0, 0, 0, 0, 9)
     with pytest.raises(ProgramError, match="only OUT can be stored"):
         cq.store(0, int(MemId.INP), "res", 0, 1, 1, 1)
+
+
+@pytest.mark.parametrize(("dsts", "refused"), [
+    ((0, 1, 2, 0, 1, 2), False), ((0, 1, 0), True), ((3, 3), True), ((0, 1, 2, 3, 1), False),
+])
+def test_kernels_vta_refuses_are_flagged(dsts, refused) -> None:
+    """runtime.cc UopKernel::VerifyDep: no micro-op may write the accumulator tile that one
+    of the two micro-ops before it writes."""
+    spec = KernelSpec(0, True, (), lambda: ([], [(d, 0, 0) for d in dsts],
+                                            {(0, 0, 0, 0, 0)}), "")
+    cq = _queue(spec)
+    cq.task(0, ())
+    cq.synchronize()
+    _, stats = cq.finish()
+    assert ("VerifyDep" in stats.vta_refuses) == refused

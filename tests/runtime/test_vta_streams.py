@@ -8,13 +8,15 @@ vta_streams.json``, once per design with ``VTA_ORACLE_DESIGN``) instantiated VTA
 template with each record's knobs, lowered it with VTA's passes (FoldUopLoop,
 InjectALUIntrin, ...) and ran the lowered host code's runtime calls through a transcription
 of apache/tvm-vta ``src/runtime/runtime.cc`` (dependence pushes and pops, no-ops, the
-micro-op kernel cache per call site and captured value). Records: TopHub's measured
-ResNet-18 schedules on the default 1x16 design and variations of their knobs and virtual
-threads that VTA builds.
+micro-op kernel cache per call site and captured value). Records: TopHub's 31 measured
+schedules (ResNet-18, AlexNet and VGG layers on the default 1x16 design, ResNet-18 on the 4x8
+one) and variations of their tiles and virtual threads that VTA builds.
 
-Each instruction is compared as canonical text: opcode, the four dependence flags, every
-field; DRAM addresses as (tensor, tile offset); a GEMM/ALU instruction with the micro-ops it
-runs (what the micro-op SRAM holds at [uop_bgn, uop_end) when it issues).
+Records VTA's runtime refuses (a kernel that ``UopKernel::VerifyDep`` stops) are flagged by
+vtatune's build (``BuildStats.vta_refuses``). Each instruction is compared as canonical
+text: opcode, the four dependence flags, every field; DRAM addresses as (tensor, tile
+offset); a GEMM/ALU instruction with the micro-ops it runs (what the micro-op SRAM holds at
+[uop_bgn, uop_end) when it issues).
 """
 
 from __future__ import annotations
@@ -136,6 +138,7 @@ def test_stream_is_vtas(index):
             key = f"{insn.iter_out}x{insn.iter_in}x{insn.uop_end - insn.uop_bgn}"
             bucket = gemm if insn.opcode == Opcode.GEMM else alu
             bucket[key] = bucket.get(key, 0) + 1
+    assert build["vta_refuses"] == ""
     summary = {"insns": len(mine), "uop_loads": build["uop_loads"],
                "gemm": dict(sorted(gemm.items())), "alu": dict(sorted(alu.items()))}
     assert summary == {k: e[k] for k in summary}
@@ -143,3 +146,24 @@ def test_stream_is_vtas(index):
         for i, (a, b) in enumerate(zip(mine, e["lines"], strict=True)):
             assert a == b, f"instruction {i}"
     assert hashlib.sha256("\n".join(mine).encode()).hexdigest() == e["digest"]
+
+
+REFUSED = [e for e in json.loads(DATA.read_text()) if "VerifyDep" in e.get("vta_error", "")]
+
+
+@pytest.mark.parametrize("e", REFUSED, ids=[_label(e) for e in REFUSED])
+def test_kernels_vtas_runtime_refuses_are_refused(e):
+    """A micro-op kernel in which a micro-op writes the accumulator tile one of the two
+    before it writes: VTA's runtime stops at ``UopKernel::VerifyDep`` (the oracle's
+    transcription of runtime.cc applies the check to VTA's own lowered kernels); vtatune's
+    build says so (``vta_refuses``, naming the rule), and says nothing for the streams VTA
+    runs."""
+    from vtatune.compiler import compile_candidate
+    from vtatune.runtime import build_program
+
+    assert REFUSED, "the oracle data should hold kernels VTA's runtime refuses"
+    hw = config.from_dict(e["vta_config"], source="vta_streams.json")
+    wl = workload_of(e)
+    res = compile_candidate(wl, hw, e["knobs"])
+    assert res.ok, res.reason
+    assert "VerifyDep" in build_program(res, wl, hw).meta["build"]["vta_refuses"]

@@ -5,29 +5,34 @@ Run with the oracle's Python (TVM 0.19 + AutoTVM + VTA's ``vta/python``, set up 
 
     /tmp/oldtvm/bin/python tests/runtime/vta_oracle_streams.py \
         --oracle /work/shared/vta-oracle --out tests/runtime/data/vta_streams.json
+    VTA_ORACLE_DESIGN=4x8_i8w8a32_15_16_16_18 /tmp/oldtvm/bin/python \
+        tests/runtime/vta_oracle_streams.py --out tests/runtime/data/vta_streams.json
 
-For every record (``RECORDS`` below: the measured ResNet-18 records of
-``hwconfigs/timing/measured/vta_pynq_measured.log`` on both designs, and variations of
-their knobs and virtual threads) it instantiates VTA's conv2d template (``vta.top.conv2d_packed`` +
+(one design per run, VTA's Environment being global; a run replaces its design's entries).
+For every record (``VARIATIONS`` below: TopHub's measured records of
+``/work/shared/data/vta_pynq_measured.log`` on the design, and variations of their tiles and
+virtual threads) it instantiates VTA's conv2d template (``vta.top.conv2d_packed`` +
 ``schedule_conv2d_packed`` with the tutorial's epilogue, as ``check_log.py`` registers it)
-with the record's knobs, lowers it with ``vta.lower`` under ``vta.build_config()`` (VTA's own
-passes: InjectDMAIntrin, InjectALUIntrin, FoldUopLoop, ...), and runs the lowered host code's
-runtime calls (``VTALoadBuffer2D``, ``VTAStoreBuffer2D``, ``coproc_dep_push/pop``, each
+with the record's knobs, lowers it with ``tvm.lower`` under ``vta.build_config()`` (VTA's
+own passes: InjectDMAIntrin, InjectALUIntrin, FoldUopLoop, ...; TVM 0.19's
+common-subexpression pass off, see ``no_cse``), and runs the lowered host code's runtime
+calls (``VTALoadBuffer2D``, ``VTAStoreBuffer2D``, ``coproc_dep_push/pop``, each
 ``coproc_uop_scope`` with its ``VTAUopLoopBegin``/``uop_push`` calls, ``coproc_sync``) through
 ``Runtime`` below: a line-by-line transcription of apache/tvm-vta ``src/runtime/runtime.cc``
 (``InsnQueue::DepPush/DepPop/CommitPendingPop/PushNoop/Create``, ``UopQueue::Push/
 FlushUopLoad``, ``UopKernelMap::Get`` keyed by the call site and the kernel's captured value,
-``CommandQueue::PushGEMMOp/PushALUUop/Synchronize``). The result is the instruction stream
-VTA's stack issues for the schedule, written as canonical text lines (``line`` below; DRAM
-addresses as (tensor, offset) since physical addresses are the board's), one stream per
-record with its summary: counts, micro-op loads, GEMM/ALU loop shapes.
+``UopKernel::VerifyDep``, ``CommandQueue::PushGEMMOp/PushALUUop/Synchronize``). The result
+is the instruction stream VTA's stack issues for the schedule, written as canonical text
+lines (``line`` below; DRAM addresses as (tensor, offset) since physical addresses are the
+board's), one stream per record with its summary (counts, micro-op loads, GEMM/ALU loop
+shapes) and a digest; the full lines when they are short (``--keep-chars``). A schedule VTA
+refuses is stored with VTA's error (``vta_error``).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 from collections import Counter
@@ -45,6 +50,9 @@ VARIATIONS = [(i, {}) for i in range(21)] + [
     (2, {"tile_h": 7, "tile_w": 7, "oc_nthread": 2, "h_nthread": 2}),
     (3, {"tile_ci": 2}),
     (3, {"tile_h": 7, "tile_co": 8}),  # the conv2d tutorial's schedule of C8
+    (3, {"tile_h": 2, "tile_co": 1, "oc_nthread": 1}),  # VerifyDep: rows 0 1 0 1 ...
+    (3, {"tile_h": 1, "tile_co": 2, "oc_nthread": 1}),  # VerifyDep: channel tiles 0 1 0 ...
+    (3, {"tile_h": 7, "tile_co": 1, "oc_nthread": 1}),
     (3, {"tile_co": 1, "oc_nthread": 1}),
     (4, {"h_nthread": 2}),
     (4, {"tile_w": 14, "oc_nthread": 1}),
@@ -85,7 +93,7 @@ def line(insn: dict) -> str:
             f"{loops} op={insn['alu_op']} imm={insn['use_imm']},{insn['imm']} uops={uops}")
 
 
-# ---- runtime.cc, transcribed ------------------------------------------------------------------------
+# ---- runtime.cc, transcribed -------------------------------------------------------------
 
 LOAD_STAGE, COMPUTE_STAGE, STORE_STAGE = 1, 2, 3
 MEM = {0: "UOP", 1: "WGT", 2: "INP", 3: "ACC", 4: "OUT", 5: "ACC_8BIT"}
@@ -264,14 +272,13 @@ def no_cse(ctx):
                                      disabled_pass=list(ctx.disabled_pass))
 
 
-# ---- the lowered host code, run ---------------------------------------------------------------------
+# ---- the lowered host code, run -------------------------------------------------------------
 
 
 ALU_NAMES = {0: "MIN", 1: "MAX", 2: "ADD", 3: "SHR", 4: "MUL"}
 
 
 def run_host(func, uop_depth):
-    import tvm
     from tvm import tir
 
     params = {p: i for i, p in enumerate(func.params)}
@@ -351,6 +358,10 @@ def run_host(func, uop_depth):
                         raise RuntimeError(f"unexpected call {name} in a uop scope")
                 elif name == "tir.vta.uop_push":
                     mode, reset, dst, src, wgt, op, use_imm, imm = [ev(a, env) for a in c.args]
+                    if any(d == dst for d, _, _ in k.seq[-2:]):  # UopKernel::VerifyDep
+                        raise RuntimeError(
+                            f"UopKernel::VerifyDep: CHECK failed: micro-op {len(k.seq)} "
+                            f"writes accumulator tile {dst}, as one of the two before it")
                     k.seq.append((dst, src, wgt))
                     metas.add((mode, reset, ALU_NAMES.get(op, op) if mode else 0,
                                use_imm if mode else 0, imm if mode else 0))

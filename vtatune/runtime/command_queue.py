@@ -22,6 +22,11 @@ Semantics follow VTA's C++ runtime (``vta/runtime/runtime.cc``: ``InsnQueue``, `
   after another and, when the next one does not fit, placement restarts at 0 and evicts the
   kernels it overlaps (``UopQueue::Push``). The LOAD UOP runs on the compute module and
   carries that queue's pending pops.
+* A kernel in which a micro-op writes the accumulator tile that one of the two before it
+  writes is one VTA's runtime refuses (``UopKernel::VerifyDep``: the pipeline would read the
+  tile before the earlier write lands). The program is still built (the functional simulator
+  does not model that hazard, so its results stay exact) and ``BuildStats.vta_refuses`` names
+  the first such kernel; refusing those candidates is the search's decision.
 * The kernel's micro-op loops (``VTAUopLoopBegin``) are the instruction's: a GEMM's first loop
   is the outer one (``PushGEMMOp``); an ALU kernel with a single loop runs it as the inner
   loop, with ``iter_out`` 1 (``PushALUUop``).
@@ -88,6 +93,9 @@ class BuildStats:
     #: (``l2c``, ``c2l``, ``c2s``, ``s2c``): VTA's runtime pops them in the next call's stream,
     #: so this call's program leaves them in their queues
     carried_tokens: tuple[str, ...] = ()
+    #: why VTA's runtime would refuse the program (the first micro-op kernel that
+    #: ``UopKernel::VerifyDep`` stops), empty when it runs it
+    vta_refuses: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,7 @@ class CommandQueue:
         self.n_tasks = 0
         self.kernels: set[UopKernel] = set()
         self.synchronized = False
+        self.vta_refuses = ""
 
     # ---- instruction creation ---------------------------------------------------------------
     def _create(self, queue: int, row: tuple[int, ...]) -> None:
@@ -214,6 +223,16 @@ class CommandQueue:
             raise ProgramError(f"{where}: pushes disagree on mode/reset/ALU op: {sorted(metas)}")
         if len(loops) > 2 or any(before for before, *_ in loops):
             raise ProgramError(f"{where}: at most two uop loops, all begun before any push")
+        dst = np.asarray([u[0] for u in uops], dtype=np.int64)
+        hazard = np.flatnonzero(np.concatenate([
+            [False], dst[1:] == dst[:-1]]) | np.concatenate([[False, False],
+                                                             dst[2:] == dst[:-2]]))[:1]
+        if hazard.size and not self.vta_refuses:
+            j = int(hazard[0])
+            self.vta_refuses = (
+                f"{where}: micro-op {j} writes accumulator tile {int(dst[j])}, as one of the "
+                "two micro-ops before it does; VTA's runtime refuses such a kernel "
+                "(runtime.cc UopKernel::VerifyDep, the accumulator's read-after-write hazard)")
         mode, reset, op, use_imm, imm = next(iter(metas))
         if (mode == 0) != spec.gemm:
             raise ProgramError(f"{where}: push mode {mode} in a "
@@ -283,7 +302,8 @@ class CommandQueue:
         cols[:, COL_DEPS] = self.bits
         carried = tuple(name for queue, flag, name in _CARRIED if self.pending[queue] & flag)
         stats = BuildStats(n, self.nops, self.uop_loads, self.evictions, self.uop_peak,
-                           len(self.kernels), self.evaluations, self.n_tasks, carried)
+                           len(self.kernels), self.evaluations, self.n_tasks, carried,
+                           self.vta_refuses)
         return self.b.build_table(cols, self.uop_rows, meta=meta), stats
 
 
