@@ -25,11 +25,7 @@ from vtatune.hardware.config import HwConfig
 from vtatune.passes._ir import VtaPass
 from vtatune.passes.annotate_alu_scope import annotate_alu_scope
 from vtatune.passes.annotate_gemm_scope import annotate_gemm_scope
-from vtatune.passes.bind_tasks_to_threads import (
-    bind_tasks_to_threads,
-    merge_thread_tasks,
-    normalize_task_scopes,
-)
+from vtatune.passes.bind_tasks_to_threads import bind_tasks_to_threads, normalize_task_scopes
 from vtatune.passes.cthread_to_vthread import cthread_to_vthread
 from vtatune.passes.errors import UserPassError
 from vtatune.passes.fold_uop_loop import fold_uop_loop
@@ -38,6 +34,7 @@ from vtatune.passes.inject_coproc_sync import inject_coproc_sync
 from vtatune.passes.inject_dma import inject_dma
 from vtatune.passes.inject_gemm_intrin import inject_gemm_intrin
 from vtatune.passes.lower_sram_access import lower_sram_access
+from vtatune.passes.merge_thread_tasks import merge_thread_tasks
 from vtatune.passes.partition_tiles import partition_tiles
 from vtatune.passes.tighten_sram_buffers import tighten_sram_buffers
 
