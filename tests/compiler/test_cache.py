@@ -32,7 +32,7 @@ CASES = [
     (Conv2d(1, 64, 14, 14, 64, 3, 3, 1, 1), (0, 4, 4),
      dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=1, tile_co=2, h_nthread=1, oc_nthread=2)),
     (Conv2d(1, 64, 14, 14, 64, 3, 3, 1, 1), (0, 4, 4),
-     dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=4, tile_co=2, h_nthread=1, oc_nthread=1)),
+     dict(tile_b=1, tile_h=14, tile_w=14, tile_ci=4, tile_co=4, h_nthread=1, oc_nthread=1)),
     (Conv2d(1, 32, 16, 16, 64, 3, 3, 1, 2), (0, 3, 4),
      dict(tile_b=1, tile_h=4, tile_w=8, tile_ci=2, tile_co=4, h_nthread=2, oc_nthread=1)),
     (Conv2d(1, 64, 14, 14, 128, 1, 1, 0, 1), (0, 3, 3),
@@ -111,7 +111,10 @@ def test_rejections_of_every_kind_are_the_same_when_reused() -> None:
 def test_micro_op_buffer_changes_the_built_program_not_the_compiled_one() -> None:
     from vtatune.runtime.build import run_host
 
-    wl, _, knobs = CASES[0]
+    # two threads' GEMM kernels of 3 x 4 x 14 = 168 micro-ops each
+    wl = Conv2d(1, 64, 28, 28, 64, 3, 3, 1, 1)
+    knobs = dict(tile_b=1, tile_h=14, tile_w=14, tile_ci=1, tile_co=4, h_nthread=2,
+                 oc_nthread=1)
     big = config.default()
     small = replace(big, log_uop_buff_size=10)  # 256 micro-ops: kernels evicted and reloaded
     cache = ProgramCache()

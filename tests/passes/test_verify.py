@@ -34,8 +34,9 @@ def test_oversized_tile_is_rejected_naming_the_buffer(hw, c8) -> None:
 
 def test_uop_kernel_larger_than_the_buffer() -> None:
     hw = config.load("1x16x16_small")  # 16 KiB: 4096 micro-ops
-    wl = Dense(32, 16 * 8192, 32)
-    k = dict(tile_b=2, tile_ci=8192, tile_co=2, oc_nthread=1)
+    # VTA's order: the batch and channel-tile loops fold, the output tiles are micro-ops
+    wl = Dense(32, 32, 16 * 8192)
+    k = dict(tile_b=2, tile_ci=2, tile_co=8192, oc_nthread=1)
     mod = lower_until(wl, hw, k, ["front", "task", "thread", "hardware"])
     assert max(kernel_sizes(mod["main"])) == 8192
     largest, problems = verify_uop(mod["main"], hw)

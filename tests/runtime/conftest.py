@@ -47,6 +47,10 @@ def assert_bit_exact(wl: Any, hw: Any, knobs: dict[str, int], seed: int = 0,
     expected = wl.reference(data, kernel, shift)
     assert run.output.dtype == np.int8 and run.output.shape == expected.shape
     np.testing.assert_array_equal(run.output, expected)
-    assert not any(run.result.leftover_tokens.values()), run.result.leftover_tokens
+    # every token is popped, but those VTA's runtime pops in the next call (VTA's lowered code
+    # pops the last store's token after VTASynchronize when there are no virtual threads)
+    carried = program.meta["build"]["carried_tokens"]
+    assert {k: v for k, v in run.result.leftover_tokens.items() if v} == {
+        t: 1 for t in carried}, run.result.leftover_tokens
     assert program_counters(program) == run.result.counters
     return run

@@ -99,12 +99,31 @@ def test_push_from_a_queue_commits_its_pending_pops_first() -> None:
     cq = _queue()
     cq.dep_push(STORE, COMPUTE)
     cq.dep_pop(STORE, COMPUTE)
-    cq.dep_push(COMPUTE, STORE)  # compute has a pending pop: a no-op pops, then pushes
+    cq.dep_push(COMPUTE, STORE)  # compute has a pending pop: a no-op pops it
     cq.dep_pop(COMPUTE, STORE)
     cq.synchronize()
     p, _ = cq.finish()
     compute = [i for i in p.insns if module_of(i) == Module.COMPUTE]
-    assert _flags(compute[0]) == ">v"
+    # runtime.cc DepPush: a LOAD no-op belongs to no pipeline stage, so the push does not go
+    # on the popping no-op but on a second one
+    assert [_flags(i) for i in compute[:2]] == [">", "v"]
+    assert all(_is_nop(i) for i in compute[:2])
+    assert not any(run(p).leftover_tokens.values())
+
+
+def test_push_goes_on_a_store_nop() -> None:
+    """A STORE no-op is the store stage's (runtime.cc GetPipelineStage), so a push after it
+    sets its flag; VTA writes store no-ops with memory type UOP."""
+    cq = _queue()
+    cq.dep_push(COMPUTE, STORE)
+    cq.dep_pop(COMPUTE, STORE)
+    cq.dep_push(STORE, COMPUTE)  # commits the pop on a store no-op, which then pushes
+    cq.dep_pop(STORE, COMPUTE)
+    cq.synchronize()
+    p, stats = cq.finish()
+    stores = [i for i in p.insns if module_of(i) == Module.STORE]
+    assert _flags(stores[0]) == "<^" and _is_nop(stores[0])
+    assert stores[0].memory_type == MemId.UOP
     assert not any(run(p).leftover_tokens.values())
 
 
@@ -126,16 +145,20 @@ def test_only_neighbour_queues_exchange_tokens() -> None:
         _queue().dep_pop(STORE, LOAD)
 
 
-def test_identical_kernels_are_stored_once_and_loaded_once() -> None:
+def test_each_scope_and_value_has_its_own_kernel() -> None:
+    """VTA's UopKernelMap: a kernel per call site and captured value, loaded into the
+    micro-op SRAM once each, even when two have the same micro-ops (the DRAM image holds
+    the words once)."""
     cq = _queue(_kernel(0, 4), _kernel(1, 4))
     for _ in range(3):
         cq.task(0, (0,))
         cq.task(1, (0,))  # another scope with the same micro-ops
+    cq.task(0, (1024,))  # the same scope, another value, the same micro-ops (mod 1024)
     cq.synchronize()
     p, stats = cq.finish()
-    assert p.uops.size == 4 and stats.kernels == 1 and stats.uop_loads == 1
-    gemms = [i for i in p.insns if isinstance(i, GemmInsn)]
-    assert len(gemms) == 6 and {(g.uop_bgn, g.uop_end) for g in gemms} == {(0, 4)}
+    assert p.uops.size == 4 and stats.kernels == 1 and stats.uop_loads == 3
+    gemms = [(g.uop_bgn, g.uop_end) for g in p.insns if isinstance(g, GemmInsn)]
+    assert gemms == [(0, 4), (4, 8)] * 3 + [(8, 12)]
 
 
 def test_uop_cache_allocates_sequentially_and_wraps_with_eviction() -> None:
@@ -177,6 +200,8 @@ def test_malformed_kernels_are_refused(loops, uops, metas, match) -> None:
 
 
 def test_loop_levels_fill_iter_out_then_iter_in() -> None:
+    """A GEMM's loops are iter_out then iter_in (runtime.cc PushGEMMOp); an ALU kernel's single
+    loop is iter_in (PushALUUop)."""
     def fn():
         return [(0, 3, 5, 7, 9), (0, 4, 1, 2, 3)], [(0, 0, 0)], {(0, 0, 0, 0, 0)}
 
@@ -191,7 +216,9 @@ def test_loop_levels_fill_iter_out_then_iter_in() -> None:
     g, a = [i for i in p.insns if i.opcode in (Opcode.GEMM, Opcode.ALU)]
     assert (g.iter_out, g.iter_in, g.dst_factor_out, g.dst_factor_in, g.src_factor_out,
             g.src_factor_in, g.wgt_factor_out, g.wgt_factor_in) == (3, 4, 5, 1, 7, 2, 9, 3)
-    assert (a.iter_out, a.iter_in, a.dst_factor_out, a.src_factor_out) == (6, 1, 1, 1)
+    # runtime.cc PushALUUop: a single loop is the inner one
+    assert (a.iter_out, a.iter_in, a.dst_factor_out, a.src_factor_out, a.dst_factor_in,
+            a.src_factor_in) == (1, 6, 0, 0, 1, 1)
     assert (a.alu_opcode, a.use_imm, a.imm) == (3, True, 8)
 
 
@@ -219,3 +246,18 @@ def test_dma_of_a_memory_type_its_call_cannot_move_is_a_program_error() -> None:
         cq.load("data", 0, 1, 1, 1, 0, 0, 0, 0, 0, 9)
     with pytest.raises(ProgramError, match="only OUT can be stored"):
         cq.store(0, int(MemId.INP), "res", 0, 1, 1, 1)
+
+
+@pytest.mark.parametrize(("dsts", "refused"), [
+    ((0, 1, 2, 0, 1, 2), False), ((0, 1, 0), True), ((3, 3), True), ((0, 1, 2, 3, 1), False),
+])
+def test_kernels_vta_refuses_are_flagged(dsts, refused) -> None:
+    """runtime.cc UopKernel::VerifyDep: no micro-op may write the accumulator tile that one
+    of the two micro-ops before it writes."""
+    spec = KernelSpec(0, True, (), lambda: ([], [(d, 0, 0) for d in dsts],
+                                            {(0, 0, 0, 0, 0)}), "")
+    cq = _queue(spec)
+    cq.task(0, ())
+    cq.synchronize()
+    _, stats = cq.finish()
+    assert ("VerifyDep" in stats.vta_refuses) == refused

@@ -103,11 +103,13 @@ def test_suggestions_fit_by_the_analytic_footprint(path) -> None:
 
 def test_footprint_of_the_tutorial_schedule() -> None:
     # VTA's conv2d tutorial: 2 threads x (9x16 padded rows of 16 int8; 8x9 weight tiles;
-    # 8x7x14 int32 output tiles)
+    # 8x7x14 int32 output tiles); the largest micro-op kernel is VTA's template's on these
+    # knobs: 3 kernel rows x 8 channel tiles x 7 rows (VTA's lowering, see
+    # tests/passes/test_hardware_passes.py)
     k = dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=1, tile_co=8, h_nthread=1, oc_nthread=2)
     fp = schedules.footprint(RESNET18["C8"], config.default(), k)
     assert fp == {"inp": 2 * 9 * 16 * 16, "wgt": 2 * 8 * 9 * 256, "acc": 2 * 8 * 7 * 14 * 64,
-                  "uops": 3 * 3 * 14}
+                  "uops": 3 * 8 * 7}
 
 
 def test_suggestion_equals_its_definition_on_every_buffer_size() -> None:

@@ -73,10 +73,14 @@ def _is_task(s: Any) -> bool:
     return isinstance(s, tirx.AttrStmt) and s.attr_key == COPROC_SCOPE
 
 
+def task_queue(s: Any) -> int | None:
+    """The queue of a task statement, None for any other statement."""
+    return int(s.value) if _is_task(s) and isinstance(s.value, tirx.IntImm) else None
+
+
 def _is_load(s: Any) -> bool:
     """A task of the load module's queue (an input or weight DMA)."""
-    return (_is_task(s) and isinstance(s.value, tirx.IntImm)
-            and int(s.value) == QUEUE_LOAD)
+    return task_queue(s) == QUEUE_LOAD
 
 
 def normalize_task_scopes() -> Any:
@@ -86,3 +90,4 @@ def normalize_task_scopes() -> Any:
         return None
 
     return make_pass("NormalizeTaskScopes", lambda f: f.with_body(map_stmts(f.body, post)))
+

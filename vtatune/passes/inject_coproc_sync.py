@@ -11,7 +11,12 @@ are balanced by pushes before / pops after it. This follows TVM's CoProcSync
 It runs *before* InjectVirtualThread, on the single-thread program: the virtual-thread pass then
 duplicates every task with its pushes and pops, so each thread's tokens count separately and
 thread 0's next load waits only for thread 0's compute (latency hiding). A final
-``VTASynchronize`` ends the program.
+``VTASynchronize`` ends the program. The pops that balance the program's last pushes (the
+loop-carried tokens of its outermost loop) go where VTA's lowered code has them (TVM's
+CoProcSync puts ``coproc_sync`` after the last statement, then the pops): with virtual
+threads inside the threads' scope (one pop per thread, before the synchronize), without them
+after the synchronize, where VTA's runtime keeps them pending for the next call's stream,
+so they are in no instruction of this one.
 """
 
 from __future__ import annotations
@@ -65,12 +70,19 @@ class _Detector:
         self.curr = _State()
         self.before: dict[Any, list[Any]] = {}
         self.after: dict[Any, list[Any]] = {}
+        #: the pops that balance the program's last pushes: after VTASynchronize
+        self.final: list[Any] = []
+        self.threads = 0  # virtual-thread scopes around the statement visited
+        self.last_threaded = False  # whether the last task or loop is in one
 
     def plan(self, body: Any) -> None:
         self.visit(body)
         if self.last.node is not None:
             self._fix_enter_pop(self.first)
-            self._fix_exit_push(self.last)
+            if self.last_threaded:
+                self._fix_exit_push(self.last)
+            else:
+                self.final = [_pop(p) for p in self.last.exit_push]
 
     def visit(self, s: Any) -> None:
         if isinstance(s, tirx.AttrStmt) and s.attr_key == COPROC_SCOPE:
@@ -113,11 +125,15 @@ class _Detector:
             for x in s.seq:
                 self.visit(x)
         elif isinstance(s, tirx.AttrStmt):
+            threads = s.attr_key in ("thread_extent", "virtual_thread")
+            self.threads += threads
             self.visit(s.body)
+            self.threads -= threads
         elif isinstance(s, tirx.While):
             raise LoweringError(NAME, "while loops are not supported")
 
     def _update(self) -> None:
+        self.last_threaded = self.threads > 0
         if self.last.node is not None:
             self._inject(self.last, self.curr, [], [])
             self.last = self.curr
@@ -187,6 +203,6 @@ def inject_coproc_sync() -> Any:
             return None
 
         body = map_stmts(func.body, post=lambda x: None, pre=pre)
-        return func.with_body(seq(body, vc.call(vc.SYNCHRONIZE)))
+        return func.with_body(seq(body, vc.call(vc.SYNCHRONIZE), det.final))
 
     return make_pass(NAME, run)

@@ -34,6 +34,7 @@ from vtatune.passes.inject_coproc_sync import inject_coproc_sync
 from vtatune.passes.inject_dma import inject_dma
 from vtatune.passes.inject_gemm_intrin import inject_gemm_intrin
 from vtatune.passes.lower_sram_access import lower_sram_access
+from vtatune.passes.merge_thread_tasks import merge_thread_tasks
 from vtatune.passes.partition_tiles import partition_tiles
 from vtatune.passes.tighten_sram_buffers import tighten_sram_buffers
 
@@ -76,7 +77,7 @@ def task_passes(hw: HwConfig) -> list[Any]:
 
 def thread_passes() -> list[Any]:
     return [cthread_to_vthread(), bind_tasks_to_threads(), s_tir.transform.InjectVirtualThread(),
-            normalize_task_scopes(), tirx.transform.StorageRewrite()]
+            normalize_task_scopes(), tirx.transform.StorageRewrite(), merge_thread_tasks()]
 
 
 def hardware_passes(hw: HwConfig) -> list[Any]:

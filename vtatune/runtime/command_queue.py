@@ -9,14 +9,27 @@ Semantics follow VTA's C++ runtime (``vta/runtime/runtime.cc``: ``InsnQueue``, `
   a no-op instruction of that queue.
 * ``dep_push(from, to)`` first commits queue ``from``'s pending pops, then sets the push flag
   on the last instruction issued if it runs on queue ``from`` and the flag is still free;
-  otherwise it issues a no-op on queue ``from`` carrying the push. (VTA's runtime never lets
-  a load/compute no-op carry a later push and adds a second no-op; one instruction that pops,
-  then pushes, is the same token order, so we reuse it.)
-* No-ops are zero-size transfers: LOAD INP (load module), LOAD UOP (compute), STORE (store).
-* Every micro-op task is one GEMM or ALU instruction. Its kernel is loaded into the micro-op
-  SRAM only when not resident: kernels are placed one after another and, when the next one
-  does not fit, placement restarts at 0 and evicts the kernels it overlaps (VTA's policy).
-  The LOAD UOP runs on the compute module and carries that queue's pending pops.
+  otherwise it issues a no-op on queue ``from`` carrying the push. A LOAD no-op (of the load
+  or the compute queue) runs on no queue for this test (``GetPipelineStage``: a LOAD of
+  x_size 0 is ``kNoneStage``), so a push after it takes a second no-op; a STORE no-op is the
+  store queue's and takes the push.
+* No-ops are zero-size transfers: LOAD INP (load module), LOAD UOP (compute), STORE (store;
+  of memory type UOP, as ``PushNoop`` writes it).
+* Every micro-op task is one GEMM or ALU instruction. Its kernel is VTA's ``UopKernel`` of
+  the task's call site (the ``coproc_uop_scope``) and captured values (``UopKernelMap``): two
+  call sites, or two values, have kernels of their own even when their micro-ops are the same.
+  A kernel is loaded into the micro-op SRAM only when not resident: kernels are placed one
+  after another and, when the next one does not fit, placement restarts at 0 and evicts the
+  kernels it overlaps (``UopQueue::Push``). The LOAD UOP runs on the compute module and
+  carries that queue's pending pops.
+* A kernel in which a micro-op writes the accumulator tile that one of the two before it
+  writes is one VTA's runtime refuses (``UopKernel::VerifyDep``: the pipeline would read the
+  tile before the earlier write lands). The program is still built (the functional simulator
+  does not model that hazard, so its results stay exact) and ``BuildStats.vta_refuses`` names
+  the first such kernel; refusing those candidates is the search's decision.
+* The kernel's micro-op loops (``VTAUopLoopBegin``) are the instruction's: a GEMM's first loop
+  is the outer one (``PushGEMMOp``); an ALU kernel with a single loop runs it as the inner
+  loop, with ``iter_out`` 1 (``PushALUUop``).
 * ``synchronize`` makes FINISH wait for the last store and load, as VTA's runtime does:
   push store->compute and load->compute, pop both on compute, then FINISH.
 
@@ -55,8 +68,10 @@ _PAD = (0,) * TABLE_WIDTH
 _NOPS = {
     QUEUE_LOAD: (_LOAD, 0, int(MemId.INP), *_PAD[3:]),
     QUEUE_COMPUTE: (_LOAD, 0, _UOP, *_PAD[3:]),
-    QUEUE_STORE: (_STORE, 0, _OUT, *_PAD[3:]),
+    QUEUE_STORE: (_STORE, 0, _UOP, *_PAD[3:]),  # runtime.cc PushNoop: memory type UOP
 }
+#: The queue ``dep_push`` sees a no-op on (VTA's ``GetPipelineStage``: none for a LOAD no-op).
+_NOP_STAGE = {QUEUE_LOAD: 0, QUEUE_COMPUTE: 0, QUEUE_STORE: QUEUE_STORE}
 _FINISH_ROW = (_FINISH, *_PAD[1:])
 
 
@@ -74,6 +89,13 @@ class BuildStats:
     kernels: int
     kernel_evaluations: int
     tasks: int
+    #: the dependence tokens whose pops were left pending after the last VTASynchronize
+    #: (``l2c``, ``c2l``, ``c2s``, ``s2c``): VTA's runtime pops them in the next call's stream,
+    #: so this call's program leaves them in their queues
+    carried_tokens: tuple[str, ...] = ()
+    #: why VTA's runtime would refuse the program (the first micro-op kernel that
+    #: ``UopKernel::VerifyDep`` stops), empty when it runs it
+    vta_refuses: str = ""
 
 
 @dataclass(frozen=True)
@@ -98,7 +120,7 @@ class CommandQueue:
         self.b = ProgramBuilder(hw, name)
         self.rows: list[tuple[int, ...]] = []
         self.bits: list[int] = []  # each row's dependence flags
-        self.queue: list[int] = []  # each row's queue
+        self.queue: list[int] = []  # each row's queue (0 for a LOAD no-op: see dep_push)
         self.pending = [0, 0, 0, 0]  # per queue: the pops (POP_PREV, POP_NEXT) to carry
         self.uop_rows: list[int] = []  # LOAD UOPs: dram_base relative to the micro-op image
         self.tile_base: dict[tuple[str, int], int] = {}
@@ -111,8 +133,8 @@ class CommandQueue:
             for mem in MemId:
                 self.tile_base[(rname, int(mem))] = region.tile(hw, mem)
         self.tasks: list[dict[tuple[int, ...], _Task]] = [{} for _ in host.kernels]
-        # micro-op SRAM cache: kernel (image range) -> SRAM range; allocation pointer
-        self.resident: dict[int, tuple[int, int]] = {}  # keyed by the kernel's image offset
+        # micro-op SRAM cache: kernel (call site, captured values) -> SRAM range
+        self.resident: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
         self.uop_end = 0
         self.uop_peak = 0
         self.nops = 0
@@ -121,6 +143,8 @@ class CommandQueue:
         self.evaluations = 0
         self.n_tasks = 0
         self.kernels: set[UopKernel] = set()
+        self.synchronized = False
+        self.vta_refuses = ""
 
     # ---- instruction creation ---------------------------------------------------------------
     def _create(self, queue: int, row: tuple[int, ...]) -> None:
@@ -134,6 +158,7 @@ class CommandQueue:
     def _nop(self, queue: int, bits: int = 0) -> None:
         self._create(queue, _NOPS[queue])
         self.bits[-1] |= bits
+        self.queue[-1] = _NOP_STAGE[queue]
         self.nops += 1
 
     def commit_pending_pop(self, queue: int) -> None:
@@ -186,7 +211,7 @@ class CommandQueue:
         t = self.tasks[index].get(key)
         if t is None:
             t = self.tasks[index][key] = self._evaluate(self.host.kernels[index], key)
-        self._create(QUEUE_COMPUTE, t.head + self._resident(t.kernel) + t.tail)
+        self._create(QUEUE_COMPUTE, t.head + self._resident((index, key), t.kernel) + t.tail)
 
     def _evaluate(self, spec: KernelSpec, key: tuple[int, ...]) -> _Task:
         self.evaluations += 1
@@ -198,11 +223,23 @@ class CommandQueue:
             raise ProgramError(f"{where}: pushes disagree on mode/reset/ALU op: {sorted(metas)}")
         if len(loops) > 2 or any(before for before, *_ in loops):
             raise ProgramError(f"{where}: at most two uop loops, all begun before any push")
+        dst = np.asarray([u[0] for u in uops], dtype=np.int64)
+        hazard = np.flatnonzero(np.concatenate([
+            [False], dst[1:] == dst[:-1]]) | np.concatenate([[False, False],
+                                                             dst[2:] == dst[:-2]]))[:1]
+        if hazard.size and not self.vta_refuses:
+            j = int(hazard[0])
+            self.vta_refuses = (
+                f"{where}: micro-op {j} writes accumulator tile {int(dst[j])}, as one of the "
+                "two micro-ops before it does; VTA's runtime refuses such a kernel "
+                "(runtime.cc UopKernel::VerifyDep, the accumulator's read-after-write hazard)")
         mode, reset, op, use_imm, imm = next(iter(metas))
         if (mode == 0) != spec.gemm:
             raise ProgramError(f"{where}: push mode {mode} in a "
                                f"{'GEMM' if spec.gemm else 'ALU'} scope")
         levels = [lp[1:] for lp in loops] + [(1, 0, 0, 0)] * (2 - len(loops))
+        if len(loops) == 1 and not spec.gemm:  # PushALUUop: a single loop is the inner one
+            levels.reverse()
         (n0, d0, s0, w0), (n1, d1, s1, w1) = levels
         kind = "gemm" if spec.gemm else "alu"
         kernel = self.b.add_uop_kernel(np.asarray(uops, dtype=np.int64), kind)
@@ -213,9 +250,11 @@ class CommandQueue:
         return _Task(kernel, (_ALU, 0, int(bool(reset))),
                      (*loop, int(op), int(bool(use_imm)), int(imm)))
 
-    def _resident(self, kernel: UopKernel) -> tuple[int, int]:
-        """The kernel's SRAM range, loading it (LOAD UOP on compute) when not resident."""
-        where = self.resident.get(kernel.bgn)
+    def _resident(self, site: tuple[int, tuple[int, ...]], kernel: UopKernel
+                  ) -> tuple[int, int]:
+        """The SRAM range of the kernel of ``site`` (call site, captured values), loading it
+        (LOAD UOP on compute) when not resident."""
+        where = self.resident.get(site)
         if where is not None:
             return where
         n = kernel.size
@@ -227,7 +266,7 @@ class CommandQueue:
         for k in stale:
             del self.resident[k]
         self.evictions += len(stale)
-        self.resident[kernel.bgn] = (start, end)
+        self.resident[site] = (start, end)
         self.uop_end = end
         self.uop_peak = max(self.uop_peak, end)
         # LOAD UOP of the kernel's words; ``finish`` makes its dram_base absolute
@@ -247,19 +286,30 @@ class CommandQueue:
         self._create(QUEUE_COMPUTE, _FINISH_ROW)
         if any(self.pending):
             raise ProgramError("pending dependence pops left at VTASynchronize")
+        self.synchronized = True
 
     def finish(self, meta: dict[str, Any] | None = None) -> tuple[Program, BuildStats]:
-        """Apply the dependence flags and build the ``Program``."""
-        if any(self.pending):
-            raise ProgramError("pending dependence pops at the end (no VTASynchronize?)")
+        """Apply the dependence flags and build the ``Program``. Pops left pending after the
+        last ``VTASynchronize`` are in no instruction of this call (VTA's runtime carries
+        them to the next call's stream)."""
+        if not self.synchronized:
+            raise ProgramError("no VTASynchronize at the end of the program")
+        if self.rows[-1][0] != _FINISH:
+            raise ProgramError("instructions after the last VTASynchronize")
         n = len(self.rows)
         cols = np.fromiter(chain.from_iterable(self.rows), np.int64, n * TABLE_WIDTH)
         cols = cols.reshape(n, TABLE_WIDTH)
         cols[:, COL_DEPS] = self.bits
+        carried = tuple(name for queue, flag, name in _CARRIED if self.pending[queue] & flag)
         stats = BuildStats(n, self.nops, self.uop_loads, self.evictions, self.uop_peak,
-                           len(self.kernels), self.evaluations, self.n_tasks)
+                           len(self.kernels), self.evaluations, self.n_tasks, carried,
+                           self.vta_refuses)
         return self.b.build_table(cols, self.uop_rows, meta=meta), stats
 
+
+#: A pending pop (queue, flag) and the token it waits for.
+_CARRIED = ((QUEUE_COMPUTE, POP_PREV, "l2c"), (QUEUE_LOAD, POP_NEXT, "c2l"),
+            (QUEUE_STORE, POP_PREV, "c2s"), (QUEUE_COMPUTE, POP_NEXT, "s2c"))
 
 #: The (from, to) queue pairs that exchange tokens: neighbours.
 _PAIRS = frozenset({(QUEUE_LOAD, QUEUE_COMPUTE), (QUEUE_COMPUTE, QUEUE_LOAD),

@@ -18,7 +18,7 @@ from vtatune.passes.scopes import (
     WGT_SCOPE,
 )
 
-EPILOGUE = ("res_shr", "res_max", "res_min")
+EPILOGUE = ("res_shr", "res_min", "res_max")
 #: The accumulating stage every operator's TE names so.
 GEMM_STAGE = "res_conv"
 

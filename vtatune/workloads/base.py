@@ -473,13 +473,15 @@ def _shape_fields(wl: Workload) -> list[str]:
 
 
 def epilogue(res_acc: Any, shape: tuple[int, ...], hw: HwConfig, shift: int) -> list[Any]:
-    """shift right, clip to [0, 127] (two ALU stages), then cast to the output type."""
+    """shift right, clip to [0, 127] (two ALU stages: min, then max, as VTA's tutorial and
+    TopHub's tuning define the clip, so the ALU instructions come in VTA's order), then cast
+    to the output type."""
     from tvm import te
 
     res_shr = te.compute(shape, lambda *i: res_acc(*i) >> shift, name="res_shr")
-    res_max = te.compute(shape, lambda *i: te.max(res_shr(*i), 0), name="res_max")
-    res_min = te.compute(shape, lambda *i: te.min(res_max(*i), CLIP_MAX), name="res_min")
-    res = te.compute(shape, lambda *i: res_min(*i).astype(hw.out_dtype), name="res")
+    res_min = te.compute(shape, lambda *i: te.min(res_shr(*i), CLIP_MAX), name="res_min")
+    res_max = te.compute(shape, lambda *i: te.max(res_min(*i), 0), name="res_max")
+    res = te.compute(shape, lambda *i: res_max(*i).astype(hw.out_dtype), name="res")
     return [res]
 
 

@@ -158,8 +158,8 @@ class Conv2d(Convolution):
         s = self.stride
         rows = (k["tile_h"] - 1) * s + self.kh
         cols = (k["tile_w"] - 1) * s + self.kw
-        uops = gemm_uops([k["tile_b"], k["tile_co"], k["tile_h"], k["tile_ci"], self.kh,
-                          self.kw, k["tile_w"]])
+        uops = gemm_uops([k["tile_b"], k["tile_ci"], k["tile_w"], self.kw, self.kh,
+                          k["tile_co"], k["tile_h"]])
         return gemm_footprint(hw, k["tile_b"], k["tile_ci"], k["tile_co"],
                               inp_pixels=rows * cols, wgt_taps=self.kh * self.kw,
                               out_pixels=k["tile_h"] * k["tile_w"],
@@ -180,13 +180,15 @@ class Conv2d(Convolution):
                             out_pixels=self.oh * self.ow)
 
 
-def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, phases: int = 1) -> None:
+def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, phases: int = 1,
+                  vta_order: bool = True) -> None:
     """The conv2d tutorial's recipe: output tiles, reduction over channel tiles outermost,
     DMA staging at each reduction step, virtual threads on ``cthread``.
 
     Shared by the convolution-like operators. ``phases`` > 1 (a transposed convolution's
     stride): an output tile whose rows/columns are whole multiples of the stride splits them
-    into (row, phase) so the micro-op indices stay affine in the row.
+    into (row, phase) so the micro-op indices stay affine in the row. ``vta_order``: the
+    loops inside a tile in the order of VTA's conv2d template (``schedule_tile``).
     """
     b, oc, y, x, b_t, oc_t = sch.get_loops(sch.get_sblock("res"))
     b_o, b_i = sch.split(b, [None, k["tile_b"]])
@@ -200,17 +202,31 @@ def schedule_conv(sch: Any, hw: HwConfig, k: Knobs, phases: int = 1) -> None:
     if k["h_nthread"] > 1:
         y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
         threads.append(y_v)
-    sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+    # output tiles in VTA's order (``reorder(x_bo, x_i0, x_co0, x_j0, ...)``): rows of tiles,
+    # then channel tiles, then columns
+    if vta_order:
+        sch.reorder(*threads, b_o, y_o, oc_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
+    else:
+        sch.reorder(*threads, b_o, oc_o, y_o, x_o, b_i, oc_i, y_i, x_i, b_t, oc_t)
     for v in threads:
         sch.bind(v, "cthread")
-    schedule_tile(sch, hw, k, x_o, b_i, phases=phases)
+    schedule_tile(sch, hw, k, x_o, b_i, phases=phases, vta_order=vta_order)
 
 
 def schedule_tile(sch: Any, hw: HwConfig, k: Knobs, x_o: Any, b_i: Any, grouped: bool = False,
-                  phases: int = 1) -> None:
+                  phases: int = 1, vta_order: bool = True) -> None:
     """Inside one output tile (at ``x_o``; ``b_i`` its batch loop): the accumulator stages,
     the reduction over ``tile_ci`` channel tiles outermost with DMA staging at each step, and
-    the tensorized GEMM. ``grouped``: the packed tensors have a group axis after the batch."""
+    the tensorized GEMM. ``grouped``: the packed tensors have a group axis after the batch.
+
+    ``vta_order``: the GEMM's loops inside a reduction step in the order of VTA's conv2d
+    template (apache/tvm ``vta/python/vta/top/vta_conv2d.py``, ``schedule_conv2d_packed``:
+    ``reorder(x_bo, k_o, x_j, d_j, d_i, x_co, x_i, ...)`` with ``k_o`` split by ``tile_ci``):
+    channel tiles, output columns, kernel columns, kernel rows, output channel tiles, output
+    rows. FoldUopLoop folds the two outermost of them (of extent > 1) into the GEMM
+    instruction's loops and the rest are the micro-op kernel, as VTA's, so the instructions
+    and micro-ops are VTA's. The batch (and group) loops stay outside (VTA's ``x_bo`` is
+    outside the reduction step: the same program for a one-image tile)."""
     from vtatune.schedules._stage import GEMM_STAGE, stage_and_tensorize, stage_epilogue
 
     # The accumulator stages live in one output tile (acc SRAM), computed at x_o.
@@ -230,10 +246,16 @@ def schedule_tile(sch: Any, hw: HwConfig, k: Knobs, x_o: Any, b_i: Any, grouped:
     if phases > 1 and k["tile_w"] % phases == 0:
         cx_i, cpx = sch.split(cx_i, [None, phases])
         inner_x = [cpx]
-    # Reduction over channel tiles outermost; one of the output axes (x) right above the
-    # tensorized tile so consecutive GEMMs write different accumulator tiles.
-    sch.reorder(ci_o, *outer, coc_i, cy_i, ci_i, dy, dx, cx_i, *inner_y, *inner_x, cb_t, coc_t,
-                ci_t)
+    if vta_order:
+        # VTA's order; a group axis goes with the output channels (VTA's x_co is group-major)
+        chans = [outer.pop()] if grouped else []
+        sch.reorder(ci_o, *outer, ci_i, cx_i, *inner_x, dx, dy, *chans, coc_i, cy_i, *inner_y,
+                    cb_t, coc_t, ci_t)
+    else:
+        # Reduction over channel tiles outermost; one of the output axes (x) right above the
+        # tensorized tile so consecutive GEMMs write different accumulator tiles.
+        sch.reorder(ci_o, *outer, coc_i, cy_i, ci_i, dy, dx, cx_i, *inner_y, *inner_x, cb_t,
+                    coc_t, ci_t)
 
     # Input and weight tiles go to their SRAMs at every reduction step, by DMA.
     stage_and_tensorize(sch, hw, ci_o, b_i, 7 if grouped else 6)

@@ -213,7 +213,7 @@ class Conv2dTranspose(Convolution):
         return None
 
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
-        schedule_conv(sch, hw, knobs, phases=self.stride)
+        schedule_conv(sch, hw, knobs, phases=self.stride, vta_order=False)
 
     def _window(self, tile: int, k: int) -> int:
         """Input rows one output tile of ``tile`` rows reads, at the worst alignment."""

@@ -135,7 +135,9 @@ class Dense(Workload):
         stage_epilogue(sch, oc_o)
         *_, gb_i, goc_i, gb_t, goc_t, ko, ki = sch.get_loops(sch.get_sblock("res_conv"))
         ko_o, ko_i = sch.split(ko, [None, k["tile_ci"]])
-        sch.reorder(ko_o, gb_i, goc_i, ko_i, gb_t, goc_t, ki)
+        # VTA's order (``vta_dense.py``: ``reorder(x_bo, k_o, x_co)``, k_o split by tile_ci):
+        # the channel tiles of a reduction step outside the output channel tiles
+        sch.reorder(ko_o, gb_i, ko_i, goc_i, gb_t, goc_t, ki)
 
         stage_and_tensorize(sch, hw, ko_o, b_i, 4)
 
@@ -143,7 +145,7 @@ class Dense(Workload):
         k = knobs
         return gemm_footprint(hw, k["tile_b"], k["tile_ci"], k["tile_co"],
                               threads=k["oc_nthread"],
-                              uops=gemm_uops([k["tile_b"], k["tile_co"], k["tile_ci"]]))
+                              uops=gemm_uops([k["tile_b"], k["tile_ci"], k["tile_co"]]))
 
     def traffic(self, hw: HwConfig, knobs: Knobs) -> int:
         """Inputs re-read per output-channel tile, weights per batch tile, the output once."""

@@ -34,7 +34,8 @@ Knobs: conv2d's plus ``tile_g``; how ``tile_co`` / ``oc_nthread`` count depends 
   group's ``tile_ci`` input tiles per step, where VTA's bound inference loads the whole
   channel range from the first group's to the last's (``(k-1)*CI + tile_ci`` tiles); with
   ``tile_ci = CI`` (MobileNet-G on 16-wide blocks: CI = 1) the loads are the same. The GEMM
-  loops inside a tile are conv2d's (``conv2d.schedule_conv``), not VTA's TOPI order.
+  loops inside a tile are in VTA's order (``conv2d.schedule_tile``), the group loop with the
+  output channels (VTA's group-major ``x_co``).
 - **Groups packed together** (m > 1, depthwise): ``tile_g`` groups per output tile (a multiple
   of m), ``tile_co`` / ``tile_ci`` tiles of a packed group, ``oc_nthread`` over a packed
   group's output tiles.
@@ -308,8 +309,8 @@ class GroupConv2d(Convolution):
         s = self.stride
         rows = (k["tile_h"] - 1) * s + self.kh
         cols = (k["tile_w"] - 1) * s + self.kw
-        uops = gemm_uops([k["tile_b"], gp, tco, k["tile_h"], k["tile_ci"], self.kh, self.kw,
-                          k["tile_w"]])
+        uops = gemm_uops([k["tile_b"], k["tile_ci"], k["tile_w"], self.kw, self.kh, gp, tco,
+                          k["tile_h"]])
         return gemm_footprint(hw, k["tile_b"], k["tile_ci"], tco, groups=gp,
                               inp_pixels=rows * cols, wgt_taps=self.kh * self.kw,
                               out_pixels=k["tile_h"] * k["tile_w"],
@@ -332,7 +333,8 @@ class GroupConv2d(Convolution):
 def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     """conv2d's template (``conv2d.schedule_conv``) over the packed tensors' group axis:
     output tiles of ``tile_g_packed`` packed groups x ``tile_co`` of each one's ``co`` output
-    tiles, groups outermost; the reduction over a group's input tiles outermost in a tile.
+    tiles, groups outside the channel tiles, rows of tiles outside both (VTA's order); the
+    reduction over a group's input tiles outermost in a tile.
 
     ``oc_nthread`` splits the output-channel tiles of all groups, group-major as VTA's
     template numbers them: within a group when it has an even number of tiles, across groups
@@ -364,7 +366,8 @@ def schedule_grouped(sch: Any, hw: HwConfig, k: Knobs, co: int) -> None:
     if k["h_nthread"] > 1:
         y_o, y_v = sch.split(y_o, [None, k["h_nthread"]])
         threads.append(y_v)
-    sch.reorder(*threads, b_o, *channels, y_o, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
+    # output tiles in VTA's order (rows of tiles, then channel tiles, then columns)
+    sch.reorder(*threads, b_o, y_o, *channels, x_o, b_i, g_i, oc_i, y_i, x_i, b_t, oc_t)
     for v in threads:
         sch.bind(v, "cthread")
     schedule_tile(sch, hw, k, x_o, b_i, grouped=True)
