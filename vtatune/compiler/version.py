@@ -9,4 +9,9 @@ older compiler are never served (``vtatune.store.identity``).
 
 from __future__ import annotations
 
-COMPILER_VERSION = 2
+- 3: copies follow VTA's DMA rules (``passes.vta_copy_rules``): one 2-D DMA per copy as VTA's
+  ``_inject_copy`` makes it (no loops around DMA calls, no row padding of partial tiles), and
+  the copies VTA refuses make the candidate ``invalid``.
+"""
+
+COMPILER_VERSION = 3
