@@ -5,13 +5,11 @@ older compiler are never served (``vtatune.store.identity``).
 - 1: the pipeline as first landed.
 - 2: a virtual thread's consecutive loads form one task (VTA's order: input then weights of
   one thread, then the next thread's), not one task per load interleaved across threads.
-"""
-
-from __future__ import annotations
-
 - 3: copies follow VTA's DMA rules (``passes.vta_copy_rules``): one 2-D DMA per copy as VTA's
   ``_inject_copy`` makes it (no loops around DMA calls, no row padding of partial tiles), and
   the copies VTA refuses make the candidate ``invalid``.
 """
+
+from __future__ import annotations
 
 COMPILER_VERSION = 3
