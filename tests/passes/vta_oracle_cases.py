@@ -13,7 +13,6 @@ design (``pynq_1x16_i8w8a32_15_15_18_17``).
 
 import copy
 import json
-import os
 import sys
 
 sys.path.insert(0, "/work/shared/vta-oracle")

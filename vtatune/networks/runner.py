@@ -188,7 +188,7 @@ class _Loop:
         self.smp = make(sampler, space.hw_space, self.n_obj, seed)
         from vtatune.search.screen import Screen
 
-        self.screen = Screen(space.hw_space)
+        self.screen = Screen(space.hw_space, schedules=False)
         self.space_size: int | None = None
         self.space_passing: int | None = None
         self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass

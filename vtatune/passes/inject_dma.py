@@ -135,13 +135,23 @@ def _lower(stmt: Any, hw: HwConfig, ana: Any) -> Any:
             size = ana.simplify(shape[j] - pb - pa)
             dram_shape[j] = as_int(size) if as_int(size) is not None else size
 
+    # TVM 0.27's FlattenBuffer drops the index term of a DRAM dimension of size 1 (a
+    # width-1 input's columns); TVM 0.19's StorageFlatten, which VTA's compiler saw, keeps
+    # its row-major stride: the stride of the next inner dimension times its real extent
+    # (the index, and so the copy's offset, has no term for it either way).
+    offset_s = list(dram_s)
+    for j in reversed(range(len(dram_s) - 1)):
+        if dram_s[j] == 0:
+            inner = dram_shape[j + 1] if isinstance(dram_shape[j + 1], int) else shape[j + 1]
+            dram_s[j] = dram_s[j + 1] * inner
+
     # 2. VTA's decision: the dimensions of the 2-D DMA, or its refusal.
     dims, pat = rules.lower(sram.scope(), is_load, shape, dram_s, sram_s, tile, padded,
                             dram_shape)
     base = dram_lin[-1]
     for j, (pb, _) in enumerate(pad):
         if not _is_zero(pb):
-            base = base + pb * dram_s[j]
+            base = base + pb * offset_s[j]
     ms = ana.modular_set(ana.simplify(base))
     if ms.coeff % tile or ms.base % tile:
         raise rules.CopyRefused(f"scope {sram.scope()} need to have block={tile}",

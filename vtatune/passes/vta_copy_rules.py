@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: Where VTA's DMA rules live (for people reading a refusal).
-SOURCE = "VTA's InjectDMAIntrin (vta/python/vta/transform.py)"
+#: How every refusal's reason begins (the search's screen tells them by it).
+REFUSED = "VTA's compiler refuses the copy"
 
 
 class CopyRefused(Exception):
@@ -43,7 +43,7 @@ class CopyRefused(Exception):
     @property
     def reason(self) -> str:
         """The refusal as a stored reason: VTA's message and the function raising it."""
-        return f"VTA's compiler refuses the copy: {self.vta_message} ({self.where})"
+        return f"{REFUSED}: {self.vta_message} ({self.where})"
 
 
 @dataclass(frozen=True)

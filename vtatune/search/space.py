@@ -173,7 +173,7 @@ class SearchSpace:
         problems = self.hardware_problems(hw)
         if problems:
             return None, "hardware: " + "; ".join(problems)
-        space = schedules.knob_space(self.workload, hw)
+        space = schedules.knob_space(self.workload, hw, self.stock_vta)
         knobs = self._defaults(space, hw, params)
         for knob in self.knobs:
             if knob in self.thread_knobs:
@@ -199,7 +199,7 @@ class SearchSpace:
         for name in space.names:
             given = name in params if name in self.thread_knobs else U_PREFIX + name in params
             if not (name in self.knobs and given) and len(space.axes[name]) > 1:
-                return dict(schedules.suggest(self.workload, hw))
+                return dict(schedules.suggest(self.workload, hw, self.stock_vta))
         return {name: space.axes[name][0] for name in space.names}
 
     def hardware_problems(self, hw: HwConfig) -> list[str]:
@@ -217,7 +217,7 @@ class SearchSpace:
         """Sampler parameters that realize ``cand`` (for warm starts from stored results)."""
         from vtatune import schedules
 
-        space = schedules.knob_space(self.workload, cand.hw)
+        space = schedules.knob_space(self.workload, cand.hw, self.stock_vta)
         out: dict[str, Any] = {}
         logs = cand.hw.log_params()
         for key, leader in TIED.items():

@@ -303,7 +303,7 @@ class Featurizer:
             reason = "hardware: " + "; ".join(problems) if problems else ""
         if reason:
             return HwInfo(hw, values, reason=reason)
-        ks = schedules.knob_space(self.wl, hw)
+        ks = schedules.knob_space(self.wl, hw, self.space.stock_vta)
         compute = self.wl.padded_macs(hw) / hw.macs_per_cycle
         feats = (math.log2(compute), math.log2(hw.macs_per_cycle), math.log2(area_mm2), util)
         return HwInfo(hw, values, knob_space=ks, log2_area_mm2=math.log2(area_mm2),
@@ -324,7 +324,8 @@ class Featurizer:
         if not need:
             return {n: ks.axes[n][0] for n in self.knob_names}
         if info.values not in self._suggestion:
-            self._suggestion[info.values] = schedules.suggest(self.wl, info.hw)
+            self._suggestion[info.values] = schedules.suggest(self.wl, info.hw,
+                                                              self.space.stock_vta)
         return dict(self._suggestion[info.values])
 
     def _canonical(self, info: HwInfo, knobs: Knobs) -> Params:
