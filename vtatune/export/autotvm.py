@@ -297,10 +297,35 @@ def task_of(wl: Workload, hw: HwConfig, knobs: Mapping[str, int]) -> Task:
     if template is None:
         raise NotInTemplate(f"VTA has no AutoTVM template for {wl.kind}")
     task = template(wl, hw, knobs)
-    why = wl.vta_copy_problem(hw, dict(knobs))
+    why = wl.vta_copy_problem(hw, dict(knobs)) or acc_problem(wl, hw, knobs)
     if why:
         raise NotInTemplate(why)
     return task
+
+
+#: Accumulator stages of a VTA operator: the GEMM and the epilogue's shift, max and min.
+ACC_STAGES = 4
+
+
+def acc_problem(wl: Workload, hw: HwConfig, knobs: Mapping[str, int]) -> str | None:
+    """Why VTA's compiler refuses a schedule's accumulator, or None: with virtual threads on
+    two axes (``h_nthread`` and ``oc_nthread`` both 2) its StorageRewrite no longer shares
+    one accumulator tile among the GEMM and the epilogue stages, and allocates each its own
+    (seen with VTA's compiler: tile_h 4, tile_w 56, tile_co 1 of ResNet-18's C2 needs
+    1,835,008 bits, 16 per-thread tiles, and is refused on a 128 KiB accumulator; one thread
+    axis builds a 100,352-byte tile set)."""
+    from vtatune.schedules.knobs import THREAD
+
+    threads = [k.name for k in wl.KNOBS if k.role == THREAD]
+    if len(threads) < 2 or not all(knobs.get(t, 1) > 1 for t in threads):
+        return None
+    need = ACC_STAGES * wl.footprint(hw, dict(knobs))["acc"]
+    if need <= hw.acc_buff_bytes:
+        return None
+    return (f"VTA's compiler refuses the accumulator: with two virtual-thread axes it keeps "
+            f"the GEMM and its epilogue in {ACC_STAGES} accumulator tiles per thread, "
+            f"{need:,} bytes, over the {hw.acc_buff_bytes:,}-byte buffer (Allocation exceed "
+            "bound of memory tag local.acc_buffer)")
 
 
 def record(task: Task, hw: HwConfig, seconds: float, compile_seconds: float,
