@@ -353,7 +353,32 @@ def bench_search_speed(runs: int = SPEED_RUNS) -> list[tuple[str, str]]:
              "screened before compiling, no trial) and trials it refuses (compiled, stored "
              "invalid); the best latency found keeping to VTA's rules",
              f"{refused[0]:,} screened + {refused[1]:,} invalid trials; best "
-             + (f"{1e3 * best:.3f} ms per call" if best else "none"))]
+             + (f"{1e3 * best:.3f} ms per call" if best else "none")),
+            refused_share()]
+
+
+def refused_share() -> tuple[str, str]:
+    """How much of ``search conv2d``'s schedule space (C8 on the default design) VTA's DMA
+    rules take away: knob points that pass every other rule, and those VTA's compiler
+    refuses (``Workload.vta_copy_problem``)."""
+    import itertools
+
+    from vtatune import schedules
+    from vtatune.hardware import config
+    from vtatune.workloads import RESNET18
+
+    wl, hw = RESNET18["C8"], config.default()
+    ks = schedules.knob_space(wl, hw)
+    total = refused = 0
+    for combo in itertools.product(*ks.axes.values()):
+        k = dict(zip(ks.names, combo, strict=True))
+        why = ks.constraint(k)
+        if why is None or why == wl.vta_copy_problem(hw, k):
+            total += 1
+            refused += why is not None
+    return ("schedules of `search conv2d`'s layer (C8, default design) that VTA's compiler "
+            "refuses (its DMA rules; the search no longer proposes them)",
+            f"{refused:,} of {total:,} ({100 * refused / total:.0f}%)")
 
 
 def vta_refusals(d: dict[str, Any], records: Sequence[CandidateRecord]) -> tuple[int, int]:

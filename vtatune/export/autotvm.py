@@ -72,7 +72,12 @@ THREAD_CHOICES = (1, 2)
 
 
 class NotInTemplate(Exception):
-    """A layer whose shape or knobs VTA's AutoTVM template cannot express (the reason)."""
+    """A layer whose shape or knobs VTA's AutoTVM template cannot express (the reason);
+    ``cpu``: VTA's deploy flow runs such a layer on the CPU (it is not offloaded)."""
+
+    def __init__(self, message: str, cpu: bool = False):
+        self.cpu = cpu
+        super().__init__(message)
 
 
 #: Why VTA's deploy flow runs a network's first convolution on the CPU.
@@ -230,7 +235,7 @@ def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
         raise NotInTemplate(
             f"{what}: groups of {wl.cin_g} input / {wl.cout_g} output channels do not fill "
             f"whole {hw.block_in}/{hw.block_out}-channel tiles, as VTA's group_conv2d_packed "
-            "needs (stock VTA runs such layers on the CPU)")
+            "needs (stock VTA runs such layers on the CPU)", cpu=True)
     _expect(k, ("tile_b", "tile_g", "tile_h", "tile_w", "tile_ci", "tile_co", "oc_nthread",
                 "h_nthread"))
     b = _tiles(wl.n, hw.batch)
@@ -376,11 +381,12 @@ def build_log(hw: HwConfig, layers: Iterable[Layer], timestamp: float,
     records, left_out, per_layer = [], [], []
     for la in layers:
         why = f"not offloaded by VTA's deploy flow: {la.cpu}" if la.cpu else ""
+        on_cpu = bool(la.cpu)
         if not why:
             try:
                 task = task_of(la.workload, hw, la.knobs)
             except NotInTemplate as exc:
-                why = str(exc)
+                why, on_cpu = str(exc), exc.cpu
             else:
                 records.append(record(task, hw, la.seconds, la.compile_seconds, timestamp,
                                       tvm_version))
@@ -388,7 +394,7 @@ def build_log(hw: HwConfig, layers: Iterable[Layer], timestamp: float,
             left_out.append({"layers": list(la.layers), "workload": la.workload.signature,
                              "reason": why})
         per_layer += [{"layer": name, "workload": la.workload.signature,
-                       "offloaded": not la.cpu, "in_log": not why,
+                       "offloaded": not on_cpu, "in_log": not why,
                        **({"reason": why} if why else {})} for name in la.layers]
     return AutotvmLog(tuple(records), tuple(left_out), tuple(per_layer))
 
