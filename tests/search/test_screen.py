@@ -156,3 +156,20 @@ def test_two_processes_at_once_fill_one_study_with_passing_designs(tmp_path) -> 
     assert len({t.candidate.key for t in trials}) == n
     assert all(_reference(sp, {k: t.candidate.hw[k] for k in KEYS}) == "" for t in trials)
     assert any(r["screened"]["designs"] for r in results)
+
+
+def test_a_schedule_vtas_compiler_refuses_is_screened_per_proposal() -> None:
+    # C8 (3x3, pad 1) at the default design: a tile over several input-channel tiles pads
+    # inside VTA's 2-D DMA ("Do not support pad on the innermost block", VTA's compiler's
+    # answer in tests/passes/data/vta_oracle_conv2d.json); one channel tile is a design
+    sp = spaces.from_dict({"workload": {"kind": "conv2d", "layer": "C8"},
+                           "schedule": {"knobs": ["tile_ci"]}}, "c8.toml")
+    s = Screen(sp)
+    refused = s.check({"u_tile_ci": 1.0})
+    assert refused.reason == "vta_refuses" and refused.status == "invalid"
+    assert "Do not support pad on the innermost block" in refused.why
+    assert not refused.observation.values and refused.observation.violation > 0
+    s.check({"u_tile_ci": 1.0})
+    assert s.check({"u_tile_ci": 0.0}).passed
+    assert s.describe()["by_reason"] == {"vta_refuses": 2}
+    assert not s.passes({"u_tile_ci": 1.0}) and s.passes({"u_tile_ci": 0.0})
