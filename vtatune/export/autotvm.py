@@ -380,8 +380,9 @@ def build_log(hw: HwConfig, layers: Iterable[Layer], timestamp: float,
     express."""
     records, left_out, per_layer = [], [], []
     for la in layers:
-        why = f"not offloaded by VTA's deploy flow: {la.cpu}" if la.cpu else ""
         on_cpu = bool(la.cpu)
+        why = (non_square_reason(hw) if bitstream_name(hw) is None else
+               f"not offloaded by VTA's deploy flow: {la.cpu}" if la.cpu else "")
         if not why:
             try:
                 task = task_of(la.workload, hw, la.knobs)
