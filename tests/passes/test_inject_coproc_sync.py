@@ -91,7 +91,7 @@ def test_direct_load_to_store_is_rejected() -> None:
 
 
 @pytest.mark.parametrize("knobs", [TUTORIAL, {**TUTORIAL, "oc_nthread": 1},
-                                   {**TUTORIAL, "tile_h": 1, "h_nthread": 2, "tile_ci": 2}])
+                                   {**TUTORIAL, "tile_h": 1, "h_nthread": 2, "tile_ci": 1}])
 def test_pipeline_tokens_balance_per_thread(hw, c8, knobs) -> None:
     mod = lower_until(c8, hw, knobs, ["front", "task", "thread", "hardware"])
     _check_tokens(_events(mod["main"].body))

@@ -46,8 +46,12 @@ def test_schedule_space_is_its_knob_space() -> None:
     def with_threads(e: int) -> int:
         return sum(1 + (e % t == 0 and (e // t) % 2 == 0) for t in tiles(e))
 
-    assert len(found) == len(want) == with_threads(8) * len(tiles(8)) * with_threads(6) * len(
+    assert with_threads(8) * len(tiles(8)) * with_threads(6) * len(
         tiles(6)) == 960  # the 672 divisor-only tiles, plus tiles with one tail
+    # ... of which VTA's compiler builds the tiles of one input-channel tile (the input is
+    # padded: "Do not support pad on the innermost block"), 1 of tile_ci's 4 values, and of
+    # those the ones whose output store and input loads fold into one 2-D DMA
+    assert len(found) == len(want) == 128 < 960 // 4
     assert {k for k, _ in found} == want
     assert all(_key(sp, p) == k for k, p in found)
 

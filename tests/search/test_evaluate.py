@@ -13,10 +13,10 @@ from vtatune.search.space import Candidate
 from vtatune.workloads import Conv2d
 
 WL = Conv2d(1, 64, 14, 14, 64, 3, 3, 1, 1)
-KNOBS = dict(tile_b=1, tile_h=14, tile_w=7, tile_ci=4, tile_co=4, h_nthread=1, oc_nthread=1)
+KNOBS = dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=1, tile_co=2, h_nthread=1, oc_nthread=1)
 #: the same program on buffers that accept it, evict micro-op kernels, or reject it
-SIZES = [dict(), dict(log_uop_buff_size=11), dict(log_inp_buff_size=13),
-         dict(log_uop_buff_size=10), dict(log_acc_buff_size=14, log_wgt_buff_size=16)]
+SIZES = [dict(), dict(log_uop_buff_size=9), dict(log_inp_buff_size=11),
+         dict(log_uop_buff_size=10), dict(log_acc_buff_size=13, log_wgt_buff_size=16)]
 
 
 def _untimed(rec):
@@ -66,15 +66,15 @@ def test_a_measurement_is_reused_only_where_the_build_gives_the_same_instruction
     import vtatune.runtime.build as build
 
     board = load_board("pynq-z1")
-    # log2 bytes of the micro-op buffer: this program's kernels take 521 entries, so 512
-    # entries (11) evict and 1024 (12) and more hold them all
-    hws = {u: replace(config.default(), log_uop_buff_size=u) for u in (11, 12, 13, 15)}
+    # log2 bytes of the micro-op buffer: this program's kernels take 141 entries, so 128
+    # entries (9) evict and 256 (10) and more hold them all
+    hws = {u: replace(config.default(), log_uop_buff_size=u) for u in (9, 10, 11, 13)}
     fresh = {}
     for u, hw in hws.items():
         default_cache().clear()
         fresh[u] = _untimed(evaluate(Candidate(WL, hw, KNOBS), board))
     assert all(r.status == "ok" for r in fresh.values())
-    assert fresh[11].counters["uop_load_nbytes"] > fresh[12].counters["uop_load_nbytes"]
+    assert fresh[9].counters["uop_load_nbytes"] > fresh[10].counters["uop_load_nbytes"]
     builds: list[int] = []
     real = build.run_host
 
@@ -83,7 +83,7 @@ def test_a_measurement_is_reused_only_where_the_build_gives_the_same_instruction
         return real(host, wl, hw, **kw)
 
     monkeypatch.setattr(build, "run_host", counted)
-    for order, built in (([15, 12, 11, 13, 11], [15, 11]), ([11, 12, 15, 13, 11], [11, 12])):
+    for order, built in (([13, 10, 9, 11, 9], [13, 9]), ([9, 10, 13, 11, 9], [9, 10])):
         default_cache().clear()
         builds.clear()
         got = [_untimed(evaluate(Candidate(WL, hws[u], KNOBS), board)) for u in order]

@@ -14,8 +14,9 @@ from vtatune.workloads import parse
 
 #: dense on the default config: 30 schedules, all feasible
 DENSE = ("dense", "4,32,64")
-#: the one schedule of this conv2d on the small-buffer config that overflows the input buffer
-OVERFLOW = {"tile_b": 1, "tile_h": 7, "tile_w": 14, "tile_ci": 4, "tile_co": 1, "h_nthread": 2,
+#: a schedule of an unpadded 1x1 conv2d (VTA builds tiles over several input-channel tiles
+#: of it) that overflows the small-buffer config's input buffer
+OVERFLOW = {"tile_b": 1, "tile_h": 14, "tile_w": 14, "tile_ci": 8, "tile_co": 1, "h_nthread": 1,
             "oc_nthread": 1}
 
 
@@ -60,7 +61,7 @@ def test_served_records_are_not_evaluated_again(ref: exhaustive.Reference) -> No
 
 
 def test_a_rejected_schedule_is_a_record_with_its_reason() -> None:
-    wl = parse("conv2d", None, "1,64,14,14,16,3,3,1,1")
+    wl = parse("conv2d", None, "1,128,14,14,16,1,1,0,1")
     hw = config.load("hwconfigs/1x16x16_small.json")
     [rec] = exhaustive.evaluate_all([Candidate(wl, hw, OVERFLOW)], "pynq-z1")
     assert rec.status == "invalid" and "inp buffer" in rec.reason and rec.cycles is None

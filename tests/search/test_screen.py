@@ -156,3 +156,21 @@ def test_two_processes_at_once_fill_one_study_with_passing_designs(tmp_path) -> 
     assert len({t.candidate.key for t in trials}) == n
     assert all(_reference(sp, {k: t.candidate.hw[k] for k in KEYS}) == "" for t in trials)
     assert any(r["screened"]["designs"] for r in results)
+
+
+def test_a_schedule_vtas_compiler_refuses_realizes_to_the_nearest_it_builds() -> None:
+    # C8 (3x3, pad 1) at the default design: a tile over several input-channel tiles pads
+    # inside VTA's 2-D DMA ("Do not support pad on the innermost block", VTA's compiler's
+    # answer in tests/passes/data/vta_oracle_conv2d.json): the proposal realizes to one
+    # input-channel tile, and passes the screen; a space with no such point is screened
+    from vtatune import schedules
+
+    sp = spaces.from_dict({"workload": {"kind": "conv2d", "layer": "C8"},
+                           "schedule": {"knobs": ["tile_ci"]}}, "c8.toml")
+    cand, _ = sp.realize({"u_tile_ci": 1.0})
+    ks = schedules.knob_space(sp.workload, cand.hw)
+    assert cand.knobs["tile_ci"] == 1 and ks.problem(cand.knobs) is None
+    assert "Do not support pad on the innermost block" in ks.problem(
+        {**cand.knobs, "tile_ci": 16})
+    s = Screen(sp)
+    assert s.check({"u_tile_ci": 1.0}).passed and s.describe()["designs"] == 0

@@ -84,7 +84,9 @@ def _problem(space: SearchSpace) -> Problem:
 
 @pytest.fixture(scope="module")
 def schedule_problem() -> Problem:
-    return _problem(spaces.load("conv2d_schedule"))
+    # a 1x1 layer: VTA's DMA rules leave C8 (the space file's layer, padded) 207 schedules,
+    # too few to tell learning from luck; this one keeps 939
+    return _problem(spaces.load("conv2d_schedule", shape="1,256,14,14,256,1,1,0,1"))
 
 
 @pytest.fixture(scope="module")

@@ -59,6 +59,9 @@ class Matmul(Dense):
     def traffic(self, hw: Any, knobs: dict[str, int]) -> int:
         return super().traffic(hw, self._dense(knobs))
 
+    def copies(self, hw: Any, knobs: dict[str, int]) -> list[Any]:
+        return super().copies(hw, self._dense(knobs))
+
 
 @pytest.fixture
 def toy(monkeypatch: pytest.MonkeyPatch) -> type[Workload]:

@@ -327,9 +327,10 @@ def bench_search_speed(runs: int = SPEED_RUNS) -> list[tuple[str, str]]:
                              "--json"])
             d = json.loads(split.stdout)
             recs = [tr.candidate for tr in Store(db).trials(d["study"]) if not tr.cached]
-        timed.append((split.wall, time_parts(split, recs, workers), d))
+        timed.append((split.wall, time_parts(split, recs, workers), d, vta_refusals(d, recs)))
     timed.sort(key=lambda r: r[0])
-    wall, parts, d = timed[len(timed) // 2]
+    wall, parts, d, refused = timed[len(timed) // 2]
+    best = min((r["seconds"] for r in d["pareto"] if r.get("seconds")), default=None)
     spread = (f"; {len(timed)} runs {timed[0][0]:.1f}-{timed[-1][0]:.1f} s"
               if len(timed) > 1 else "")
     cores = os.cpu_count() or 1
@@ -347,7 +348,46 @@ def bench_search_speed(runs: int = SPEED_RUNS) -> list[tuple[str, str]]:
              f"{workers} workers (more than their CPU time when the machine is contended), of "
              f"their {workers} x wall",
              f"compile+verify {parts['compile']:.1f} s + build+timing {parts['build']:.1f} s "
-             f"of {parts['worker_wall']:.1f} s")]
+             f"of {parts['worker_wall']:.1f} s"),
+            ("the median run's proposals whose schedule VTA's compiler refuses (its DMA rules: "
+             "screened before compiling, no trial) and trials it refuses (compiled, stored "
+             "invalid); the best latency found keeping to VTA's rules",
+             f"{refused[0]:,} screened + {refused[1]:,} invalid trials; best "
+             + (f"{1e3 * best:.3f} ms per call" if best else "none")),
+            refused_share()]
+
+
+def refused_share() -> tuple[str, str]:
+    """How much of ``search conv2d``'s schedule space (C8 on the default design) VTA's DMA
+    rules take away: knob points that pass every other rule, and those VTA's compiler
+    refuses (``Workload.vta_copy_problem``)."""
+    import itertools
+
+    from vtatune import schedules
+    from vtatune.hardware import config
+    from vtatune.workloads import RESNET18
+
+    wl, hw = RESNET18["C8"], config.default()
+    ks = schedules.knob_space(wl, hw)
+    total = refused = 0
+    for combo in itertools.product(*ks.axes.values()):
+        k = dict(zip(ks.names, combo, strict=True))
+        why = ks.constraint(k)
+        if why is None or why == wl.vta_copy_problem(hw, k):
+            total += 1
+            refused += why is not None
+    return ("schedules of `search conv2d`'s layer (C8, default design) that VTA's compiler "
+            "refuses (its DMA rules; the search no longer proposes them)",
+            f"{refused:,} of {total:,} ({100 * refused / total:.0f}%)")
+
+
+def vta_refusals(d: dict[str, Any], records: Sequence[CandidateRecord]) -> tuple[int, int]:
+    """(proposals the search screened because VTA's compiler refuses their schedule, trials
+    stored ``invalid`` for VTA's rules) of a search's ``--json`` output ``d`` and records."""
+    from vtatune.passes.vta_copy_rules import REFUSED
+
+    screened = int((d.get("screened") or {}).get("by_reason", {}).get("vta_refuses", 0))
+    return screened, sum(1 for r in records if REFUSED in (r.reason or ""))
 
 
 def bench_search(quick: bool = False, heldout_quick: bool | None = None

@@ -38,7 +38,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
       vtatune verify-export bundle/
     """
     from vtatune.escaping import shell_command
-    from vtatune.export.autotvm import summary
+    from vtatune.export.autotvm import stock_line, summary
     from vtatune.export.bundle import weighted
     from vtatune.hardware import timing_profiles
 
@@ -64,6 +64,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
             **({"networks": list(res.networks), "weighted": weighted(res.networks)}
                if res.networks else {}), "timing_domain": dom, "elapsed_s": elapsed})
         return
+    console.line(stock_line(res.stock_vta_problems, res.vta_flow))
     if net:
         console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
                      f"{res.hw_name}; {ms_of(res.seconds)} ms per run (accelerator "
@@ -90,12 +91,6 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                + ("s'" if net else "'s") + " cycles")
     if res.cycles != res.stored_cycles and not net:
         console.line(changed)
-    if res.stock_vta:
-        console.line("stock VTA: yes (vta_config.json carries LOG_BLOCK; apache/tvm-vta builds "
-                     + ("this design" if net else "it") + " as it is)")
-    else:
-        console.line("stock VTA: no, it cannot build this design as it is: "
-                     + "; ".join(res.stock_vta_problems))
     if res.cycles != res.stored_cycles and net:
         console.line(changed)
     if timing_profiles.domain_line(dom):

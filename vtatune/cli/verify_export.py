@@ -46,6 +46,10 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
         if not json_:
             console.line(f"{c.status:5s} {c.name:{width}s} {c.detail}")
 
+    if not json_:
+        line = _stock_line(folder)
+        if line:
+            console.line(line)
     report = verify_bundle(folder, board, on_check=show)
     elapsed = time.perf_counter() - t0
     if json_:
@@ -60,6 +64,21 @@ def verify_export(folder: BundleArg, board: BoardOpt = None, json_: JsonOption =
                      + f" ({elapsed:.1f} s)")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _stock_line(folder: Path) -> str:
+    """What the bundle's manifest says of stock VTA, first ("" when it cannot be read: the
+    checks then say why)."""
+    import json
+
+    from vtatune.export.autotvm import stock_line
+
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        problems = manifest.get("stock_vta_problems") or []
+        return stock_line([str(p) for p in problems], manifest)
+    except (OSError, ValueError, AttributeError, TypeError):
+        return ""
 
 
 def register(app: typer.Typer) -> None:

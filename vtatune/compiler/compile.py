@@ -69,7 +69,8 @@ def program_key(wl: Workload, hw: HwConfig, knobs: Knobs, shift: int = DEFAULT_S
 class LoweredProgram:
     """A candidate lowered to VTA-level TIR, before any check against buffer sizes.
 
-    ``status`` is ``lowered`` or ``failed`` (``reason`` says where). ``sram_bytes`` holds the
+    ``status`` is ``lowered``, ``invalid`` (VTA's compiler refuses a copy of the schedule:
+    ``reason`` gives its rule) or ``failed`` (``reason`` says where). ``sram_bytes`` holds the
     bytes allocated per SRAM scope (inp, wgt, acc; all virtual threads) and ``uop`` (the
     largest micro-op kernel, 4 bytes per micro-op); ``largest_kernel`` is in micro-ops.
     """
@@ -114,6 +115,7 @@ def lower_program(key: ProgramKey) -> LoweredProgram:
     from vtatune import schedules
     from vtatune.compiler.stats import count_ops
     from vtatune.passes import pipeline
+    from vtatune.passes.inject_dma import VtaCopyRefused
     from vtatune.passes.verify_sram import sram_bytes
     from vtatune.passes.verify_uop import kernel_sizes
 
@@ -143,6 +145,8 @@ def lower_program(key: ProgramKey) -> LoweredProgram:
         lap("measure")
     except BufferSizeDependence:
         raise
+    except VtaCopyRefused as exc:  # VTA's compiler refuses it: a deterministic outcome
+        return LoweredProgram(key, INVALID, str(exc.refused.reason), stage_ms=stage)
     except CompileError as exc:
         return LoweredProgram(key, FAILED, str(exc), stage_ms=stage)
     except Exception as exc:  # TVM raises its own error types from schedule primitives
@@ -163,8 +167,9 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
             "knobs": dict(low.key.knobs), "sram_capacity": capacity(hw), "reused": reused,
             "passes": passes.fingerprint if passes is not None else ""}
     stage = {} if reused else dict(low.stage_ms)
-    if not low.ok:
-        return CompileResult(FAILED, low.reason, stage_ms=stage, **base)
+    if not low.ok:  # refused by VTA's rules (invalid) or failed to lower
+        return CompileResult(INVALID if low.status == INVALID else FAILED, low.reason,
+                             stage_ms=stage, **base)
     t = time.perf_counter()
     try:
         # the field checks' bound analysis is the program's: done once, compared per hw

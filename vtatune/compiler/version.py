@@ -11,8 +11,11 @@ older compiler are never served (``vtatune.store.identity``).
   (UopKernelMap), an ALU kernel's single loop as its inner loop, no push flag on a LOAD
   no-op (DepPush), store no-ops of memory type UOP, the last pops after VTASynchronize
   without virtual threads.
+- 4: copies follow VTA's DMA rules (``passes.vta_copy_rules``): one 2-D DMA per copy as VTA's
+  ``_inject_copy`` makes it (no loops around DMA calls, no row padding of partial tiles), and
+  the copies VTA refuses make the candidate ``invalid``.
 """
 
 from __future__ import annotations
 
-COMPILER_VERSION = 3
+COMPILER_VERSION = 4

@@ -31,7 +31,18 @@ each split's entities ordered by its inner factor over the divisors of its exten
 non-square GEMM; depthwise and other grouped layers whose groups do not fill whole BLOCK
 tiles (VTA's ``group_conv2d_packed`` needs them; it runs depthwise layers on the CPU); a tile
 that does not divide its axis (AutoTVM's splits are exact factors; vtatune's tail tiles are
-not in VTA's space); a convolution padding columns but no rows (``_padding``).
+not in VTA's space); a convolution padding columns but no rows (``_padding``); a schedule
+whose copies VTA's compiler refuses
+(``Workload.vta_copy_problem``, ``passes.vta_copy_rules``): the log holds only records VTA's
+compiler builds.
+
+**What VTA's deploy flow offloads** (network bundles): it quantizes the network with the
+first convolution skipped (``skip_conv_layers=[0]``) and packs it for VTA from the first
+max-pool to the global pool (``graph_pack(start_name="nn.max_pool2d",
+stop_name="nn.global_avg_pool2d")``): the stem convolution and the classifier after the
+global pool run on the CPU (``cpu_reason``). Their records would never be looked up, so they
+are left out too, and the manifest's ``autotvm.layers`` says per layer whether VTA's flow
+offloads it and whether the log holds its record.
 
 The record's time is vtatune's simulation of vtatune's program for these knobs; VTA's own
 lowering of the same knobs is a different program (the loop order of its templates, its
@@ -62,7 +73,33 @@ THREAD_CHOICES = (1, 2)
 
 
 class NotInTemplate(Exception):
-    """A layer whose shape or knobs VTA's AutoTVM template cannot express (the reason)."""
+    """A layer whose shape or knobs VTA's AutoTVM template cannot express (the reason);
+    ``cpu``: VTA's deploy flow runs such a layer on the CPU (it is not offloaded)."""
+
+    def __init__(self, message: str, cpu: bool = False):
+        self.cpu = cpu
+        super().__init__(message)
+
+
+#: Why VTA's deploy flow runs a network's first convolution on the CPU.
+STEM = ("the stem: VTA's deploy flow does not quantize the first convolution "
+        "(skip_conv_layers=[0]) and graph_pack starts after the first max-pool")
+#: Why it runs a network's dense layers on the CPU.
+CLASSIFIER = ("the classifier: VTA's deploy flow stops graph_pack at the global pool; the "
+              "dense layer after it runs on the CPU")
+
+
+def cpu_reason(wl: Workload, names: Sequence[str], first: str | None) -> str:
+    """Why VTA's deploy flow runs a network's layer shape (standing for the layers ``names``;
+    ``first``: the network's first layer) on the CPU; "" when it offloads it, and for an
+    operator's bundle (``first`` None)."""
+    if first is None:
+        return ""
+    if wl.kind == "dense":
+        return CLASSIFIER
+    if tuple(names) == (first,):
+        return STEM
+    return ""
 
 
 @dataclass(frozen=True)
@@ -213,7 +250,7 @@ def _group_conv2d(wl: Any, hw: HwConfig, k: Mapping[str, int]) -> Task:
         raise NotInTemplate(
             f"{what}: groups of {wl.cin_g} input / {wl.cout_g} output channels do not fill "
             f"whole {hw.block_in}/{hw.block_out}-channel tiles, as VTA's group_conv2d_packed "
-            "needs (stock VTA runs such layers on the CPU)")
+            "needs (stock VTA runs such layers on the CPU)", cpu=True)
     _expect(k, ("tile_b", "tile_g", "tile_h", "tile_w", "tile_ci", "tile_co", "oc_nthread",
                 "h_nthread"))
     b = _tiles(wl.n, hw.batch)
@@ -279,7 +316,36 @@ def task_of(wl: Workload, hw: HwConfig, knobs: Mapping[str, int]) -> Task:
     template = TEMPLATES.get(wl.kind)
     if template is None:
         raise NotInTemplate(f"VTA has no AutoTVM template for {wl.kind}")
-    return template(wl, hw, knobs)
+    task = template(wl, hw, knobs)
+    why = wl.vta_copy_problem(hw, dict(knobs)) or acc_problem(wl, hw, knobs)
+    if why:
+        raise NotInTemplate(why)
+    return task
+
+
+#: Accumulator stages of a VTA operator: the GEMM and the epilogue's shift, max and min.
+ACC_STAGES = 4
+
+
+def acc_problem(wl: Workload, hw: HwConfig, knobs: Mapping[str, int]) -> str | None:
+    """Why VTA's compiler refuses a schedule's accumulator, or None: with virtual threads on
+    two axes (``h_nthread`` and ``oc_nthread`` both 2) its StorageRewrite no longer shares
+    one accumulator tile among the GEMM and the epilogue stages, and allocates each its own
+    (seen with VTA's compiler: tile_h 4, tile_w 56, tile_co 1 of ResNet-18's C2 needs
+    1,835,008 bits, 16 per-thread tiles, and is refused on a 128 KiB accumulator; one thread
+    axis builds a 100,352-byte tile set)."""
+    from vtatune.schedules.knobs import THREAD
+
+    threads = [k.name for k in wl.KNOBS if k.role == THREAD]
+    if len(threads) < 2 or not all(knobs.get(t, 1) > 1 for t in threads):
+        return None
+    need = ACC_STAGES * wl.footprint(hw, dict(knobs))["acc"]
+    if need <= hw.acc_buff_bytes:
+        return None
+    return (f"VTA's compiler refuses the accumulator: with two virtual-thread axes it keeps "
+            f"the GEMM and its epilogue in {ACC_STAGES} accumulator tiles per thread, "
+            f"{need:,} bytes, over the {hw.acc_buff_bytes:,}-byte buffer (Allocation exceed "
+            "bound of memory tag local.acc_buffer)")
 
 
 def record(task: Task, hw: HwConfig, seconds: float, compile_seconds: float,
@@ -300,6 +366,8 @@ class Layer:
     knobs: Mapping[str, int]
     seconds: float
     compile_seconds: float = 0.0
+    #: why VTA's deploy flow runs these layers on the CPU ("" when it offloads them)
+    cpu: str = ""
 
 
 @dataclass(frozen=True)
@@ -308,6 +376,8 @@ class AutotvmLog:
 
     records: tuple[dict[str, Any], ...]
     left_out: tuple[dict[str, Any], ...]
+    #: per layer: name, workload, ``offloaded`` by VTA's deploy flow, ``in_log``, and why not
+    layers: tuple[dict[str, Any], ...] = ()
 
     def text(self) -> bytes:
         return "".join(json.dumps(r) + "\n" for r in self.records).encode()
@@ -315,24 +385,51 @@ class AutotvmLog:
     def manifest(self, hw: HwConfig) -> dict[str, Any]:
         """The manifest's ``autotvm`` entry."""
         return {"file": AUTOTVM_LOG, "target": target_string(hw),
-                "records": len(self.records), "not_in_log": list(self.left_out)}
+                "records": len(self.records), "not_in_log": list(self.left_out),
+                "layers": list(self.layers)}
 
 
 def build_log(hw: HwConfig, layers: Iterable[Layer], timestamp: float,
               tvm_version: str) -> AutotvmLog:
     """The records of ``layers`` (one per shape) and the layers VTA's templates cannot
     express."""
-    records, left_out = [], []
+    records, left_out, per_layer = [], [], []
     for la in layers:
-        try:
-            task = task_of(la.workload, hw, la.knobs)
-        except NotInTemplate as exc:
+        on_cpu = bool(la.cpu)
+        why = (non_square_reason(hw) if bitstream_name(hw) is None else
+               f"not offloaded by VTA's deploy flow: {la.cpu}" if la.cpu else "")
+        if not why:
+            try:
+                task = task_of(la.workload, hw, la.knobs)
+            except NotInTemplate as exc:
+                why, on_cpu = str(exc), exc.cpu
+            else:
+                records.append(record(task, hw, la.seconds, la.compile_seconds, timestamp,
+                                      tvm_version))
+        if why:
             left_out.append({"layers": list(la.layers), "workload": la.workload.signature,
-                             "reason": str(exc)})
-            continue
-        records.append(record(task, hw, la.seconds, la.compile_seconds, timestamp,
-                              tvm_version))
-    return AutotvmLog(tuple(records), tuple(left_out))
+                             "reason": why})
+        per_layer += [{"layer": name, "workload": la.workload.signature,
+                       "offloaded": not on_cpu, "in_log": not why,
+                       **({"reason": why} if why else {})} for name in la.layers]
+    return AutotvmLog(tuple(records), tuple(left_out), tuple(per_layer))
+
+
+def stock_line(problems: Sequence[str], entries: Mapping[str, Any]) -> str:
+    """Whether stock VTA builds a bundle's design and runs its layers with its schedules, in
+    one line (``problems``: ``hardware.stock``'s; ``entries``: the manifest's ``autotvm``):
+    what ``export`` and ``verify-export`` say first."""
+    if problems:
+        return "stock VTA: no, it cannot build this design as it is: " + "; ".join(problems)
+    layers = (entries.get("autotvm") or {}).get("layers") or []
+    offloaded = [x for x in layers if isinstance(x, dict) and x.get("offloaded", True)]
+    missing = [x for x in offloaded if not x.get("in_log")]
+    if missing:
+        return (f"stock VTA: it builds the design, but {len(missing)} of {len(offloaded)} "
+                f"layer{'s' * (len(offloaded) != 1)} its flow offloads have no record in "
+                f"{AUTOTVM_LOG} (VTA would use a fallback schedule; why: below)")
+    return (f"stock VTA: yes, it builds the design and {AUTOTVM_LOG} holds a record VTA's "
+            "compiler builds for every layer its flow offloads")
 
 
 def summary(entries: Mapping[str, Any]) -> str:
@@ -346,7 +443,7 @@ def summary(entries: Mapping[str, Any]) -> str:
     out = (f"VTA flow: bitstream {entries['bitstream']}; {AUTOTVM_LOG} holds {n} record"
            f"{'s' * (n != 1)} for autotvm.apply_history_best")
     if left:
-        out += "; not in it (stock VTA cannot run them so): " + "; ".join(
+        out += "; not in it: " + "; ".join(
             f"{', '.join(x['layers'])} ({x['reason']})" for x in left)
     return out
 

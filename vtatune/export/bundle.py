@@ -260,6 +260,7 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
     }
     manifest = {
         "format": BUNDLE_FORMAT,
+        "stock_vta": not stock, "stock_vta_problems": stock,
         "created_at": now.isoformat(timespec="seconds"),
         "versions": made_with,
         "source": source,
@@ -267,7 +268,6 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         "cycles": built.timing.cycles, "seconds": built.timing.seconds,
         "accelerator_seconds": built.timing.accelerator_seconds,
         "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
-        "stock_vta": not stock, "stock_vta_problems": stock,
         "timing_domain": timing_profiles.domain(board.name, built.hw,
                                                 [built.workload.kind]).as_dict(),
         **vta_flow(built.hw, log),
@@ -323,13 +323,16 @@ def schedule_json(built: Built, board: Board) -> dict[str, Any]:
 
 
 def autotvm_log(hw: HwConfig, units: Sequence[tuple[tuple[str, ...], Built]],
-                when: datetime, made_with: dict[str, str]) -> AutotvmLog:
+                when: datetime, made_with: dict[str, str], first: str | None = None
+                ) -> AutotvmLog:
     """``autotvm.log`` of built layer shapes, each given with the names of the layers it
-    stands for; a record's time is the simulated time per call, end to end, on the board."""
-    from vtatune.export.autotvm import Layer, build_log
+    stands for; a record's time is the simulated time per call, end to end, on the board.
+    ``first``: a network's first layer (its stem; ``autotvm.cpu_reason``)."""
+    from vtatune.export.autotvm import Layer, build_log, cpu_reason
 
     layers = [Layer(tuple(names), b.workload, dict(b.knobs), b.timing.seconds,
-                    round(b.compile_seconds, 3)) for names, b in units]
+                    round(b.compile_seconds, 3), cpu_reason(b.workload, names, first))
+              for names, b in units]
     return build_log(hw, layers, when.timestamp(), made_with.get("tvm", "unknown"))
 
 
@@ -435,7 +438,8 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     schedule = network_schedule_json(info, t, units, board)
     now, made_with = datetime.now(UTC), versions()
     log = autotvm_log(hw, [(tuple(la.name for la in t.layers if la.workload == sig), built)
-                           for sig, (_, built) in units.items()], now, made_with)
+                           for sig, (_, built) in units.items()], now, made_with,
+                      first=t.layers[0].name if t.layers else None)
     contents: dict[str, bytes] = {
         VTA_CONFIG: _json(hw.to_vta_json()),
         SCHEDULE: _json(schedule),
@@ -456,6 +460,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
     totals = schedule["network"]
     manifest = {
         "format": NETWORK_BUNDLE_FORMAT,
+        "stock_vta": not stock, "stock_vta_problems": stock,
         "created_at": now.isoformat(timespec="seconds"),
         "versions": made_with,
         "source": {"study": info.name, "trial": t.number, "pick": pick, "db": db,
@@ -465,7 +470,6 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         "network": network, "board": board.name, "hw_name": t.hw_name,
         "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
         "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
-        "stock_vta": not stock, "stock_vta_problems": stock,
         "timing_domain": timing_profiles.domain(
             board.name, hw, sorted({timing_profiles.kind_of(la.workload)
                                     for la in (t.layers or ())} - {""})).as_dict(),

@@ -384,11 +384,13 @@ def _finite(value: Any) -> float:
     return float(value)
 
 
-def _layer(names: tuple[str, ...], unit: dict[str, Any]) -> Any:
-    """A schedule entry (workload, knobs, ``latency_ms``) as an AutoTVM log layer."""
-    from vtatune.export.autotvm import Layer
+def _layer(names: tuple[str, ...], unit: dict[str, Any], first: str | None = None) -> Any:
+    """A schedule entry (workload, knobs, ``latency_ms``) as an AutoTVM log layer
+    (``first``: a network's first layer, which VTA's flow runs on the CPU)."""
+    from vtatune.export.autotvm import Layer, cpu_reason
 
-    return Layer(names, unit["workload"], unit["knobs"], unit["latency_ms"] / 1e3)
+    return Layer(names, unit["workload"], unit["knobs"], unit["latency_ms"] / 1e3,
+                 cpu=cpu_reason(unit["workload"], names, first))
 
 
 def _autotvm(raw: bytes, hw: Any, layers: list[Any], manifest: dict[str, Any]) -> str:
@@ -418,7 +420,7 @@ def _autotvm(raw: bytes, hw: Any, layers: list[Any], manifest: dict[str, Any]) -
     out = (f"{len(records)} record{'s' * (len(records) != 1)} for -model={name}, as "
            f"{SCHEDULE}" if name else f"no records: {at.non_square_reason(hw)}")
     if want.left_out and name:
-        out += "; not in the log (stock VTA cannot run them): " + "; ".join(
+        out += "; not in the log (stock VTA does not run them so): " + "; ".join(
             f"{', '.join(x['layers'])}: {x['reason']}" for x in want.left_out)
     return out
 
@@ -558,7 +560,8 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
     if state.get("members") is not None:
         run("networks", ("units",), state, lambda: _members(raw, state))
     run("autotvm", ("hw", "units", AUTOTVM_LOG), {**state, **raw}, lambda: _autotvm(
-        raw[AUTOTVM_LOG], state["hw"], [_layer(tuple(n for n, _ in u["layers"]), u)
+        raw[AUTOTVM_LOG], state["hw"], [_layer(tuple(n for n, _ in u["layers"]), u,
+                                               state.get("first"))
                                         for u in state["units"].values()], manifest))
     run("resources", ("hw", RESOURCES), {**state, **raw},
         lambda: _resources(raw[RESOURCES], state))
@@ -631,7 +634,7 @@ def _network_schedule(raw: dict[str, bytes], state: dict[str, Any]) -> str:
     if problems:
         raise _Failed("; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)"
                                                    if len(problems) > 4 else ""))
-    state.update(units=units, total=total, members=members)
+    state.update(units=units, total=total, members=members, first=layers[0][0])
     return (f"network {net.get('name', '?')}: {len(layers)} layers "
             f"({sum(c for _, c, _, _ in layers)} runs), {len(units)} distinct shapes; "
             f"{total:,} cycles")

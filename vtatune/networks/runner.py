@@ -150,7 +150,7 @@ class DesignEvaluator(Evaluator):
         self.features = NetworkFeatures(space)
         self.model = NetworkCostModel(self.features, seed)
         self.smp = make(sampler, space.hw_space, self.n_obj, seed)
-        self.screen = Screen(space.hw_space)
+        self.screen = Screen(space.hw_space, schedules=False)
         self.space_size: int | None = None
         self.space_passing: int | None = None
         self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass

@@ -212,7 +212,7 @@ class RankedLayerSampler(LayerSampler):
 
         from vtatune.networks.cost_model import CandidatePool
 
-        want = schedules.suggest(self.unit.workload, self.hw)
+        want = schedules.suggest(self.unit.workload, self.hw, self.space.stock_vta)
         if isinstance(self.pool, CandidatePool):
             at = self.pool.index_of(want)
             if at is not None:

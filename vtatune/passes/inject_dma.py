@@ -1,29 +1,30 @@
-"""InjectDMA: copy loop nests under ``pragma_dma_copy`` become 2-D strided VTA DMA calls.
+"""InjectDMA: copy loop nests under ``pragma_dma_copy`` become VTA's 2-D strided DMA calls,
+exactly as VTA's own compiler makes them (``passes.vta_copy_rules``).
 
 A copy nest moves whole tiles between DRAM and an SRAM. The pass
 
 1. reads the nest's loops, the flat destination/source indices and, for padded loads, the
-   ``if_then_else`` guard that zero-fills the halo;
-2. peels the innermost loops that form one tile (BATCH x BLOCK elements, contiguous on both
-   sides) and expresses the other loops in tiles;
-3. merges neighbouring loops that are contiguous on both sides;
-4. picks the DMA's x dimension (contiguous on both sides) and y dimension (contiguous in SRAM,
-   strided in DRAM); every other loop stays a loop around the DMA call;
-5. turns the guard into the DMA's on-the-fly pads (symbolic in outer loop variables), and
-6. emits ``VTALoadBuffer2D`` / ``VTAStoreBuffer2D`` inside a load / store ``coproc_scope``.
+   ``if_then_else`` guard that zero-fills the halo (TVM's ``InjectCopyIntrin``: loops of
+   extent 1 are not dimensions; the guard gives each loop symbolic pads);
+2. asks VTA's rules (``_inject_copy``: pads on the two outer dimensions of a padded load only,
+   a compact SRAM side, one 2-D pattern of whole element blocks on the DRAM side) for the
+   DMA's y and x dimensions, or refuses the copy with VTA's own message
+   (``VtaCopyRefused``: the candidate is ``invalid``, a deterministic outcome);
+3. emits one ``VTALoadBuffer2D`` / ``VTAStoreBuffer2D`` inside a load / store
+   ``coproc_scope``, with VTA's sizes, stride, pads and offsets.
 
 The SRAM side is passed as an access pointer so InjectVirtualThread sees the buffer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tvm import ir, sym, tirx
 
 from vtatune.hardware.config import HwConfig
 from vtatune.passes import vta_calls as vc
+from vtatune.passes import vta_copy_rules as rules
 from vtatune.passes._ir import as_int, attr, is_pragma, linear, make_pass, map_stmts, perfect_nest
 from vtatune.passes.errors import LoweringError
 from vtatune.passes.scopes import (
@@ -37,22 +38,6 @@ from vtatune.passes.scopes import (
 )
 
 NAME = "InjectDMA"
-
-
-@dataclass
-class _Dim:
-    """One tile-level loop of the copy: extent, coefficients in tiles, symbolic pads."""
-
-    var: Any
-    extent: int
-    sram: int
-    dram: int
-    pad_before: Any = 0
-    pad_after: Any = 0
-
-    @property
-    def padded(self) -> bool:
-        return not (_is_zero(self.pad_before) and _is_zero(self.pad_after))
 
 
 def _is_zero(e: Any) -> bool:
@@ -73,7 +58,23 @@ def inject_dma(hw: HwConfig) -> Any:
     return make_pass(NAME, run)
 
 
+class VtaCopyRefused(LoweringError):
+    """VTA's compiler refuses a copy of the schedule (``reason``: VTA's message and where it
+    raises it): the candidate is ``invalid``, as for any rule the compile path verifies."""
+
+    def __init__(self, refused: rules.CopyRefused):
+        self.refused = refused
+        super().__init__(NAME, refused.reason)
+
+
 def _lower_copy(stmt: Any, hw: HwConfig, ana: Any) -> Any:
+    try:
+        return _lower(stmt, hw, ana)
+    except rules.CopyRefused as exc:
+        raise VtaCopyRefused(exc) from None
+
+
+def _lower(stmt: Any, hw: HwConfig, ana: Any) -> Any:
     loops, store = perfect_nest(stmt.body)
     if not isinstance(store, tirx.BufferStore):
         raise LoweringError(NAME, f"copy body is not a single store: {store}")
@@ -96,13 +97,12 @@ def _lower_copy(stmt: Any, hw: HwConfig, ana: Any) -> Any:
         tile = hw.batch * hw.block_out
     else:
         raise LoweringError(NAME, f"unsupported copy {src.scope()} -> {dst.scope()}")
-    if guard is not None and not is_load:
-        raise LoweringError(NAME, "stores cannot pad")
 
+    # 1. The copy as InjectCopyIntrin sees it: loops of extent 1 are no dimensions.
     variables = [lp.loop_var for lp in loops]
     extents = [as_int(lp.extent) for lp in loops]
-    if any(e is None for e in extents):
-        raise LoweringError(NAME, "copy loops must have constant extents")
+    if any(e is None for e in extents) or any(as_int(lp.min) != 0 for lp in loops):
+        raise LoweringError(NAME, "copy loops must start at 0 and have constant extents")
     sram_idx = store.indices[0] if is_load else value.indices[0]
     dram_idx = value.indices[0] if is_load else store.indices[0]
     sram_lin, dram_lin = linear(sram_idx, variables), linear(dram_idx, variables)
@@ -112,92 +112,71 @@ def _lower_copy(stmt: Any, hw: HwConfig, ana: Any) -> Any:
     dram_c = [as_int(c) for c in dram_lin[:-1]]
     if None in sram_c or None in dram_c:
         raise LoweringError(NAME, "copy strides must be constants")
-    pads = _pads(guard, variables, extents, ana) if guard is not None else {}
-
-    # 2. Peel the loops of one tile (contiguous elements on both sides).
-    k, elems = len(loops), 1
-    while elems < tile and k > 0:
-        k -= 1
-        if sram_c[k] != elems or dram_c[k] != elems or k in pads:
-            raise LoweringError(NAME, f"copy of {sram.scope()} is not made of whole "
-                                      f"{tile}-element tiles")
-        elems *= extents[k]
-    if elems != tile:
-        raise LoweringError(NAME, f"copy of {sram.scope()} is not tile-aligned "
-                                  f"({elems} vs {tile} elements)")
-    dims = []
-    for i in range(k):
-        if sram_c[i] % tile or dram_c[i] % tile:
-            raise LoweringError(NAME, "copy strides are not whole tiles")
-        pb, pa = pads.get(i, (0, 0))
-        if extents[i] == 1 and i not in pads:
-            continue
-        dims.append(_Dim(variables[i], extents[i], sram_c[i] // tile, dram_c[i] // tile, pb, pa))
-
-    # 3. Merge neighbours contiguous on both sides (unpadded only).
-    i = len(dims) - 1
-    while i > 0:
-        o, n = dims[i - 1], dims[i]
-        if (not o.padded and not n.padded and o.sram == n.sram * n.extent
-                and o.dram == n.dram * n.extent):
-            dims[i - 1:i + 1] = [_Dim(tirx.Var(f"{n.var.name}_m", "int32"),
-                                      o.extent * n.extent, n.sram, n.dram)]
-        i -= 1
-
-    # 4. x: contiguous on both sides; y: rows contiguous in SRAM, strided in DRAM. A dimension
-    # with at most one real (unpadded) element may have any DRAM stride (TVM drops the index
-    # term of a size-1 dimension, e.g. the columns of a width-1 input).
-    def single(d: _Dim) -> bool:
-        return d.padded and ana.const_int_bound(
-            ana.simplify(d.extent - d.pad_before - d.pad_after)).max_value <= 1
-
-    x = dims.pop() if dims and dims[-1].sram == 1 and (
-        dims[-1].dram == 1 or single(dims[-1])) else None
-    x_ext = x.extent if x else 1
-    if (is_load and x is not None and dims and dims[-1].sram > x_ext
-            and dims[-1].dram % x.dram == 0):
-        # The tail of a partial tile loads narrower rows into SRAM rows as wide as the body's
-        # (the buffer keeps the largest tile's layout); VTA writes SRAM rows back to back, so
-        # the load pads each row with zeros up to the row stride instead of splitting the
-        # copy into one DMA per row (padded rows could not be split at all).
-        x.pad_after = ana.simplify(x.pad_after + (dims[-1].sram - x_ext))
-        x.extent = x_ext = dims[-1].sram
-    y = dims.pop() if dims and dims[-1].sram == x_ext else None
-    for d in dims:
-        if d.padded:
-            raise LoweringError(NAME, "padding on a dimension the 2-D DMA cannot pad")
-
-    # 5. Sizes, pads and base addresses (tiles). The SRAM region starts with the pad.
+    try:
+        pads = _pads(guard, variables, extents, ana) if guard is not None else {}
+    except LoweringError as exc:  # DetectClipBound finds no bound: no copy pattern
+        raise rules.CopyRefused(f"Cannot match copy pattern ({exc})",
+                                "InjectCopyIntrin") from None
     zero = tirx.const(0, "int32")
-    xpb, xpa = (x.pad_before, x.pad_after) if x else (zero, zero)
-    ypb, ypa = (y.pad_before, y.pad_after) if y else (zero, zero)
-    x_size = ana.simplify(x_ext - xpb - xpa)
-    y_size = ana.simplify((y.extent if y else 1) - ypb - ypa)
-    x_stride = y.dram if y else x_size
-    dram_base = dram_lin[-1]
-    if ana.modular_set(dram_base).coeff % tile or ana.modular_set(dram_base).base % tile:
-        raise LoweringError(NAME, "DRAM offset of the copy is not tile-aligned")
-    dram_off = tirx.floordiv(dram_base, tile)
-    sram_off = sram_lin[-1]
-    for d in dims:
-        dram_off = dram_off + d.var * d.dram
-        sram_off = sram_off + d.var * (d.sram * tile)
-    if x:
-        dram_off = dram_off + xpb * x.dram
-    if y:
-        dram_off = dram_off + ypb * y.dram
-    dram_off, sram_off = ana.simplify(dram_off), ana.simplify(sram_off)
-    sram_ptr = sram.access_ptr("w" if is_load else "r", offset=sram_off)
+    if any(extents[i] == 1 and not (_is_zero(pb) and _is_zero(pa))
+           for i, (pb, pa) in pads.items()):
+        raise rules.CopyRefused("Cannot match copy pattern (a padded dimension of extent 1)",
+                                "InjectCopyIntrin")
+    keep = [i for i, e in enumerate(extents) if e != 1]
+    shape = [extents[i] for i in keep] or [1]
+    sram_s = [sram_c[i] for i in keep] or [1]
+    dram_s = [dram_c[i] for i in keep] or [1]
+    pad = [pads.get(i, (zero, zero)) for i in keep] or [(zero, zero)]
+    padded = None
+    dram_shape: list[Any] = list(shape)
+    if guard is not None:
+        padded = [not (_is_zero(pb) and _is_zero(pa)) for pb, pa in pad]
+        for j, (pb, pa) in enumerate(pad):
+            size = ana.simplify(shape[j] - pb - pa)
+            dram_shape[j] = as_int(size) if as_int(size) is not None else size
 
-    # 6. The call, its loops, and its queue.
+    # TVM 0.27's FlattenBuffer drops the index term of a DRAM dimension of size 1 (a
+    # width-1 input's columns); TVM 0.19's StorageFlatten, which VTA's compiler saw, keeps
+    # its row-major stride: the stride of the next inner dimension times its real extent
+    # (the index, and so the copy's offset, has no term for it either way).
+    offset_s = list(dram_s)
+    for j in reversed(range(len(dram_s) - 1)):
+        if dram_s[j] == 0:
+            inner = dram_shape[j + 1] if isinstance(dram_shape[j + 1], int) else shape[j + 1]
+            dram_s[j] = dram_s[j + 1] * inner
+
+    # 2. VTA's decision: the dimensions of the 2-D DMA, or its refusal.
+    dims, pat = rules.lower(sram.scope(), is_load, shape, dram_s, sram_s, tile, padded,
+                            dram_shape)
+    base = dram_lin[-1]
+    for j, (pb, _) in enumerate(pad):
+        if not _is_zero(pb):
+            base = base + pb * offset_s[j]
+    ms = ana.modular_set(ana.simplify(base))
+    if ms.coeff % tile or ms.base % tile:
+        raise rules.CopyRefused(f"scope {sram.scope()} need to have block={tile}",
+                                "_get_2d_pattern")
+
+    # 3. Sizes, pads and base addresses (tiles). The SRAM region starts with the pad.
+    def size(at: int | None) -> Any:
+        return tirx.const(1, "int32") if at is None else _simp(ana, dims[at])
+
+    x_size, y_size = size(pat.x), size(pat.y)
+    x_stride = x_size if pat.x_from_shape else tirx.const(pat.x_stride, "int32")
+    xpb = xpa = ypb = ypa = zero
+    if padded is not None:  # unfolded: the pattern's dimensions are the copy's
+        if pat.x is not None:
+            xpb, xpa = pad[pat.x]
+        if pat.y is not None:
+            ypb, ypa = pad[pat.y]
+    dram_off = ana.simplify(tirx.floordiv(base, tile))
+    sram_ptr = sram.access_ptr("w" if is_load else "r", offset=ana.simplify(sram_lin[-1]))
     if is_load:
         body = vc.call(vc.LOAD_2D, dram.data, dram_off, x_size, y_size, x_stride,
                        _simp(ana, xpb), _simp(ana, ypb), _simp(ana, xpa), _simp(ana, ypa),
                        sram_ptr, mem)
     else:
         body = vc.call(vc.STORE_2D, sram_ptr, mem, dram.data, dram_off, x_size, y_size, x_stride)
-    for d in reversed(dims):
-        body = tirx.For(d.var, 0, d.extent, tirx.ForKind.SERIAL, body)
     return attr(COPROC_SCOPE, QUEUE_LOAD if is_load else QUEUE_STORE, body)
 
 

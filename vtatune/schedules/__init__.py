@@ -23,33 +23,45 @@ __all__ = ["KnobSpace", "Knobs", "apply", "footprint", "knob_space", "parse_knob
 
 
 @lru_cache(maxsize=512)
-def knob_space(wl: Workload, hw: HwConfig) -> KnobSpace:
+def knob_space(wl: Workload, hw: HwConfig, stock: bool = False) -> KnobSpace:
     """The enumerable knob space of ``wl`` on ``hw`` (cached; treat it as read-only), built
-    from the operator's knob declarations."""
-    return KnobSpace.build(wl.KNOBS, wl.tiles(hw), hw,
-                           values=lambda knob, extent: wl.knob_values(hw, knob, extent),
-                           extra=lambda k: wl.knob_constraint(hw, k),
-                           legal=lambda knob, extent, v: wl.knob_legal(hw, knob, extent, v))
+    from the operator's knob declarations. Every space keeps to the tiles VTA's compiler
+    builds (``Workload.knob_constraint``); ``stock`` (``--stock-vta``) also to those VTA's
+    AutoTVM template expresses: every tile divides its axis (``define_split``'s factors)."""
+    def values(knob: Any, extent: int) -> tuple[int, ...]:
+        out = wl.knob_values(hw, knob, extent)
+        return tuple(v for v in out if extent % v == 0) if stock else out
+
+    def legal(knob: Any, extent: int, v: int) -> str | None:
+        why = wl.knob_legal(hw, knob, extent, v)
+        if why is None and stock and extent % v:
+            why = (f"{knob.name}={v} does not divide its extent {extent}: VTA's AutoTVM "
+                   "template splits by exact factors (--stock-vta)")
+        return why
+
+    return KnobSpace.build(wl.KNOBS, wl.tiles(hw), hw, values=values,
+                           extra=lambda k: wl.knob_constraint(hw, k), legal=legal)
 
 
-def suggest(wl: Workload, hw: HwConfig) -> Knobs:
+def suggest(wl: Workload, hw: HwConfig, stock: bool = False) -> Knobs:
     """A good starting knob setting: the least analytic DRAM traffic whose analytic footprint
-    fits the SRAMs, preferring two virtual threads; the space's default when nothing fits."""
-    return dict(_suggest(wl, hw))
+    fits the SRAMs, preferring two virtual threads; the space's default when nothing fits.
+    ``stock``: of the stock knob space (``knob_space``)."""
+    return dict(_suggest(wl, hw, stock))
 
 
 @lru_cache(maxsize=512)
-def _suggest(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
+def _suggest(wl: Workload, hw: HwConfig, stock: bool = False) -> tuple[tuple[str, int], ...]:
     # the search calls it for every proposal's hardware: cached, and the knob space is
     # enumerated once per GEMM shape and widths (``_ranked``), not once per buffer size
-    ranked = _ranked(wl, _program_hw(hw))
+    ranked = _ranked(wl, _program_hw(hw), stock)
     if ranked is None:
-        return enumerated_suggestion(wl, hw)
+        return enumerated_suggestion(wl, hw, stock)
     footprints, combos = ranked
     caps = np.array([hw.inp_buff_bytes, hw.wgt_buff_bytes, hw.acc_buff_bytes, hw.uop_depth],
                     dtype=np.int64)
     fits = (footprints <= caps).all(axis=1)
-    space = knob_space(wl, hw)
+    space = knob_space(wl, hw, stock)
     if not fits.any():
         return tuple(space.default().items())
     axes = list(space.axes.values())
@@ -57,10 +69,11 @@ def _suggest(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
     return tuple((n, a[int(i)]) for n, a, i in zip(space.axes, axes, at, strict=True))
 
 
-def enumerated_suggestion(wl: Workload, hw: HwConfig) -> tuple[tuple[str, int], ...]:
+def enumerated_suggestion(wl: Workload, hw: HwConfig, stock: bool = False
+                          ) -> tuple[tuple[str, int], ...]:
     """``suggest`` by its definition: every point of the knob space in order, the first of
     the least key among those that fit (``_ranked`` must give the same; tests compare)."""
-    space = knob_space(wl, hw)
+    space = knob_space(wl, hw, stock)
     threads = space.names_of("thread")
     best, best_key = None, None
     for k in space:
@@ -90,7 +103,8 @@ def _program_hw(hw: HwConfig) -> HwConfig:
 
 
 @lru_cache(maxsize=64)
-def _ranked(wl: Workload, shape_hw: HwConfig) -> tuple[np.ndarray, np.ndarray] | None:
+def _ranked(wl: Workload, shape_hw: HwConfig, stock: bool = False
+            ) -> tuple[np.ndarray, np.ndarray] | None:
     """The knob space of ``wl`` on a GEMM shape and widths (``shape_hw``: the compiler's
     ``program_hw`` view, which refuses any use of a buffer size) sorted by ``suggest``'s key
     (stable: ties keep the knob space's order), as (footprints (n, 4): inp, wgt, acc bytes
@@ -101,7 +115,7 @@ def _ranked(wl: Workload, shape_hw: HwConfig) -> tuple[np.ndarray, np.ndarray] |
     from vtatune.hardware.config import BufferSizeDependence
 
     try:
-        space = knob_space(wl, shape_hw)
+        space = knob_space(wl, shape_hw, stock)
         threads = space.names_of("thread")
         names = space.names
         rows = []

@@ -48,7 +48,7 @@ def candidates(space: SearchSpace, limit: int = ENUMERATE_LIMIT
             plans.append((logs, hw, []))
             total += 1
         else:
-            ks = schedules.knob_space(wl, hw)
+            ks = schedules.knob_space(wl, hw, space.stock_vta)
             axes = [ks.axes[k] for k in space.knobs]
             total += math.prod(len(a) for a in axes)
             plans.append((logs, hw, axes))
@@ -61,7 +61,7 @@ def candidates(space: SearchSpace, limit: int = ENUMERATE_LIMIT
             params = {**base, **_lowest_knobs(space)}
             out.setdefault(hw_invalid_record(wl, hw, "").key, params)
             continue
-        ks = schedules.knob_space(wl, hw)
+        ks = schedules.knob_space(wl, hw, space.stock_vta)
         for values in itertools.product(*axes):
             params = dict(base)
             for knob, v in zip(space.knobs, values, strict=True):

@@ -7,7 +7,11 @@ A design the search proposes is first checked without compiling anything, in thi
 2. ``not_stock_vta`` -- under the ``stock_vta`` constraint, stock VTA cannot build it on the
    space's board (``hardware.stock``);
 3. ``no_fit`` -- it does not fit the board (``area.fit``), when the space asks for a fit;
-4. ``over_area`` -- its area exceeds the space's ``max_area_mm2`` budget.
+4. ``over_area`` -- its area exceeds the space's ``max_area_mm2`` budget;
+5. ``vta_refuses`` -- the schedule the proposal realizes to has a tile VTA's compiler refuses
+   (its DMA rules: ``passes.vta_copy_rules``, asked of the operator's copies,
+   ``Workload.vta_copy_problem``). This one is of the proposal, not of the design: it is
+   counted per proposal.
 
 A design that fails one is *screened*: the search loops (single operator, ``search.runner``;
 network, ``networks.runner``) do not spend a trial on it. They tell the sampler the screened
@@ -33,12 +37,13 @@ if TYPE_CHECKING:
     from vtatune.search.space import SearchSpace
 
 #: Why a design is screened, in the order the checks run.
-REASONS = ("hw_invalid", "not_stock_vta", "no_fit", "over_area")
+REASONS = ("hw_invalid", "not_stock_vta", "no_fit", "over_area", "vta_refuses")
 #: What each reason means, for output.
 REASON_TEXT = {"hw_invalid": "cannot be built or encoded",
                "not_stock_vta": "stock VTA cannot build it",
                "no_fit": "does not fit the board",
-               "over_area": "over the area budget"}
+               "over_area": "over the area budget",
+               "vta_refuses": "VTA's compiler refuses a tile of the schedule"}
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,10 @@ class Screen:
     screened design's full reason per reason.
     """
 
-    def __init__(self, space: SearchSpace):
+    def __init__(self, space: SearchSpace, schedules: bool = True):
         self.space = space
+        #: whether proposals carry a schedule to screen (a network study's are designs only)
+        self.schedules = schedules
         self._verdicts: dict[tuple[int, ...], Verdict] = {}
         self._keys = tuple(space.hw_choices)
         self.counts: Counter[str] = Counter()
@@ -119,21 +126,37 @@ class Screen:
         return tuple(int(params.get(k, v[0])) for k, v in self.space.hw_choices.items())
 
     def verdict(self, params: dict[str, Any]) -> Verdict:
-        """The verdict on the design ``params`` name (not counted)."""
+        """The verdict on the design ``params`` name, then on the schedule they realize to
+        (not counted)."""
         values = self._values(params)
         v = self._verdicts.get(values)
         if v is None:
             v = screen(self.space, self.space.hardware(dict(zip(self._keys, values,
                                                                 strict=True))))
             self._verdicts[values] = v
+        return self._schedule(params, v) if v.passed and self.schedules else v
+
+    def _schedule(self, params: dict[str, Any], v: Verdict) -> Verdict:
+        """``v`` (the design passed), or ``vta_refuses`` when the schedule ``params``
+        realizes to has a tile VTA's compiler refuses."""
+        from vtatune.passes.vta_copy_rules import REFUSED
+
+        cand, why = self.space.realize(params)
+        if cand is None and why.startswith("schedule: ") and REFUSED in why:
+            return Verdict(reason="vta_refuses", status=Status.INVALID,
+                           why=why.removeprefix("schedule: "), violation=1.0,
+                           area_mm2=v.area_mm2, resources=v.resources)
         return v
 
     def check(self, params: dict[str, Any]) -> Verdict:
         """The verdict on the design ``params`` name, counted when it is screened (each
-        design once)."""
+        design once; a refused schedule each time)."""
         v = self.verdict(params)
         values = self._values(params)
-        if not v.passed and values not in self._counted:
+        if v.reason == "vta_refuses":
+            self.counts[v.reason] += 1
+            self.examples.setdefault(v.reason, v.why)
+        elif not v.passed and values not in self._counted:
             self._counted.add(values)
             self.counts[v.reason] += 1
             self.examples.setdefault(v.reason, v.why)
@@ -159,8 +182,12 @@ def summary_line(screened: dict[str, Any], what: str = "design") -> str:
     n = screened.get("designs", 0)
     if not n:
         return ""
-    lines = [f"screened before evaluation (not trials): {n:,} hardware {what}"
-             f"{'' if n == 1 else 's'}"]
+    refused = screened["by_reason"].get("vta_refuses", 0)
+    designs = n - refused
+    parts = ([f"{designs:,} hardware {what}{'' if designs == 1 else 's'}"] if designs else []) \
+        + ([f"{refused:,} proposal{'' if refused == 1 else 's'} VTA's compiler refuses"]
+           if refused else [])
+    lines = [f"screened before evaluation (not trials): {', '.join(parts)}"]
     for reason, count in screened["by_reason"].items():
         example = screened.get("examples", {}).get(reason, "")
         lines.append(f"  {reason} {count:,}: {REASON_TEXT[reason]}"

@@ -40,6 +40,7 @@ from vtatune.errors import ConfigError, UserError
 from vtatune.hardware import boards, config
 from vtatune.hardware.boards import DEFAULT_BOARD
 from vtatune.hardware.config import LOG_KEYS, HwConfig
+from vtatune.passes.vta_copy_rules import REFUSED
 from vtatune.schedules.knobs import NTHREADS, THREAD
 from vtatune.workloads.base import Workload
 
@@ -166,14 +167,15 @@ class SearchSpace:
                         hw_ver=self.base_hw.hw_ver, name=_hw_name(logs))
 
     def realize(self, params: dict[str, Any]) -> tuple[Candidate | None, str]:
-        """(candidate, "") or (None, why the hardware is impossible)."""
+        """(candidate, "") or (None, why the hardware is impossible). A point with a tile
+        VTA's compiler refuses realizes to the nearest one it builds (``nearest_legal``)."""
         from vtatune import schedules
 
         hw = self.hardware(params)
         problems = self.hardware_problems(hw)
         if problems:
             return None, "hardware: " + "; ".join(problems)
-        space = schedules.knob_space(self.workload, hw)
+        space = schedules.knob_space(self.workload, hw, self.stock_vta)
         knobs = self._defaults(space, hw, params)
         for knob in self.knobs:
             if knob in self.thread_knobs:
@@ -182,9 +184,14 @@ class SearchSpace:
                 knobs[knob] = nearest_log(space.axes[knob], float(params[U_PREFIX + knob]),
                                           space.elements[knob])
         for knob in self.thread_knobs:
-            if knob in knobs and space.problem(knobs) and knobs[knob] > 1:
+            why = space.problem(knobs) if knob in knobs and knobs[knob] > 1 else None
+            if why and REFUSED not in why:
                 knobs[knob] = 1
         why = space.problem(knobs)
+        if why and REFUSED in why:
+            # VTA's compiler refuses a tile of this point: the nearest point it builds
+            knobs = nearest_legal(self.workload, hw, self.stock_vta, knobs, self.knobs) or knobs
+            why = space.problem(knobs)
         if why:
             return None, f"schedule: {why}"
         return Candidate(self.workload, hw, knobs, self.passes), ""
@@ -199,7 +206,7 @@ class SearchSpace:
         for name in space.names:
             given = name in params if name in self.thread_knobs else U_PREFIX + name in params
             if not (name in self.knobs and given) and len(space.axes[name]) > 1:
-                return dict(schedules.suggest(self.workload, hw))
+                return dict(schedules.suggest(self.workload, hw, self.stock_vta))
         return {name: space.axes[name][0] for name in space.names}
 
     def hardware_problems(self, hw: HwConfig) -> list[str]:
@@ -217,7 +224,7 @@ class SearchSpace:
         """Sampler parameters that realize ``cand`` (for warm starts from stored results)."""
         from vtatune import schedules
 
-        space = schedules.knob_space(self.workload, cand.hw)
+        space = schedules.knob_space(self.workload, cand.hw, self.stock_vta)
         out: dict[str, Any] = {}
         logs = cand.hw.log_params()
         for key, leader in TIED.items():
@@ -241,6 +248,53 @@ class SearchSpace:
                 "max_area_mm2": self.max_area_mm2, "stock_vta": self.stock_vta,
                 "latency": self.latency, "source": self.source,
                 "passes": self.passes.describe() if self.passes is not None else None}
+
+
+#: Weight of a change of a knob the space does not search (the suggestion's) and of a thread
+#: count, against the log-distance of the searched tiles, when ``nearest_legal`` projects.
+_FIXED_WEIGHT, _THREAD_WEIGHT = 100.0, 10.0
+
+
+def nearest_legal(wl: Workload, hw: HwConfig, stock: bool, knobs: dict[str, int],
+                  searched: tuple[str, ...]) -> dict[str, int] | None:
+    """The point of the knob space (which holds only tiles VTA's compiler builds) nearest
+    ``knobs``: the least sum of the searched tiles' log-distances, changing a thread count or
+    a knob the space does not search only when needed; None for an empty space. The points
+    depend on the GEMM shape and widths only (``program_hw``), so they are enumerated once
+    per shape."""
+    import numpy as np
+
+    names, points = _legal_points(wl, _program_hw(hw), stock)
+    if not len(points):
+        return None
+    threads = set(thread_knobs(wl))
+    cost = np.zeros(len(points))
+    for j, n in enumerate(names):
+        col, v = points[:, j], knobs[n]
+        if n in threads:
+            diff = (col != v) * _THREAD_WEIGHT
+        else:
+            diff = np.abs(np.log(col) - math.log(v))
+        cost += diff if n in searched else diff * _FIXED_WEIGHT
+    best = points[int(np.argmin(cost))]
+    return {n: int(v) for n, v in zip(names, best, strict=True)}
+
+
+@lru_cache(maxsize=64)
+def _legal_points(wl: Workload, shape_hw: HwConfig, stock: bool) -> tuple[tuple[str, ...], Any]:
+    import numpy as np
+
+    from vtatune import schedules
+
+    ks = schedules.knob_space(wl, shape_hw, stock)
+    rows = [tuple(k[n] for n in ks.names) for k in ks]
+    return tuple(ks.names), np.array(rows, dtype=np.int64).reshape(len(rows), len(ks.names))
+
+
+def _program_hw(hw: HwConfig) -> HwConfig:
+    from vtatune.hardware.config import program_hw
+
+    return program_hw(hw)
 
 
 def thread_knobs(wl: Workload) -> tuple[str, ...]:

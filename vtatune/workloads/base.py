@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from vtatune.hardware.config import HwConfig
+    from vtatune.passes.vta_copy_rules import Copy
     from vtatune.schedules.knobs import Knob, Knobs
 
 #: Default fixed-point epilogue: ``clip(acc >> SHIFT, 0, 127)`` cast to int8.
@@ -175,7 +176,24 @@ class Workload(ABC):
 
     def knob_constraint(self, hw: HwConfig, knobs: Knobs) -> str | None:
         """Why a combination of legal knob values is not legal together, beyond the thread
-        rule every space has (default: nothing)."""
+        rule every space has (default: VTA's compiler refuses one of its copies,
+        ``vta_copy_problem``)."""
+        return self.vta_copy_problem(hw, knobs)
+
+    def copies(self, hw: HwConfig, knobs: Knobs) -> list[Copy]:
+        """The DMA copies of one (full) output tile and reduction step of ``knobs``, as VTA's
+        lowering sees them (``passes.vta_copy_rules.Copy``); [] when the operator does not
+        describe them (the lowering still applies VTA's rules)."""
+        return []
+
+    def vta_copy_problem(self, hw: HwConfig, knobs: Knobs) -> str | None:
+        """Why VTA's compiler refuses a copy of ``knobs``' full tiles (its message), or None:
+        the cheap form of the rules ``passes.inject_dma`` applies to every copy (a tail tile
+        of a tile that does not divide its axis is checked there only)."""
+        for c in self.copies(hw, knobs):
+            why = c.problem()
+            if why:
+                return why
         return None
 
     # ---- how the shape is written ------------------------------------------------------------
@@ -386,6 +404,73 @@ def te_inputs(shapes: dict[str, tuple[int, ...]], hw: HwConfig,
         data_buf = te.compute(shapes["data"], lambda *i: data(*i), "data_buf")
     kernel_buf = te.compute(shapes["kernel"], lambda *i: kernel(*i), "kernel_buf")
     return data, kernel, data_buf, kernel_buf
+
+
+def tile_copy(scope: str, load: bool, extents: tuple[int, ...], full: tuple[int, ...],
+              padded: tuple[bool, ...] = (), buffer: tuple[int, ...] = ()) -> Copy:
+    """A copy of ``extents`` of a packed tensor of shape ``full`` (row-major in DRAM) between
+    DRAM and ``scope``; its element block is the last two dimensions (BATCH x BLOCK).
+    ``buffer``: the SRAM buffer's extents when larger (a partial tile's copy)."""
+    from vtatune.passes.vta_copy_rules import Copy
+
+    strides, size = [], 1
+    for e in reversed(full):
+        strides.append(size)
+        size *= e
+    return Copy(scope, load, tuple(extents), tuple(reversed(strides)),
+                full[-1] * full[-2], tuple(padded), tuple(buffer))
+
+
+def tile_variants(extent: int, tile: int) -> tuple[int, ...]:
+    """The sizes of the tiles ``tile`` cuts ``extent`` into: the full tile, and the tail's
+    when it does not divide (``schedules.knobs.split_sizes``, deduplicated)."""
+    tail = extent % tile
+    return (tile, tail) if tail and tile < extent else (min(tile, extent),)
+
+
+def conv_copies(hw: HwConfig, knobs: Knobs, shapes: dict[str, tuple[int, ...]],
+                lead: tuple[int, ...], co: int, kh: int, kw: int, stride: int, pad: int,
+                oh: int, ow: int, ci: int, co_extent: int, pad_w: int | None = None
+                ) -> list[Copy]:
+    """The copies of a convolution's tiles, full and partial (a tail of every tile knob that
+    does not divide its axis): the input window (padded on rows when ``pad`` > 0 and on
+    columns when ``pad_w`` (default ``pad``) > 0), its weights and the output tile;
+    ``lead``: the extents of the packed tensors' axes
+    before the channel tiles (batch, and a grouped convolution's groups), ``co``: output
+    channel tiles per tile (of ``co_extent``), ``ci``: the input channel tiles of the axis
+    ``tile_ci`` splits."""
+    from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, WGT_SCOPE
+
+    k = knobs
+    lead_pad = (False,) * len(lead)
+
+    def window(t: int, kk: int) -> int:
+        return (t - 1) * stride + kk
+
+    rows_full, cols_full = window(k["tile_h"], kh), window(k["tile_w"], kw)
+    out: dict[Any, Copy] = {}
+    for tci in tile_variants(ci, k["tile_ci"]):
+        for th in tile_variants(oh, k["tile_h"]):
+            for tw in tile_variants(ow, k["tile_w"]):
+                ext = (*lead, tci, window(th, kh), window(tw, kw), hw.batch, hw.block_in)
+                full = (*lead, k["tile_ci"], rows_full, cols_full, hw.batch, hw.block_in)
+                cols_padded = (pad if pad_w is None else pad_w) > 0
+                c = tile_copy(INP_SCOPE, True, ext, shapes["data"],
+                              (*lead_pad, False, pad > 0, cols_padded, False, False), full)
+                out[c] = c
+        for tco in tile_variants(co_extent, co):
+            ext = (*lead[1:], tco, tci, kh, kw, hw.block_out, hw.block_in)
+            full = (*lead[1:], co, k["tile_ci"], kh, kw, hw.block_out, hw.block_in)
+            c = tile_copy(WGT_SCOPE, True, ext, shapes["kernel"], (), full)
+            out[c] = c
+    for tco in tile_variants(co_extent, co):
+        for th in tile_variants(oh, k["tile_h"]):
+            for tw in tile_variants(ow, k["tile_w"]):
+                ext = (*lead, tco, th, tw, hw.batch, hw.block_out)
+                full = (*lead, co, k["tile_h"], k["tile_w"], hw.batch, hw.block_out)
+                c = tile_copy(ACC_SCOPE, False, ext, shapes["res"], (), full)
+                out[c] = c
+    return list(out.values())
 
 
 def gemm_footprint(hw: HwConfig, tile_b: int, tile_ci: int, tile_co: int, *, groups: int = 1,

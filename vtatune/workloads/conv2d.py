@@ -22,6 +22,7 @@ from vtatune.workloads.base import (
     Convolution,
     Workload,
     apply_epilogue,
+    conv_copies,
     epilogue,
     gemm_footprint,
     gemm_traffic,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from vtatune.hardware.config import HwConfig
+    from vtatune.passes.vta_copy_rules import Copy
     from vtatune.schedules.knobs import Knobs
 
 #: The conv2d knobs (VTA's AutoTVM template for conv2d: the same names and meanings).
@@ -150,6 +152,14 @@ class Conv2d(Convolution):
     # ---- schedule template -------------------------------------------------------------------
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
         schedule_conv(sch, hw, knobs)
+
+    def copies(self, hw: HwConfig, knobs: Knobs) -> list[Copy]:
+        """The input window (padded when ``pad`` > 0), its weights and the output tile, of
+        full and partial tiles (VTA's template: the same copies)."""
+        return conv_copies(hw, knobs, self.packed_shapes(hw), (knobs["tile_b"],),
+                           knobs["tile_co"], self.kh, self.kw, self.stride, self.pad,
+                           self.oh, self.ow, self.tiles(hw)["ci"], self.tiles(hw)["co"],
+                           pad_w=self.pad_cols)
 
     def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
         """The padded input window of one output tile for ``tile_ci`` channel tiles, the

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from vtatune.passes.scopes import ACC_SCOPE, INP_SCOPE, WGT_SCOPE
 from vtatune.schedules import knobs as kn
 from vtatune.workloads.base import (
     DEFAULT_SHIFT,
@@ -24,6 +25,8 @@ from vtatune.workloads.base import (
     gemm_uops,
     pack,
     te_inputs,
+    tile_copy,
+    tile_variants,
     unpack,
 )
 from vtatune.workloads.registry import register
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from vtatune.hardware.config import HwConfig
+    from vtatune.passes.vta_copy_rules import Copy
     from vtatune.schedules.knobs import Knobs
 
 KNOBS = (
@@ -140,6 +144,30 @@ class Dense(Workload):
         sch.reorder(ko_o, gb_i, ko_i, goc_i, gb_t, goc_t, ki)
 
         stage_and_tensorize(sch, hw, ko_o, b_i, 4)
+
+    def copies(self, hw: HwConfig, knobs: Knobs) -> list[Copy]:
+        """The input, weight and output tiles, full and partial."""
+        k, sh, t = knobs, self.packed_shapes(hw), self.tiles(hw)
+        bs, cis, cos = (tile_variants(t[a], k[n]) for a, n in (("b", "tile_b"),
+                                                                ("ci", "tile_ci"),
+                                                                ("co", "tile_co")))
+        full = {n: k[n] for n in ("tile_b", "tile_ci", "tile_co")}
+        out = {}
+        for tb in bs:
+            for tci in cis:
+                for tco in cos:
+                    for c in (
+                        tile_copy(INP_SCOPE, True, (tb, tci, hw.batch, hw.block_in),
+                                  sh["data"], (), (full["tile_b"], full["tile_ci"],
+                                                   hw.batch, hw.block_in)),
+                        tile_copy(WGT_SCOPE, True, (tco, tci, hw.block_out, hw.block_in),
+                                  sh["kernel"], (), (full["tile_co"], full["tile_ci"],
+                                                     hw.block_out, hw.block_in)),
+                        tile_copy(ACC_SCOPE, False, (tb, tco, hw.batch, hw.block_out),
+                                  sh["res"], (), (full["tile_b"], full["tile_co"], hw.batch,
+                                                  hw.block_out))):
+                        out[c] = c
+        return list(out.values())
 
     def footprint(self, hw: HwConfig, knobs: Knobs) -> dict[str, int]:
         k = knobs

@@ -57,6 +57,7 @@ from vtatune.workloads.base import (
     Workload,
     apply_epilogue,
     ceil_div,
+    conv_copies,
     epilogue,
     gemm_footprint,
     gemm_traffic,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from vtatune.hardware.config import HwConfig
+    from vtatune.passes.vta_copy_rules import Copy
     from vtatune.schedules.knobs import Knobs
 
 GROUPS = kn.Unit("groups")
@@ -296,7 +298,15 @@ class GroupConv2d(Convolution):
         if self.whole_tiles(hw) and knobs["oc_nthread"] > 1 and tc < co and co % tc:
             return (f"oc_nthread={knobs['oc_nthread']} needs whole tiles, but tile_co={tc} "
                     f"leaves a tail of {co % tc} in each group's {co} output tiles")
-        return None
+        return super().knob_constraint(hw, knobs)
+
+    def copies(self, hw: HwConfig, knobs: Knobs) -> list[Copy]:
+        """conv2d's copies with the packed group axis after the batch."""
+        gp, tco = self.output_tile(hw, knobs)
+        _, ci, co = self.packing(hw)
+        return conv_copies(hw, knobs, self.packed_shapes(hw), (knobs["tile_b"], gp), tco,
+                           self.kh, self.kw, self.stride, self.pad, self.oh, self.ow, ci,
+                           co if tco <= co else tco, pad_w=self.pad_cols)
 
     def schedule(self, sch: Any, hw: HwConfig, knobs: Knobs) -> None:
         gp, tco = self.output_tile(hw, knobs)

@@ -33,8 +33,9 @@ from vtatune.compiler.compile import program_hw
 from vtatune.hardware import boards, config
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
+from vtatune.passes.vta_copy_rules import REFUSED
 from vtatune.schedules.knobs import REDUCTION, SPATIAL, Knobs, KnobSpace
-from vtatune.search.space import U_PREFIX, SearchSpace, log_position, nearest_log
+from vtatune.search.space import U_PREFIX, SearchSpace, log_position, nearest_legal, nearest_log
 
 Params = dict[str, Any]
 
@@ -136,9 +137,14 @@ class Featurizer:
             elif U_PREFIX + knob in params:
                 knobs[knob] = nearest_log(ks.axes[knob], float(params[U_PREFIX + knob]),
                                           ks.elements[knob])
-        for knob in self.threads:
-            if knob in knobs and knobs[knob] > 1 and ks.problem(knobs):
+        for knob in self.threads:  # as SearchSpace.realize
+            why = ks.problem(knobs) if knob in knobs and knobs[knob] > 1 else None
+            if why and REFUSED not in why:
                 knobs[knob] = 1
+        why = ks.problem(knobs)
+        if why and REFUSED in why:  # the nearest point VTA's compiler builds
+            knobs = nearest_legal(self.wl, info.hw, self.space.stock_vta, knobs,
+                                  self.space.knobs) or knobs
         if ks.problem(knobs):  # realize would refuse it too
             rounded = tuple(sorted((k, round(float(v), 6)) for k, v in params.items()))
             return Point(("invalid", rounded), dict(params), info, None)
@@ -303,7 +309,7 @@ class Featurizer:
             reason = "hardware: " + "; ".join(problems) if problems else ""
         if reason:
             return HwInfo(hw, values, reason=reason)
-        ks = schedules.knob_space(self.wl, hw)
+        ks = schedules.knob_space(self.wl, hw, self.space.stock_vta)
         compute = self.wl.padded_macs(hw) / hw.macs_per_cycle
         feats = (math.log2(compute), math.log2(hw.macs_per_cycle), math.log2(area_mm2), util)
         return HwInfo(hw, values, knob_space=ks, log2_area_mm2=math.log2(area_mm2),
@@ -324,7 +330,8 @@ class Featurizer:
         if not need:
             return {n: ks.axes[n][0] for n in self.knob_names}
         if info.values not in self._suggestion:
-            self._suggestion[info.values] = schedules.suggest(self.wl, info.hw)
+            self._suggestion[info.values] = schedules.suggest(self.wl, info.hw,
+                                                              self.space.stock_vta)
         return dict(self._suggestion[info.values])
 
     def _canonical(self, info: HwInfo, knobs: Knobs) -> Params:
