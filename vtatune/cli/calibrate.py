@@ -87,12 +87,52 @@ def calibrate_cmd(
         content = {**content, "description": f"{brd.base} as calibrated by vtatune calibrate "
                    f"on {Path(measured).name}" + (f" (build {build})" if build else "")}
         written.append(str(timing_profiles.save(brd.base, save, content)))
-    summary = {**result.as_dict(), "profile": profile.name, "build": build,
+    builds = _builds(data.records)
+    summary = {**result.as_dict(), "profile": profile.name, "build": build, "builds": builds,
                "written": written[0] if len(written) == 1 else (written or None)}
     if json_:
         console.print_json(summary)
         return
     _report(result, summary, profile, save)
+
+
+def _builds(records: Any) -> dict[str, dict[str, Any]]:
+    """The builds of the board the records were measured on (the month of each record, its
+    ``session``; ``undated`` when the file does not say), each with its record count and its
+    networks (an AutoTVM log's sections), in month order."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in sorted(records, key=lambda r: r.session or "~"):
+        b = out.setdefault(r.session or "undated", {"records": 0, "networks": []})
+        b["records"] += 1
+        if r.network and r.network not in b["networks"]:
+            b["networks"].append(r.network)
+    return out
+
+
+def _builds_hint(board: str, builds: dict[str, dict[str, Any]], result: Any) -> str:
+    """One line: the records mix builds of the board, which they are, which the left-out
+    records are of, and how to fit one (``--build``, a shipped profile of that name)."""
+    from vtatune import formats
+    from vtatune.hardware import timing_profiles
+
+    shipped = {p.name for p in timing_profiles.shipped(board)}
+    parts = []
+    for month, b in builds.items():
+        nets = f": {', '.join(b['networks'])}" if b["networks"] else ""
+        parts.append(f"{month} ({formats.counted(b['records'], 'record')}{nets})")
+    left = {r.session or "undated" for r in result.records if r.trimmed}
+    dated = [m for m in builds if m != "undated"]
+    line = (f"builds: these records are of {len(builds)} builds of {board} (the month each "
+            f"was measured): {', '.join(parts)}")
+    if left and len(left) < len(builds):
+        line += f"; the records left out are all of {', '.join(sorted(left))}"
+    if dated:
+        line += ("; one build's constants do not time another's: fit one with "
+                 + " or ".join(f"--build {m}" for m in dated))
+        same = [f"{board}@{m}" for m in dated if m in shipped]
+        if same:
+            line += f" (shipped as {', '.join(same)})"
+    return line
 
 
 def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str, Any]:
@@ -150,6 +190,8 @@ def _report(result: Any, summary: dict[str, Any], profile: Any, save: str | None
                                              for why, n in result.skipped.items()))
     for note in result.notes:
         console.line(f"note: {note}")
+    if summary["build"] is None and len(summary["builds"]) > 1:
+        console.line(_builds_hint(result.board.partition("@")[0], summary["builds"], result))
     written = summary["written"]
     for path in [written] if isinstance(written, str) else (written or []):
         console.line(f"wrote {path}")
