@@ -402,7 +402,7 @@ def _network_front(pd: Any, study: Study) -> pd.DataFrame:
     info = study.info
     designs = front_trials([t for t in study.designs if t.status != Status.RUNNING])
     try:
-        clock = boards.load(info.board).clock_mhz
+        clock = boards.device(info.board).clock_mhz
     except Exception:  # noqa: BLE001 - the knee needs no clock (area and latency only)
         clock = 1.0
     k = knee([network_point(t, clock) for t in designs])
@@ -473,6 +473,6 @@ def _ms(cycles: int | None, board: str) -> float | None:
     from vtatune.hardware import boards
 
     try:
-        return cycles / (boards.load(board).clock_mhz * 1e3)
+        return cycles / (boards.device(board).clock_mhz * 1e3)
     except UserError:  # a board this install does not know: no clock, no milliseconds
         return None

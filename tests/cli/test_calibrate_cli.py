@@ -134,11 +134,11 @@ def test_save_refuses_shipped_and_path_names(capsys, measured: Path, tmp_path: P
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["calibrate", "M", "--board", "pynq-z1@nope"], "no timing profile 'nope'"),
-    (["simulate", "conv2d", "--board", "pynq-z1@nope"], "no timing profile 'nope'"),
+    (["calibrate", "M", "--board", "pynq-z1@nope"], "its timing profile 'nope' is not here"),
+    (["simulate", "conv2d", "--board", "pynq-z1@nope"], "its timing profile 'nope' is not here"),
     (["simulate", "conv2d", "--board", "pynq-z1@"], "is not a profile name"),
     (["simulate", "conv2d", "--board", "pynq-z1@a@b"], "is not a profile name"),
-    (["simulate", "conv2d", "--board", "pynq-z1@../x"], "unknown board"),
+    (["simulate", "conv2d", "--board", "pynq-z1@../x"], "'../x' is not a profile name"),
     (["area", "--board", "nope@2019-07"], "unknown board 'nope'"),
 ])
 def test_unknown_profile_is_one_line(capsys, measured: Path, argv: list[str],

@@ -317,3 +317,20 @@ def test_the_latency_a_study_minimizes() -> None:
     old = CandidateRecord(**base, status="ok", cycles=100_000, seconds=1e-3)
     assert rd.objective_ms(old, "accelerator") == pytest.approx(1.0)
     assert rd.objective_ms(CandidateRecord(**base, status="invalid")) is None
+
+
+def test_a_study_of_a_profile_not_here_has_its_report_data(studies, network_studies) -> None:
+    # a study made with another machine's user profile (pynq-z1@mylab): what show lists, the
+    # report computes too (its clock and areas are the board's, whatever its timing profile)
+    from dataclasses import replace
+
+    store = Store(studies.db)
+    info = store.study(studies.tpe)
+    here = rd.report_data(info, store.trials(studies.tpe))
+    away = rd.report_data(replace(info, board="pynq-z1@mylab"), store.trials(studies.tpe))
+    assert away.board == "pynq-z1@mylab" and away.clock_mhz == here.clock_mhz
+    assert [p.latency_ms for p in away.front] == [p.latency_ms for p in here.front]
+    net = Store(network_studies.db)
+    ninfo = net.study(network_studies.study)
+    designs = net.network_trials(network_studies.study)
+    assert rd.network_report_data(replace(ninfo, board="pynq-z1@mylab"), designs).front

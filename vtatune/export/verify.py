@@ -192,16 +192,34 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
 
 def _boards_of(folder: Path, manifest: dict[str, Any], board: str | None) -> tuple[Any, str]:
     """The board to verify on (``board``, else the exported one) and the exported board's
-    name; ``UserError`` for an unknown exported board or a board without timing."""
+    name; ``UserError`` for an unknown exported board or a board without timing.
+
+    The exported board times programs with the manifest's ``timing_profile`` (the constants
+    it was exported with: a user profile of the machine that exported it needs not be here);
+    a manifest without one (an earlier vtatune's) names a profile that must be here."""
+    from dataclasses import replace
+
     from vtatune.hardware import boards
+    from vtatune.simulator.timing import params_from_dict
 
+    where = shown(str(folder / MANIFEST))
     exported = str(manifest.get("board", ""))
-    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
-        from vtatune.escaping import shown
-
-        raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
+    if exported.partition("@")[0] not in boards.names():  # a board name, never a file
+        raise UserError(f"{where}: unknown board {shown(exported, 40)}"
                         f" (known: {', '.join(boards.names())})")
-    brd = boards.load(board if board is not None else exported)
+    carried = manifest.get("timing_profile")
+    try:
+        if carried is None:
+            here = boards.load(exported)
+        else:
+            here = boards.device(exported)
+            if not isinstance(carried, dict) or carried.get("board") != here.base:
+                raise UserError(f"its timing_profile is not a timing profile of {here.base}")
+            params_from_dict(carried, "its timing_profile")
+            here = replace(here, timing=carried)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    brd = boards.load(board) if board is not None else here
     _timing_of(brd)
     return brd, exported
 
@@ -426,7 +444,7 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
 
     doc = parse_json(decode_text(raw, RESOURCES), RESOURCES)
     try:
-        board = boards.load(_board_name(doc["board"]))
+        board = boards.device(_board_name(doc["board"]))  # (areas do not depend on timing)
         want = {"area_mm2": doc["area_mm2"], "totals": doc["totals"], "fits": doc["fits"]}
     except (ValueError, KeyError, TypeError) as exc:
         raise _Failed(f"malformed {RESOURCES} ({type(exc).__name__}: {exc})") from None
@@ -448,7 +466,7 @@ def _board_name(value: Any) -> str:
     from vtatune.errors import ConfigError
     from vtatune.hardware import boards
 
-    if not isinstance(value, str) or not boards.is_known(value):
+    if not isinstance(value, str) or value.partition("@")[0] not in boards.names():
         raise ConfigError(RESOURCES, [f"board {shown(value, 40)} is not a known board name"])
     return value
 
