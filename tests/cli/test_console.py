@@ -206,3 +206,25 @@ def test_no_color_is_honoured() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
     assert out.split() == ["True", "True"]
+
+
+def test_the_dashboard_is_suggested_as_installed_or_as_an_extra(monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    for installed in (False, True):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, real=real,
+                            installed=installed: object() if installed and
+                            name == "optuna_dashboard" else real(name, *a))
+        step = console.dashboard_step("sqlite:///db/x.sqlite")
+        if installed:
+            assert step == "  optuna-dashboard sqlite:///db/x.sqlite  # every trial, in a browser"
+        else:  # not a command that does not exist: how to get it
+            assert "pip install 'vtatune[dashboard]'" in step
+    # the extra is declared, with the distribution the step names
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert any(d.startswith(console.DASHBOARD) for d in extras["dashboard"])

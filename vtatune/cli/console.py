@@ -325,6 +325,23 @@ def next_steps(study: str, url: str, db: str | None, objective: str = "area-late
     return out
 
 
+#: The distribution of the Optuna dashboard (the ``dashboard`` extra) and its module.
+DASHBOARD, DASHBOARD_MODULE = "optuna-dashboard", "optuna_dashboard"
+
+
+def dashboard_step(url: str) -> str:
+    """The next step that opens every trial in a browser: ``optuna-dashboard URL`` when it is
+    installed, else how to install it (it is an extra, not a dependency)."""
+    import importlib.util
+
+    from vtatune.escaping import shell_command
+
+    if importlib.util.find_spec(DASHBOARD_MODULE) is not None:
+        return f"  {shell_command([DASHBOARD, url])}  # every trial, in a browser"
+    return (f"  (every trial in a browser: pip install 'vtatune[dashboard]', then "
+            f"{shell_command([DASHBOARD, url])})")
+
+
 def nothing_new(study: str, held: int, noun: str) -> str:
     """Why a rerun added nothing: ``--trials`` is the total the study should hold."""
     from vtatune.escaping import shell_word

@@ -201,7 +201,6 @@ def _hide_password(url: str) -> str:
 
 def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -> None:
     from vtatune import formats
-    from vtatune.escaping import shell_command
     from vtatune.search.summary import summarize
     from vtatune.store import Store
 
@@ -257,8 +256,7 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
     for text in console.next_steps(result.study, result.db, db, data["objective"], exportable,
                                    feasible=bool(data["feasible"])):
         console.line(text)
-    console.line(f"  {shell_command(['optuna-dashboard', result.db])}  # every trial, "
-                 "in a browser")
+    console.line(console.dashboard_step(result.db))
     if result.mirror_error:
         console.error(f"warning: the Optuna dashboard copy of the study was not updated "
                       f"({result.mirror_error}); the results are stored")
