@@ -59,10 +59,24 @@ def note(message: str) -> None:
     err.print(terminal(message, keep_lines=True), markup=False)
 
 
+#: JSON objects printed by this process (``--json`` prints one, an error's included).
+_json_printed = [0]
+
+
 def print_json(obj: Any) -> None:
     """One JSON object on stdout (no rich formatting, so it pipes into jq)."""
     sys.stdout.write(json.dumps(obj, indent=2, default=_json_default) + "\n")
     sys.stdout.flush()
+    _json_printed[0] += 1
+
+
+def printed_json() -> bool:
+    """Whether a JSON object went to stdout since the command began (``reset_json``)."""
+    return _json_printed[0] > 0
+
+
+def reset_json() -> None:
+    _json_printed[0] = 0
 
 
 def _json_default(obj: Any) -> Any:
