@@ -106,6 +106,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if isinstance(manifest, dict) and manifest.get("format") in EARLIER_FORMATS:
         raise UserError(f"{shown(str(path))}: a bundle of format {manifest['format']!r}, "
                         "made by an earlier vtatune without autotvm.log: export it again")
+    _known_format(path, manifest, BUNDLE_FORMAT)
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
         raise UserError(f"{shown(str(path))}: not a vtatune bundle manifest (format "
@@ -123,6 +124,21 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise UserError(f"bundle {shown(str(folder))} is incomplete: missing "
                         f"{', '.join(missing)}")
     return manifest
+
+
+def _known_format(path: Path, manifest: Any, current: str) -> None:
+    """``UserError`` for a manifest of ``current``'s kind in a version this vtatune does not
+    read: an earlier one (``EARLIER_FORMATS``: export it again) or a later one."""
+    fmt = manifest.get("format") if isinstance(manifest, dict) else None
+    kind = current.rpartition("/")[0] + "/"
+    if not isinstance(fmt, str) or not fmt.startswith(kind) or fmt == current:
+        return
+    if fmt in EARLIER_FORMATS:
+        raise UserError(f"{shown(str(path))}: a bundle of format {fmt!r}, made by an earlier "
+                        "vtatune without autotvm.log: export it again")
+    raise UserError(f"{shown(str(path))}: a bundle of format {shown(fmt, 40)}, which this "
+                    f"vtatune does not know (it reads {current!r}): verify it with the "
+                    "vtatune that made it, or export it again")
 
 
 def _exists(path: Path) -> bool:
@@ -492,7 +508,9 @@ def is_network_bundle(folder: Path) -> bool:
         doc = read_json(folder / MANIFEST, "bundle manifest")
     except (VtatuneError, OSError, ValueError):
         return False
-    return isinstance(doc, dict) and doc.get("format") == NETWORK_BUNDLE_FORMAT
+    # (any version: one this vtatune does not read is refused by read_network_manifest)
+    return isinstance(doc, dict) and str(doc.get("format")).startswith(
+        NETWORK_BUNDLE_FORMAT.rpartition("/")[0] + "/")
 
 
 def bundle_kind(folder: Path) -> str:
@@ -511,6 +529,7 @@ def read_network_manifest(folder: Path) -> dict[str, Any]:
 
     path = folder / MANIFEST
     manifest = read_json(path, "bundle manifest")
+    _known_format(path, manifest, NETWORK_BUNDLE_FORMAT)
     files = manifest.get("files") if isinstance(manifest, dict) else None
     required = (VTA_CONFIG, SCHEDULE, RESOURCES, AUTOTVM_LOG)
     if not isinstance(files, dict) or not all(n in files for n in required) or not all(
