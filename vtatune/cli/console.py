@@ -405,6 +405,7 @@ class Progress:
         self.title, self.total, self.header, self.quiet = title, total, header, quiet
         self.waiting = waiting
         self.done, self.stats = 0, ""
+        self.position = 0.0
         self._live = not quiet and err.is_terminal
         self._t0 = time.monotonic()
         self._last = self._t0
@@ -413,6 +414,9 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._bar: Any = None
+        #: (monotonic time, position) of the first update: this run's pace, for the ETA (a
+        #: resumed study starts at its earlier trials' count)
+        self._first: tuple[float, float] | None = None
 
     # context manager: start and stop the display
     def __enter__(self) -> Progress:
@@ -437,15 +441,33 @@ class Progress:
         elif not self.quiet and exc[0] is None and self._printed_done != self.done:
             self._log_line()
 
-    def update(self, done: int, stats: str) -> None:
+    def update(self, done: int, stats: str, position: float | None = None) -> None:
+        """``done`` steps of ``total`` finished; ``position``: how far the job is, in steps,
+        counting the parts of steps under way (a network search's designs being tuned, by
+        their layer evaluations), else ``done``."""
         with self._lock:
             self.done, self.stats = done, stats
+            self.position = float(done if position is None else position)
+            now = time.monotonic()
+            if self._first is None:
+                self._first = (now, self.position)
             if self._bar is not None:
-                self._bar.update(done, stats)
+                self._bar.update(self.position, stats, self.eta(now))
             elif not self.quiet:
-                now = time.monotonic()
                 if now - self._last >= LOG_EVERY_S or done >= self.total:
                     self._log_line(now)
+
+    def eta(self, now: float | None = None) -> str:
+        """``eta 0:01:23``: the time left at this run's pace so far (since its first step),
+        or ``""`` before there is a pace, or when the job is done."""
+        now = time.monotonic() if now is None else now
+        if self._first is None or self.position >= self.total:
+            return ""
+        t0, p0 = self._first
+        if now - t0 < 1.0 or self.position <= p0:
+            return ""
+        left = (self.total - self.position) * (now - t0) / (self.position - p0)
+        return f"eta {_clock(left)}"
 
     def _log_line(self, now: float | None = None) -> None:
         now = now or time.monotonic()
@@ -453,7 +475,9 @@ class Progress:
         self._printed_done = self.done
         width = len(str(self.total))
         stats = f"  {self.stats}" if self.stats else ""
-        note(f"[{self.done:>{width}}/{self.total}] {_clock(now - self._t0)}{stats}")
+        eta = self.eta(now)
+        note(f"[{self.done:>{width}}/{self.total}] {_clock(now - self._t0)}"
+             f"{' ' + eta if eta else ''}{stats}")
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(1.0):
@@ -486,8 +510,9 @@ def _live_bar(title: str, total: int) -> Any:
                 yield Text(self.stats)
 
     bar = _Bar(TextColumn("[bold]{task.description}", markup=True), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False)
-    task = bar.add_task(markup_text(title), total=total)
+               MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[eta]}", markup=False), console=err, transient=False)
+    task = bar.add_task(markup_text(title), total=total, eta="")
 
     class _Handle:
         def __enter__(self) -> _Handle:
@@ -497,9 +522,9 @@ def _live_bar(title: str, total: int) -> Any:
         def __exit__(self, *exc: Any) -> None:
             bar.__exit__(*exc)
 
-        def update(self, done: int, stats: str) -> None:
+        def update(self, position: float, stats: str, eta: str = "") -> None:
             bar.stats = stats
-            bar.update(task, completed=done)
+            bar.update(task, completed=position, eta=eta)
 
     return _Handle()
 

@@ -68,13 +68,15 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
                                   "compiles)") as bar:
 
         def on_progress(p: runner.Progress) -> None:
-            best = "-" if p.best_cycles is None else (
-                f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
+            # (the least latency alone: the fewest cycles may be another design's)
+            best = "-" if p.best_seconds is None else \
+                f"{formats.ms(1e3 * p.best_seconds)} ms per run"
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
             screened = sum(p.screened.values())
             bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
-                               f"{p.cached}" + (f", {screened} designs screened"
-                                                if screened else ""))
+                               f"{p.cached}" + (f", {formats.counted(screened, 'design')} "
+                                                "screened" if screened else ""),
+                       position=p.done + p.partial)
 
         try:
             run = studies.run_network(job, trials=trials, db=db, workers=workers, seed=seed,

@@ -169,15 +169,16 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
         def on_progress(p: runner.Progress) -> None:
             if sp.latency == "accelerator" or p.best_seconds is None:
                 best = "-" if p.best_cycles is None else (
-                    f"{formats.cycles(p.best_cycles)} cycles "
-                    f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
+                    f"{formats.ms_of_cycles(p.best_cycles, clock)} ms "
+                    f"({formats.cycles(p.best_cycles)} cycles)")
             else:  # the study's latency: end to end per call, as its tables
                 best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
             screened = sum(p.screened.values())
             bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
                                f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
-                               + (f", {screened} designs screened" if screened else ""))
+                               + (f", {formats.counted(screened, 'design')} screened"
+                                  if screened else ""))
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,

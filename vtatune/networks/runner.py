@@ -443,6 +443,7 @@ class _Loop:
         for d in [d for d in self.active if d.tuner.finished]:
             self.active.remove(d)
             self.progress.active = len(self.active)
+            self._in_flight()
             t = d.tuner
             split = t.split()
             base = dict(study=self.study, number=d.number, hw_key=d.hw.key,
@@ -544,7 +545,13 @@ class _Loop:
         return []
 
     def _report(self) -> None:
+        self._in_flight()
         self.core.report()
+
+    def _in_flight(self) -> None:
+        """``progress.partial``: the designs being tuned, by their layer budget spent."""
+        self.progress.partial = sum(
+            min(0.99, (d.evaluated + d.cached) / max(d.tuner.budget, 1)) for d in self.active)
 
 
 def _latency(rec: CandidateRecord, board: Board) -> float:

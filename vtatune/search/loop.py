@@ -91,6 +91,9 @@ class Progress:
     screened: Counter = field(default_factory=Counter)
     #: designs being tuned now (network studies)
     active: int = 0
+    #: how far the designs being tuned are, in designs (each its share of its layer
+    #: evaluation budget spent, below 1): a progress bar moves per layer evaluation
+    partial: float = 0.0
 
     @property
     def rate(self) -> float:
