@@ -334,3 +334,17 @@ def test_a_study_of_a_profile_not_here_has_its_report_data(studies, network_stud
     ninfo = net.study(network_studies.study)
     designs = net.network_trials(network_studies.study)
     assert rd.network_report_data(replace(ninfo, board="pynq-z1@mylab"), designs).front
+
+
+def test_host_operators_kept_for_one_reason_say_it_once() -> None:
+    from vtatune.networks.network import HostOp
+
+    why = "its input shapes are not fixed (?x?x?x?)"
+    ops = [HostOp("MaxPool", 1, ("1x64x112x112",)),
+           *[HostOp("Conv", 1, (f"1x{8 * i}x14x14",), why) for i in range(1, 10)],
+           HostOp("Gemm", 1, (), "QGemm has no float counterpart here")]
+    text = rd.host_ops_text(ops)
+    assert text.count(why) == 1 and text.count("QGemm has no") == 1
+    assert "MaxPool x1 (1x64x112x112)" in text
+    assert "Conv x1 (1x8x14x14), Conv x1 (1x16x14x14)" in text  # every node, once each
+    assert all(f"1x{8 * i}x14x14" in text for i in range(1, 10))

@@ -746,7 +746,15 @@ def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
     if not host_ops:
         return (f"{HOST_OPS_NOTE}: none listed in the network file (an operator that is not "
                 "one of its layers runs on the host, outside the latency)")
-    return f"{HOST_OPS_NOTE}: " + "; ".join(h.text() for h in host_ops)
+    # operators of a kind VTA runs, kept on the host for one reason, are named once with it
+    parts = [h.text() for h in host_ops if not h.reason]
+    by_reason: dict[str, list[HostOp]] = {}
+    for h in host_ops:
+        if h.reason:
+            by_reason.setdefault(h.reason, []).append(h)
+    parts += [", ".join(replace(h, reason="").text() for h in hs) + f": {reason}"
+              for reason, hs in by_reason.items()]
+    return f"{HOST_OPS_NOTE}: " + "; ".join(parts)
 
 
 def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
