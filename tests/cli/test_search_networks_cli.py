@@ -139,3 +139,14 @@ def test_bad_sets_and_duplicates_are_one_line(capsys, tmp_path, files) -> None:
         rc, out, err = _run(capsys, "search", *argv, "--db",
                             f"sqlite:///{tmp_path / 'e.sqlite'}")
         assert rc == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+@pytest.mark.parametrize(("workload", "what"), [("conv2d", "'conv2d' is an operator"),
+                                                ("resnet18", "'resnet18' is one network")])
+def test_weights_for_one_workload_say_they_are_for_several_networks(capsys, tmp_path,
+                                                                   workload, what) -> None:
+    rc, out, err = _run(capsys, "search", workload, "--weights", "3", "--db",
+                        f"sqlite:///{tmp_path / 'w.sqlite'}")
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "--weights is for several networks" in err and what in err
+    assert not (tmp_path / "w.sqlite").exists()  # nothing searched
