@@ -184,3 +184,19 @@ def test_progress_moves_per_layer_evaluation(tiny, tmp_path) -> None:
     assert within and all(0 < x < 1 for _, x in within)  # one design in flight (1 worker)
     assert len({round(x, 6) for x in positions}) > 3  # more stops than designs
     assert positions == sorted(positions)
+
+
+def test_a_study_that_holds_its_designs_starts_no_worker(tiny, searched, monkeypatch) -> None:
+    # a rerun with nothing to do answers from the store: no worker pool (no TVM), no evaluation
+    from vtatune.search import workers
+
+    class NoPool:
+        def __init__(self, *a, **k) -> None:
+            raise AssertionError("a worker pool was started for nothing")
+
+    monkeypatch.setattr(workers, "WorkerPool", NoPool)
+    result, db = searched
+    again = runner.run(tiny, sampler="random", trials=3, study="s", db=db, workers=1, seed=0)
+    assert (again.new_trials, again.evaluated, again.cached) == (0, 0, 0)
+    assert again.trials == result.trials and again.feasible == result.feasible
+    assert again.best_seconds == result.best_seconds

@@ -438,7 +438,8 @@ class Progress:
             self._thread.join()
         if self._bar is not None:
             self._bar.__exit__(*exc)
-        elif not self.quiet and exc[0] is None and self._printed_done != self.done:
+        elif not self.quiet and exc[0] is None and self._first is not None and \
+                self._printed_done != self.done:  # (nothing to say of a job that did nothing)
             self._log_line()
 
     def update(self, done: int, stats: str, position: float | None = None) -> None:

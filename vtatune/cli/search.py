@@ -125,7 +125,8 @@ def search(
                                   timeout=timeout, latency=latency, passes=passes,
                                   stock_vta=stock_vta)
     sp, sampler, name = job.space, job.sampler, job.study
-    _start_workers_server()
+    if _held(name, db) < trials:  # (a rerun with nothing to do answers without TVM)
+        _start_workers_server()
     studies.refuse_memory_db(db)
     from vtatune.search.runner import check_study
 
@@ -135,6 +136,20 @@ def search(
     result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
                   warm_start, quiet=json_)
     _report(result, json_, db, exportable=sp.passes is None)
+
+
+def _held(study: str, db: str | None) -> int:
+    """How many trials ``study`` holds in ``db`` (0 when there is no such database or study;
+    what is wrong with them is said later, by the search)."""
+    from vtatune.errors import UserError
+    from vtatune.store import Store, database_exists
+
+    try:
+        if not database_exists(db):
+            return 0
+        return Store(db, readonly=True).trial_count(study)
+    except (UserError, ValueError):
+        return 0
 
 
 def _start_workers_server() -> None:

@@ -144,12 +144,13 @@ def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str |
         loop = _Loop(space, store, board, sampler, study, seed, on_progress, owner,
                      GRACE_S if grace_s is None else grace_s)
         try:
-            loop.open(warm_start)
+            loop.open(warm_start, trials)
             loop.progress.total = trials
-            with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                            timeout) as pool:
-                loop.drive(pool, trials)
-            loop.refresh()  # the designs the other processes finished meanwhile
+            if loop.progress.done < trials:  # (else nothing to do: no workers, no TVM)
+                with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
+                                timeout) as pool:
+                    loop.drive(pool, trials)
+                loop.refresh()  # the designs the other processes finished meanwhile
         finally:
             loop.smp.close()
     p = loop.progress
@@ -204,7 +205,9 @@ class _Loop:
         self.last_refresh = 0.0
 
     # ---- opening: replay the study, warm-start the cost model -------------------------------
-    def open(self, warm_start: bool) -> None:
+    def open(self, warm_start: bool, trials: int | None = None) -> None:
+        """Replay the study; then, unless it holds ``trials`` designs already (nothing to
+        do), teach the cost model what is stored."""
         sp = self.space
         self.store.create_or_load_study(self.study, study_workload(sp), sp.describe(),
                                         self.sampler, sp.objective, sp.board, self.seed,
@@ -212,6 +215,8 @@ class _Loop:
         self.store.adopt_network_trials(self.study)
         self._absorb(self.store.network_trials(self.study))
         self.progress.resumed_from = self.progress.done
+        if trials is not None and self.progress.done >= trials:
+            return
         evals = self.store.network_evals(self.study)
         mine = {e.candidate.key for e in evals}
         for e in evals:

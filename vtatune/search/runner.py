@@ -194,8 +194,9 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                                space.board, seed, identity=study_identity(space, ctx))
     store.adopt_trials(study)
     own = store.trials(study)
-    if len(own) < trials:
-        boot()  # the workers' fork server warms up while the sampler is set up
+    if len(own) >= trials:  # nothing to do: answer at once (no sampler, no workers, no TVM)
+        return _held(space, study, store, own, trials)
+    boot()  # the workers' fork server warms up while the sampler is set up
     # A resumed study replays its trials into the sampler; the cost-model sampler also learns
     # from the stored results of the workload on this board and models.
     if warm_start and smp.warm_starts:
@@ -340,6 +341,20 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
                         space_size=unseen.size, requested=trials,
                         retries=prog.retries, mirror_error=mirror.error,
                         screened=screen.describe(), space_screened=unseen.screened)
+
+
+def _held(space: SearchSpace, study: str, store: Any, own: list[Any],
+          trials: int) -> SearchResult:
+    """The result of a run of a study that already holds ``trials``: its stored trials
+    accounted, nothing proposed or evaluated."""
+    t0 = time.monotonic()
+    prog = Progress(total=trials, resumed_from=len(own))
+    for t in own:
+        _account(prog, t.candidate, [], cached=t.cached, own=False, latency=space.latency)
+    return SearchResult(study=study, db=store.display_url, trials=len(own), new_trials=0,
+                        evaluated=0, cached=0, repeats=0, feasible=prog.feasible,
+                        best_cycles=prog.best_cycles, best_seconds=prog.best_seconds,
+                        elapsed_s=time.monotonic() - t0, exhausted=False, requested=trials)
 
 
 class _Unseen:
