@@ -156,8 +156,10 @@ def _report(result: Any, summary: dict[str, Any], profile: Any, save: str | None
         return "n/a" if v is None else f"{v:+.1%}"
 
     has_lono = result.lono_median_error is not None
-    rows = [[r.index, r.network, r.label, round(r.measured_ms, 4), round(r.simulated_ms, 4),
-             round(r.host_ms, 4), pct(r.error), pct(r.loo_error),
+    from vtatune import formats
+
+    rows = [[r.index, r.network, r.label, formats.ms(r.measured_ms),
+             formats.ms(r.simulated_ms), formats.ms(r.host_ms), pct(r.error), pct(r.loo_error),
              *([pct(r.lono_error)] if has_lono else []),
              "left out" if r.trimmed else ("kept (current)" if r.protected else "")]
             for r in result.records]  # fmt: skip

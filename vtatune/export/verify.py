@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vtatune import formats
 from vtatune.errors import UserError, VtatuneError
 from vtatune.escaping import shown
 from vtatune.export.autotvm import AUTOTVM_LOG
@@ -376,12 +377,14 @@ def _cycles(board: Any, exported: str, state: dict[str, Any]) -> str:
 
     timing = simulate(state["program"], board)
     if board.name != exported:
-        raise _Note(f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms); "
+        raise _Note(f"{timing.cycles:,} cycles on {board.name} "
+                    f"({formats.ms(timing.seconds * 1e3)} ms); "
                     f"not compared with the {state['cycles']:,} exported for {exported}")
     if timing.cycles != state["cycles"]:
         raise _Failed(f"{timing.cycles:,} cycles on {board.name}, the bundle says "
                       f"{state['cycles']:,}")
-    return f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms), as exported"
+    return (f"{timing.cycles:,} cycles on {board.name} ({formats.ms(timing.seconds * 1e3)} ms),"
+            " as exported")
 
 
 def _functional(state: dict[str, Any]) -> str:
@@ -470,8 +473,6 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
     if got != want:
         diff = [k for k in got if got[k] != want[k]]
         raise _Failed(f"the area model now gives other {', '.join(diff)} than {RESOURCES}")
-    from vtatune import formats
-
     return (f"{formats.area(area.area_mm2)} mm², " + ", ".join(
         f"{k} {v:,.0f}" if v == int(v) else f"{k} {v:,.1f}" for k, v in area.totals.items())
         + f"; {fitted.summary()}")

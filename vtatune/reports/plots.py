@@ -347,7 +347,7 @@ def convergence_figure(data: Any, noun: str = "trial",
     lat.grid(True, which="both", alpha=0.25)
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
-            label=f"final {data.hypervolume:.3f}")
+            label=f"final {formats.hypervolume(data.hypervolume)}")
     hv.set_title("Hypervolume of the front (log area × log latency)", loc="left", fontsize=11)
     hv.set_xlabel(f"{noun}s done")
     ref = data.ref_point
@@ -501,7 +501,8 @@ def compare_figure(data: CompareData) -> Figure:
                    color=color, lw=0)
         fx = [p.latency_ms for p in s.front]
         fy = [p.area_mm2 for p in s.front]
-        label = f"{_n(s.study)}: HV {s.hypervolume:.3f}, {len(s.front)} on front"
+        label = (f"{_n(s.study)}: HV {formats.hypervolume(s.hypervolume)}, {len(s.front)} on "
+                 "front")
         if s.front:
             # the staircase runs on to the slowest feasible point of any study, so a front of
             # one point still shows the region it dominates
@@ -522,7 +523,7 @@ def compare_figure(data: CompareData) -> Figure:
                      [p[1] for p in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
                      label=f"{_n(s.study)} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
-                label=f"{_n(s.study)} ({s.hypervolume:.3f})")
+                label=f"{_n(s.study)} ({formats.hypervolume(s.hypervolume)})")
     _log_if_spread(fr, "x", all_x)
     _log_if_spread(fr, "y", all_y)
     fr.set_title("Pareto fronts (faint: feasible trials)", loc="left", fontsize=11)
@@ -762,7 +763,8 @@ def network_compare_figure(data: CompareData) -> Figure:
             fx = [float(p.latency_ms or 0.0) for p in s.front]
             fy = [float(p.area_mm2 or 0.0) for p in s.front]
             _step_front(fr, [*fx, max(every)], [*fy, min(fy)], color=color, lw=1.8,
-                        label=f"{_n(s.study)}: HV {s.hypervolume:.3f}, {len(s.front)} on front")
+                        label=f"{_n(s.study)}: HV {formats.hypervolume(s.hypervolume)}, "
+                              f"{len(s.front)} on front")
             fr.scatter(fx, fy, s=26, color=color, edgecolor="black", lw=0.5, zorder=4)
         else:
             fr.plot([], [], color=color, label=f"{_n(s.study)}: no feasible design")
@@ -774,7 +776,7 @@ def network_compare_figure(data: CompareData) -> Figure:
                      [b for _, b in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
                      label=f"{_n(s.study)} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
-                label=f"{_n(s.study)} ({s.hypervolume:.3f})")
+                label=f"{_n(s.study)} ({formats.hypervolume(s.hypervolume)})")
     _log_if_spread(fr, "x", every)
     fr.set_title("Pareto fronts (faint: feasible designs)", loc="left", fontsize=11)
     fr.set_xlabel(_latency_label(data))
