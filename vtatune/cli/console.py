@@ -333,7 +333,7 @@ def next_steps(study: str, url: str, db: str | None, objective: str = "area-late
     out.append(f"  {cmd('report')}  # plots, tables and one HTML page")
     if exportable and objective == "area-latency":
         out.append(f"  {cmd('export')}  # a bundle of the knee design (--pick fastest, "
-                   "smallest or a trial)")
+                   "smallest or a trial; --stock-vta: of designs VTA's own flow deploys)")
     elif exportable:
         out.append(f"  {cmd('export', '--pick', 'fastest')}  # a bundle of the fastest design")
     return out
