@@ -41,7 +41,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     \b
       vtatune export conv2d-C8-xgb               # the knee of the front
       vtatune export conv2d-C8-xgb --pick fastest --out bundle/
-      vtatune export conv2d-C8-xgb --stock-vta   # the knee of the designs stock VTA builds
+      vtatune export conv2d-C8-xgb --stock-vta  # one VTA's own flow deploys
       vtatune verify-export bundle/
     """
     from vtatune.escaping import shell_command
