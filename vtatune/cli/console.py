@@ -39,10 +39,14 @@ ERROR_CHARS = 1000
 
 def error(message: str) -> None:
     """One line on stderr, prefixed ``vtatune: error:``."""
+    err.print(f"vtatune: error: {error_text(message)}", markup=False, soft_wrap=True)
+
+
+def error_text(message: str) -> str:
+    """``message`` as an error line says it: controls made visible, cut to ``ERROR_CHARS``."""
     from vtatune.escaping import terminal, truncate
 
-    err.print(f"vtatune: error: {truncate(terminal(message), ERROR_CHARS)}", markup=False,
-              soft_wrap=True)
+    return truncate(terminal(message), ERROR_CHARS)
 
 
 def markup_text(text: str) -> str:

@@ -121,7 +121,7 @@ def _fail(message: str, args: list[str]) -> None:
     console.error(message)
     given = args[:args.index("--")] if "--" in args else args
     if "--json" in given and not console.printed_json():
-        console.print_json({"error": message})
+        console.print_json({"error": console.error_text(message)})  # (as the line says it)
 
 
 def entry() -> None:
