@@ -270,3 +270,9 @@ def test_the_live_bar_moves_within_a_step_and_shows_the_eta(monkeypatch) -> None
         p.update(0, "b", position=0.5)  # half of the first design's layer evaluations
         assert p.eta() == "eta 0:03:30"
     assert "eta 0:03:30" in err.getvalue()
+
+
+def test_screened_designs_are_counted_in_words() -> None:
+    assert console.screened_note(0) == ""
+    assert console.screened_note(1) == ", 1 design screened"
+    assert console.screened_note(12) == ", 12 designs screened"

@@ -360,6 +360,11 @@ def dashboard_step(url: str) -> str:
             f"{shell_command([DASHBOARD, url])})")
 
 
+def screened_note(screened: int) -> str:
+    """``, 1 design screened`` for a progress line (nothing when none was)."""
+    return f", {formats.counted(screened, 'design')} screened" if screened else ""
+
+
 def nothing_new(study: str, held: int, noun: str) -> str:
     """Why a rerun added nothing: ``--trials`` is the total the study should hold."""
     from vtatune.escaping import shell_word

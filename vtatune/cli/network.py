@@ -74,8 +74,7 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
             front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
             screened = sum(p.screened.values())
             bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
-                               f"{p.cached}" + (f", {formats.counted(screened, 'design')} "
-                                                "screened" if screened else ""),
+                               f"{p.cached}" + console.screened_note(screened),
                        position=p.done + p.partial)
 
         try:

@@ -192,8 +192,7 @@ def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers:
             screened = sum(p.screened.values())
             bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
                                f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
-                               + (f", {formats.counted(screened, 'design')} screened"
-                                  if screened else ""))
+                               + console.screened_note(screened))
 
         try:
             return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
