@@ -28,3 +28,47 @@ def test_counted_says_one_thing_in_the_singular() -> None:
     assert formats.counted(0, "design") == "0 designs"
     assert formats.counted(1024, "trial") == "1,024 trials"
     assert formats.counted(2, "study", "studies") == "2 studies"
+
+
+def test_shares_and_hypervolumes_have_one_format() -> None:
+    assert formats.percent_value(0.23204) == "23.2" and formats.percent_value(None) == "-"
+    assert formats.hypervolume(0.69412) == "0.694" and formats.hypervolume(1.0) == "1.000"
+
+
+def test_every_face_prints_numbers_the_same_way(capsys, studies, network_studies,
+                                                tmp_path) -> None:
+    # report text of an operator and a network study, verify-export's cycles, calibrate's
+    # table and the HTML layer table: the formats module's numbers, never another rounding
+    import json
+    import re
+
+    from vtatune.cli.main import main
+    from vtatune.export import verify_bundle, write_bundle
+    from vtatune.reports import html
+    from vtatune.reports.data import network_report_data
+    from vtatune.store import Store
+
+    for db, study in ((studies.db, studies.tpe), (network_studies.db, network_studies.study)):
+        assert main(["report", study, "--db", db, "--out", str(tmp_path / study)]) == 0
+        out = capsys.readouterr().out
+        (hv,) = re.findall(r"hypervolume (\S+)", out)
+        assert re.fullmatch(r"\d\.\d{3}", hv), hv
+    store = Store(studies.db)
+    res = write_bundle(store.study(studies.tpe), store.trials(studies.tpe), "knee",
+                       tmp_path / "b")
+    cycles = next(c for c in verify_bundle(tmp_path / "b", functional=False).checks
+                  if c.name == "cycles")
+    assert f"({formats.ms(res.seconds * 1e3)} ms)" in cycles.detail
+    nets = Store(network_studies.db)
+    data = network_report_data(nets.study(network_studies.study),
+                               nets.network_trials(network_studies.study))
+    page = html.layers_table(data.front[0])
+    for la in data.front[0].layers:
+        assert f">{formats.percent_value(la.share)}<" in page
+    measured = tmp_path / "m.json"
+    measured.write_text(json.dumps([{
+        "shape": {"op": "dense", "m": 16, "k": 64, "n": 64},
+        "knobs": {"tile_b": 16, "tile_ci": 2, "tile_co": 2, "oc_nthread": 2}, "ms": 0.2}]))
+    assert main(["calibrate", str(measured), "--no-loo"]) == 0
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.lstrip().startswith("0 "))
+    assert " 0.200 " in row  # measured ms, three decimals as every ms

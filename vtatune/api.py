@@ -363,7 +363,7 @@ def _network_front(pd: Any, study: Study) -> pd.DataFrame:
     info = study.info
     designs = front_trials([t for t in study.designs if t.status != Status.RUNNING])
     try:
-        clock = boards.load(info.board).clock_mhz
+        clock = boards.device(info.board).clock_mhz
     except Exception:  # noqa: BLE001 - the knee needs no clock (area and latency only)
         clock = 1.0
     k = knee([network_point(t, clock) for t in designs])
@@ -419,21 +419,6 @@ def _frame(pd: Any, rows: list[dict[str, Any]], cols: list[str], ints: tuple[str
 
 def _best_ms(store: Store, info: Any) -> float | None:
     """The least latency of ``info``'s study in its own measure (see ``studies``)."""
-    if (info.space or {}).get("latency") == "accelerator":
-        return _ms(info.best_cycles, info.board)
-    from vtatune.reports.study import load
+    from vtatune.reports.study import best_ms
 
-    times = load(info, store).feasible_seconds()
-    return 1e3 * min(times) if times else None
-
-
-def _ms(cycles: int | None, board: str) -> float | None:
-    if cycles is None:
-        return None
-    from vtatune.errors import UserError
-    from vtatune.hardware import boards
-
-    try:
-        return cycles / (boards.load(board).clock_mhz * 1e3)
-    except UserError:  # a board this install does not know: no clock, no milliseconds
-        return None
+    return best_ms(info, store)

@@ -6,7 +6,9 @@
 - latency: milliseconds with three decimals (``5.443``) — the board clock makes a cycle 10 ns
   at 100 MHz, so three decimals resolve 100 cycles;
 - area: mm² with two decimals (``37.42``);
-- efficiency and utilization: percent with one decimal (``84.1%``);
+- efficiency, utilization and shares: percent with one decimal (``84.1%``; ``84.1`` in a
+  column headed ``(%)``);
+- hypervolume: a share of its box with three decimals (``0.694``);
 - buffer sizes: KiB as whole numbers (``32``).
 
 Missing values (an infeasible design has no latency) are ``-``.
@@ -71,6 +73,21 @@ def area(v: float | None) -> str:
 def percent(fraction: float | None) -> str:
     """A fraction (0..1) as percent, one decimal: ``84.1%``."""
     return MISSING if _missing(fraction) else f"{100 * fraction:.{PERCENT_DECIMALS}f}%"
+
+
+def percent_value(fraction: float | None) -> str:
+    """A fraction (0..1) as a percent number, one decimal, for a column headed ``(%)``:
+    ``23.2``."""
+    return MISSING if _missing(fraction) else f"{100 * fraction:.{PERCENT_DECIMALS}f}"
+
+
+#: Decimals of a hypervolume (a share of the box, 0..1).
+HV_DECIMALS = 3
+
+
+def hypervolume(v: float | None) -> str:
+    """A front's hypervolume, a share of its box: ``0.694``."""
+    return MISSING if _missing(v) else f"{v:.{HV_DECIMALS}f}"
 
 
 def kib(nbytes: float | None) -> str:

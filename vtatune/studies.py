@@ -129,8 +129,16 @@ def search_target(workloads: Sequence[str], weights: object, space: str | None,
             raise UserError("--space applies to one network; for several give a network-set "
                             "file with its hardware space ([networks] members, [hardware], ...)")
         for w in workloads:
-            if network_file(w, None) is None and not _is_file(w):
+            operator = network_file(w, None) is None and not _is_file(w)
+            if operator:
                 check_workload(w)  # an operator or unknown name: names the known ones
+            if len(workloads) == 1 and not _is_set(w):  # --weights weighs several networks
+                raise UserError(f"--weights is for several networks, one accelerator for all "
+                                f"(e.g. vtatune search resnet18 mobilenet_v1 --weights 3,1); "
+                                f"{shown(w, 80)} is "
+                                + ("an operator" if operator else "one network")
+                                + ": search it without --weights")
+            if operator:
                 raise UserError(f"{shown(w, 80)} is an operator: several workloads must all "
                                 "be networks (names, network files or ONNX models)")
         return list(workloads)
@@ -140,6 +148,13 @@ def search_target(workloads: Sequence[str], weights: object, space: str | None,
         raise UserError(f"{' and '.join(given)} apply to network searches (e.g. vtatune "
                         "search resnet18)")
     return None if network is None else space or network
+
+
+def _is_set(path: str) -> bool:
+    """Whether ``path`` is a network-set file (several networks, which --weights weighs)."""
+    from vtatune.networks.members import is_set_file
+
+    return is_set_file(path)
 
 
 def _is_file(path: str) -> bool:

@@ -143,11 +143,11 @@ def test_save_refuses_shipped_and_path_names(capsys, measured: Path, tmp_path: P
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["calibrate", "M", "--board", "pynq-z1@nope"], "no timing profile 'nope'"),
-    (["simulate", "conv2d", "--board", "pynq-z1@nope"], "no timing profile 'nope'"),
+    (["calibrate", "M", "--board", "pynq-z1@nope"], "its timing profile 'nope' is not here"),
+    (["simulate", "conv2d", "--board", "pynq-z1@nope"], "its timing profile 'nope' is not here"),
     (["simulate", "conv2d", "--board", "pynq-z1@"], "is not a profile name"),
     (["simulate", "conv2d", "--board", "pynq-z1@a@b"], "is not a profile name"),
-    (["simulate", "conv2d", "--board", "pynq-z1@../x"], "unknown board"),
+    (["simulate", "conv2d", "--board", "pynq-z1@../x"], "'../x' is not a profile name"),
     (["area", "--board", "nope@2019-07"], "unknown board 'nope'"),
 ])
 def test_unknown_profile_is_one_line(capsys, measured: Path, argv: list[str],
@@ -187,3 +187,38 @@ def test_autotvm_log_and_build(capsys, tmp_path: Path) -> None:
     assert [r["session"] for r in json.loads(out)["records"]] == ["2019-08"]
     rc, out, err = run(capsys, str(log), "--build", "2020-01")
     assert rc == 2 and "--build 2020-01: no record was measured then" in err
+
+
+def test_records_of_several_builds_are_named_with_the_way_to_fit_one(capsys,
+                                                                     tmp_path: Path) -> None:
+    # two builds of the board (the months measured), each a section of its own: the report
+    # names them, their networks, the build the left-out records are of, and --build
+    entity = [["tile_b", "sp", [1, 1]], ["tile_h", "sp", [1, 8]], ["tile_w", "sp", [1, 8]],
+              ["tile_ci", "sp", [2, 1]], ["tile_co", "sp", [2, 1]], ["oc_nthread", "ot", 2],
+              ["h_nthread", "ot", 1]]
+    args = [["TENSOR", [1, 2, 8, 8, 1, 16], "int8"], ["TENSOR", [2, 2, 3, 3, 16, 16], "int8"],
+            [1, 1], [1, 1, 1, 1], [1, 1], "NCHW1n16c", "int32"]
+
+    def line(stamp: float, seconds: float) -> str:
+        return json.dumps({"input": ["ext_dev -device=vta -keys=cpu -model=pynq_1x16_i8w8a32_"
+                                     "15_15_18_17", "conv2d_packed.vta", args, {}],
+                           "config": {"index": 0, "entity": entity},
+                           "result": [[seconds], 0, 1.0, stamp], "version": 0.2})
+
+    log = tmp_path / "two-builds.log"
+    log.write_text("\n".join(["# Old - pynq_1x16_i8w8a32_15_15_18_17",
+                              line(1562808175.0, 2e-4),  # 2019-07
+                              "# New - pynq_1x16_i8w8a32_15_15_18_17",
+                              line(1565395200.0, 2e-4), line(1565395300.0, 2.1e-4)]) + "\n")
+    rc, out, err = run(capsys, str(log), "--no-loo")
+    assert rc == 0, err
+    (hint,) = [x for x in out.splitlines() if x.startswith("builds:")]
+    assert "2 builds of pynq-z1" in hint
+    assert "2019-07 (1 record: Old), 2019-08 (2 records: New)" in hint
+    assert "--build 2019-07 or --build 2019-08" in hint
+    assert "shipped as pynq-z1@2019-07, pynq-z1@2019-08" in hint
+    rc, out, err = run(capsys, str(log), "--no-loo", "--json")
+    assert json.loads(out)["builds"] == {"2019-07": {"records": 1, "networks": ["Old"]},
+                                         "2019-08": {"records": 2, "networks": ["New"]}}
+    rc, out, err = run(capsys, str(log), "--no-loo", "--build", "2019-08")
+    assert rc == 0 and "builds:" not in out  # one build is fitted: nothing to say

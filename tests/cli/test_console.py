@@ -206,3 +206,73 @@ def test_no_color_is_honoured() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
     assert out.split() == ["True", "True"]
+
+
+def test_the_dashboard_is_suggested_as_installed_or_as_an_extra(monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    for installed in (False, True):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, real=real,
+                            installed=installed: object() if installed and
+                            name == "optuna_dashboard" else real(name, *a))
+        step = console.dashboard_step("sqlite:///db/x.sqlite")
+        if installed:
+            assert step == "  optuna-dashboard sqlite:///db/x.sqlite  # every trial, in a browser"
+        else:  # not a command that does not exist: how to get it
+            assert "pip install 'vtatune[dashboard]'" in step
+    # the extra is declared, with the distribution the step names
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert any(d.startswith(console.DASHBOARD) for d in extras["dashboard"])
+
+
+class _Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_tells_the_time_left_at_this_runs_pace(monkeypatch) -> None:
+    # a resumed study (40 of 100 done before) finishing 10 more in 20 s: 50 left at 2 s each
+    _, err = _capture(monkeypatch, terminal=False)
+    clock = _Clock()
+    monkeypatch.setattr(console.time, "monotonic", clock)
+    monkeypatch.setattr(console, "LOG_EVERY_S", 0.0)
+    with console.Progress("study", 100, header="h") as p:
+        p.update(40, "first")
+        clock.now += 20
+        p.update(50, "later")
+        assert p.eta() == "eta 0:01:40"
+        clock.now += 1
+        p.update(50, "part of a design", position=50.5)  # moves within a step, too
+        assert p.eta() == "eta 0:01:39"  # 49.5 left at 21 s / 10.5 steps
+        p.update(100, "done")
+        assert p.eta() == ""
+    lines = err.getvalue().splitlines()
+    assert any(ln.startswith("[ 50/100] 0:00:20 eta 0:01:40") for ln in lines), lines
+
+
+def test_the_live_bar_moves_within_a_step_and_shows_the_eta(monkeypatch) -> None:
+    _, err = _capture(monkeypatch, terminal=True, width=120)
+    clock = _Clock()
+    monkeypatch.setattr(console.time, "monotonic", clock)
+    with console.Progress("net", 4, header="h") as p:
+        p.update(0, "a", position=0.0)
+        clock.now += 30
+        p.update(0, "b", position=0.5)  # half of the first design's layer evaluations
+        assert p.eta() == "eta 0:03:30"
+    assert "eta 0:03:30" in err.getvalue()
+
+
+def test_screened_designs_are_counted_in_words() -> None:
+    assert console.screened_note(0) == ""
+    assert console.screened_note(1) == ", 1 design screened"
+    assert console.screened_note(12) == ", 12 designs screened"

@@ -131,3 +131,13 @@ def test_batch_limit_is_the_library_s() -> None:
     from vtatune.models import graph
 
     assert import_.MAX_BATCH == graph.MAX_BATCH
+
+
+def test_a_zoo_network_named_to_import_points_to_search(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # (no file of that name here)
+    rc, out, err = _run(capsys, "import", "resnet18")
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "no such file; resnet18 is a network of vtatune's zoo" in err
+    assert "`vtatune search resnet18`" in err
+    rc, out, err = _run(capsys, "import", "resnet99")  # not a zoo name: the plain message
+    assert rc == 2 and "zoo" not in err and "no such file" in err

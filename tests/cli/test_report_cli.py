@@ -327,3 +327,57 @@ def test_network_studies_compare_on_their_layers_and_board_not_host_ops(network_
         require_comparable([a, replace(b, space={**b.space, "network": {**net,
                                                                         "layers": layers}})],
                            facets)
+
+
+def test_export_says_first_what_will_not_deploy_and_how_to_pick_what_does(
+        capsys, studies, tmp_path) -> None:
+    # a design stock VTA cannot build: export's first line says so and gives the command that
+    # exports the knee of the designs that deploy through VTA's flow (stock hardware, and
+    # schedules VTA's AutoTVM templates express when any feasible design has them)
+    import shlex
+
+    from vtatune.export.autotvm import NotInTemplate, task_of
+    from vtatune.hardware.config import HwConfig
+    from vtatune.hardware.stock import stock_of
+    from vtatune.reports.data import front_points, knee
+    from vtatune.workloads import from_signature
+
+    store = Store(studies.db)
+    info, trials = store.study(studies.random), store.trials(studies.random)
+
+    def stock(t) -> bool:
+        return bool(stock_of(t.candidate.hw, info.board).get("stock_vta"))
+
+    def expressed(t) -> bool:
+        try:
+            task_of(from_signature(t.candidate.workload), HwConfig.from_params(t.candidate.hw),
+                    t.candidate.knobs)
+        except NotInTemplate:
+            return False
+        return True
+
+    bad = next(t for t in trials if t.candidate.feasible and not stock(t))
+    rc, out, err = _run(capsys, "export", studies.random, "--pick", str(bad.number), "--db",
+                        studies.db, "--out", str(tmp_path / "bad"))
+    assert rc == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("warning: this design will not deploy through VTA's own flow")
+    assert "stock VTA cannot build it as it is (" in first
+    cmd = shlex.split(first.rpartition("): ")[2])
+    assert cmd[:3] == ["vtatune", "export", studies.random]
+    assert cmd[3:6] == ["--pick", "knee", "--stock-vta"]
+    pool = [t for t in trials if stock(t) and expressed(t)]
+    if not any(t.candidate.feasible for t in pool):
+        pool = [t for t in trials if stock(t)]
+    want = knee(front_points(info, pool))
+    assert f"is trial {want.trial} (" in first
+    rc, out, err = _run(capsys, *cmd[1:], "--out", str(tmp_path / "good"), "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["trial"] == want.trial and d["stock_vta"] and d["stock_pick"]
+    assert not any("stock VTA cannot build" in w for w in d["warnings"])
+    # a trial number that is not such a design, with --stock-vta: one line, exit 2
+    rc, out, err = _run(capsys, "export", studies.random, "--pick", str(bad.number),
+                        "--stock-vta", "--db", studies.db, "--out", str(tmp_path / "x"))
+    assert rc == 2 and "does not deploy through VTA's own flow" in err
+    assert len(_one_error_line(err)) == 1

@@ -144,7 +144,7 @@ def test_the_end_of_a_search_says_what_to_do_next(capsys, tmp_path) -> None:
     steps = lines[lines.index("next:") + 1:]
     commands = [shlex.split(ln.split("  #")[0]) for ln in steps if "vtatune " in ln]
     assert [c[1] for c in commands] == ["show", "report", "export"]
-    assert any(ln.strip().startswith("optuna-dashboard ") for ln in steps)
+    assert any("optuna-dashboard " in ln for ln in steps)  # as installed, or how to get it
     for words in commands:  # every suggestion runs as printed
         if words[1] in ("report", "export"):
             words += ["--out", str(tmp_path / words[1])]

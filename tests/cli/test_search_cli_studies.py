@@ -64,3 +64,31 @@ def test_default_names_mention_another_board(capsys, tmp_path) -> None:
                         "--json")
     assert rc == 0, err
     assert json.loads(out)["study"] == "dense-dense_m16_k64_n64-zcu104-random"
+
+
+def test_a_rerun_with_nothing_to_do_answers_without_workers_or_tvm(tmp_path) -> None:
+    # the study already holds --trials: the answer comes from the store alone (no fork
+    # server, no TVM import, no sampler), and says so
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    argv = ["search", "dense", "--shape", "16,64,64", "--trials", "2", "--sampler", "random",
+            "--seed", "0", "--workers", "1", "--db", db]
+    code = ("import sys, json\nfrom multiprocessing import forkserver\n"
+            "from vtatune.cli.main import main\n"
+            f"rc = main({argv!r})\n"
+            "print(json.dumps({'rc': rc, 'tvm': 'tvm' in sys.modules, 'server': "
+            "getattr(forkserver._forkserver, '_forkserver_pid', None) is not None}))\n")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=600)
+    assert json.loads(first.stdout.splitlines()[-1])["rc"] == 0, first.stderr
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=600)
+    lines = again.stdout.splitlines()
+    assert json.loads(lines[-1]) == {"rc": 0, "tvm": False, "server": False}, again.stderr
+    assert any(ln.startswith("nothing new: the study already holds 2 trials") for ln in lines)

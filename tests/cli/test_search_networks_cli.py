@@ -158,3 +158,14 @@ def test_announced_evaluations_and_the_best_line_are_true(capsys, tmp_path, file
     line = next(ln for ln in out.splitlines() if ln.startswith("study "))
     assert line.endswith(f"best (least end-to-end latency): {1e3 * best.seconds:,.3f} ms, "
                          f"trial {best.number} ({best.cycles:,} cycles)"), line
+
+
+@pytest.mark.parametrize(("workload", "what"), [("conv2d", "'conv2d' is an operator"),
+                                                ("resnet18", "'resnet18' is one network")])
+def test_weights_for_one_workload_say_they_are_for_several_networks(capsys, tmp_path,
+                                                                   workload, what) -> None:
+    rc, out, err = _run(capsys, "search", workload, "--weights", "3", "--db",
+                        f"sqlite:///{tmp_path / 'w.sqlite'}")
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "--weights is for several networks" in err and what in err
+    assert not (tmp_path / "w.sqlite").exists()  # nothing searched

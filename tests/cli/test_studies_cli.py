@@ -66,11 +66,14 @@ def test_studies_table(capsys: pytest.CaptureFixture[str], db: str) -> None:
     rc, out, err = run(capsys, "studies", "--db", db)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["study", "trials", "feasible", "best", "cycles", "objective",
-                                "sampler", "board", "created", "workload"]
-    assert lines[1].split()[:7] == ["joint", "7", "6", "400", "area-latency", "tpe", "pynq-z1"]
-    assert lines[2].split()[:7] == ["sched", "12", "12", "3,900", "latency", "random", "zcu104"]
-    assert lines[3].split()[:4] == ["empty", "0", "0", "-"]
+    assert lines[0].split() == ["study", "trials", "feasible", "best", "ms", "best", "cycles",
+                                "objective", "sampler", "board", "created", "workload"]
+    # best ms: the least time per call end to end (here cycles / 100 MHz, no host time)
+    assert lines[1].split()[:8] == ["joint", "7", "6", "0.004", "400", "area-latency", "tpe",
+                                    "pynq-z1"]
+    assert lines[2].split()[:8] == ["sched", "12", "12", "0.039", "3,900", "latency", "random",
+                                    "zcu104"]
+    assert lines[3].split()[:5] == ["empty", "0", "0", "-", "-"]
     assert all(WL in line for line in lines[1:5])
     assert lines[-1].startswith("4 studies in sqlite:///")
 
@@ -87,7 +90,8 @@ def test_studies_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
             j["board"], j["workload"], j["seed"]) == (7, 6, 400, "area-latency", "tpe",
                                                       "pynq-z1", WL, 1)
     assert j["created_at"].endswith("+00:00") and j["optuna_study_name"] == "joint"
-    assert by_name["empty"]["best_cycles"] is None
+    assert j["best_ms"] == pytest.approx(400 / 100e6 * 1e3)
+    assert by_name["empty"]["best_cycles"] is None and by_name["empty"]["best_ms"] is None
 
 
 def test_studies_without_a_database_creates_nothing(capsys: pytest.CaptureFixture[str],
@@ -213,8 +217,9 @@ def test_show_without_a_database(capsys: pytest.CaptureFixture[str], tmp_path: P
 def test_bad_database_is_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], url: str,
                                   message: str) -> None:
     rc, out, err = run(capsys, *argv, "--db", url)
-    assert rc == 2 and out == ""
-    assert err.startswith(f"vtatune: error: {message}") and err.count("\n") == 1
+    assert rc == 2 and err.startswith(f"vtatune: error: {message}") and err.count("\n") == 1
+    # --json: the error as one object on stdout too; else nothing there
+    assert (json.loads(out)["error"].startswith(message) if "--json" in argv else out == "")
 
 
 def test_front_lists_designs_that_tie_once(capsys: pytest.CaptureFixture[str],

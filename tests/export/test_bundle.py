@@ -220,3 +220,44 @@ def test_the_shared_program_and_functional_checks_fail_when_they_should() -> Non
     assert bit_exact(built.program, wl, built.shift) == 16 * 64
     with pytest.raises(_Failed, match="outputs differ from numpy"):
         bit_exact(built.program, wl, built.shift + 3)
+
+
+def test_a_bundle_of_a_user_profile_verifies_where_the_profile_is_not(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bundle exported with a user profile (``pynq-z1@mylab``) carries the profile's
+    constants: it verifies, cycles included, on a machine without that profile."""
+    from dataclasses import replace
+
+    from vtatune.export.bundle import build, write_design
+    from vtatune.hardware import boards, timing_profiles
+    from vtatune.hardware.config import default
+    from vtatune.workloads.dense import Dense
+
+    monkeypatch.setenv("VTATUNE_DATA", str(tmp_path / "here"))
+    content = timing_profiles.resolve("pynq-z1").content
+    slower = {**content["params"], "insn_cycles": 3 * content["params"]["insn_cycles"]}
+    timing_profiles.save("pynq-z1", "mylab", {**content, "params": slower})
+    wl, hw = Dense(16, 64, 64), replace(default(), target="pynq")
+    knobs = {"tile_b": 16, "tile_ci": 2, "tile_co": 2, "oc_nthread": 2}
+    board = boards.load("pynq-z1@mylab")
+    built = build(wl, hw, knobs, board)
+    # the profile's constants make the cycles (else carrying them would prove nothing)
+    assert built.timing.cycles != build(wl, hw, knobs, boards.load("pynq-z1")).timing.cycles
+    write_design(tmp_path / "b", built, board, {"test": True}, "h")
+
+    monkeypatch.setenv("VTATUNE_DATA", str(tmp_path / "elsewhere"))
+    with pytest.raises(UserError, match="board 'pynq-z1' is known, but its timing profile "
+                                        "'mylab' is not here"):
+        boards.load("pynq-z1@mylab")
+    report = verify_bundle(tmp_path / "b", functional=False)
+    assert report.ok, report.failed
+    assert next(c.detail for c in report.checks if c.name == "cycles").startswith(
+        f"{built.timing.cycles:,} cycles on pynq-z1@mylab")
+    # a manifest without the constants (an earlier vtatune's) names what is missing
+    path = tmp_path / "b" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    del manifest["timing_profile"]
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match="manifest.json.: .*board 'pynq-z1' is known, but its "
+                                        "timing profile 'mylab' is not here"):
+        verify_bundle(tmp_path / "b", functional=False)

@@ -217,3 +217,20 @@ def test_picks(network_studies) -> None:
     if bad:
         with pytest.raises(UserError, match="only feasible designs"):
             pick_design(info, trials, str(bad[0].number))
+
+
+@pytest.mark.parametrize("fmt,message", [
+    ("vtatune-network-bundle/3", "which this vtatune does not know (it reads "
+                                 "'vtatune-network-bundle/2')"),
+    ("vtatune-network-bundle/1", "made by an earlier vtatune"),
+])
+def test_a_network_bundle_of_a_format_not_read_here_is_refused(bundle, tmp_path, fmt: str,
+                                                               message: str) -> None:
+    from vtatune.export import verify_bundle
+
+    folder = tmp_path / "b"
+    shutil.copytree(bundle[0].folder, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "format": fmt}))
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        verify_bundle(folder, functional=False)

@@ -39,3 +39,28 @@ def test_board_with_a_timing_profile() -> None:
     assert boards.is_known("pynq-z1@2019-07") and boards.is_known("pynq-z1")
     for bad in ("pynq-z1@nope", "nope@2019-07", "pynq-z1@", "../pynq-z1", "hwconfigs/x.json"):
         assert not boards.is_known(bad), bad
+
+
+@pytest.mark.parametrize("spec,message", [
+    # a known board with a missing profile: the board is known, the profile is not here
+    ("pynq-z1@mylab", "board 'pynq-z1' is known, but its timing profile 'mylab' is not here"),
+    # path characters in the profile of a known board: the name is refused, not the board
+    ("pynq-z1@../../etc", "'../../etc' is not a profile name"),
+    ("pynq-z1@a/b", "'a/b' is not a profile name"),
+    ("nope@2019-07", "unknown board 'nope'"),
+])
+def test_what_is_wrong_with_a_board_and_profile_is_said(spec: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        boards.load(spec)
+    assert message in str(err.value)
+
+
+def test_a_boards_device_needs_no_timing_profile() -> None:
+    # a stored study's or a bundle's board with a profile of another machine: its clock and
+    # resources (all a report needs) are the board's; a malformed profile is still refused
+    b = boards.device("pynq-z1@mylab")
+    plain = boards.load("pynq-z1")
+    assert (b.name, b.base, b.profile) == ("pynq-z1@mylab", "pynq-z1", "mylab")
+    assert (b.clock_mhz, b.resources) == (plain.clock_mhz, plain.resources)
+    with pytest.raises(ConfigError, match="is not a profile name"):
+        boards.device("pynq-z1@../x")

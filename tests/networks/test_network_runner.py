@@ -170,3 +170,33 @@ def test_a_design_whose_bound_is_dominated_is_not_tuned(tiny, tmp_path) -> None:
     job = ev.start(Slot("d", 1, hw.key, params, owner), hw)
     assert not job.done and job.next() is not None
     assert store.network_trials("d")[1].status == "running"
+
+
+def test_progress_moves_per_layer_evaluation(tiny, tmp_path) -> None:
+    # between two designs finished, the designs being tuned advance by their share of the
+    # layer evaluation budget (a progress bar moves per layer evaluation, not per design)
+    seen: list[tuple[int, float]] = []
+    runner.run(tiny, sampler="random", trials=2, study="p", db=str(tmp_path / "p.sqlite"),
+               workers=1, seed=0, on_progress=lambda p: seen.append((p.done, p.partial)))
+    assert seen[-1][0] == 2
+    positions = [done + partial for done, partial in seen]
+    within = [(d, x) for d, x in seen if x > 0]
+    assert within and all(0 < x < 1 for _, x in within)  # one design in flight (1 worker)
+    assert len({round(x, 6) for x in positions}) > 3  # more stops than designs
+    assert positions == sorted(positions)
+
+
+def test_a_study_that_holds_its_designs_starts_no_worker(tiny, searched, monkeypatch) -> None:
+    # a rerun with nothing to do answers from the store: no worker pool (no TVM), no evaluation
+    from vtatune.search import workers
+
+    class NoPool:
+        def __init__(self, *a, **k) -> None:
+            raise AssertionError("a worker pool was started for nothing")
+
+    monkeypatch.setattr(workers, "WorkerPool", NoPool)
+    result, db = searched
+    again = runner.run(tiny, sampler="random", trials=3, study="s", db=db, workers=1, seed=0)
+    assert (again.new_trials, again.evaluated, again.cached) == (0, 0, 0)
+    assert again.trials == result.trials and again.feasible == result.feasible
+    assert again.best_seconds == result.best_seconds

@@ -317,3 +317,34 @@ def test_the_latency_a_study_minimizes() -> None:
     old = CandidateRecord(**base, status="ok", cycles=100_000, seconds=1e-3)
     assert rd.objective_ms(old, "accelerator") == pytest.approx(1.0)
     assert rd.objective_ms(CandidateRecord(**base, status="invalid")) is None
+
+
+def test_a_study_of_a_profile_not_here_has_its_report_data(studies, network_studies) -> None:
+    # a study made with another machine's user profile (pynq-z1@mylab): what show lists, the
+    # report computes too (its clock and areas are the board's, whatever its timing profile)
+    from dataclasses import replace
+
+    store = Store(studies.db)
+    info = store.study(studies.tpe)
+    here = rd.report_data(info, store.trials(studies.tpe))
+    away = rd.report_data(replace(info, board="pynq-z1@mylab"), store.trials(studies.tpe))
+    assert away.board == "pynq-z1@mylab" and away.clock_mhz == here.clock_mhz
+    assert [p.latency_ms for p in away.front] == [p.latency_ms for p in here.front]
+    net = Store(network_studies.db)
+    ninfo = net.study(network_studies.study)
+    designs = net.network_trials(network_studies.study)
+    assert rd.network_report_data(replace(ninfo, board="pynq-z1@mylab"), designs).front
+
+
+def test_host_operators_kept_for_one_reason_say_it_once() -> None:
+    from vtatune.networks.network import HostOp
+
+    why = "its input shapes are not fixed (?x?x?x?)"
+    ops = [HostOp("MaxPool", 1, ("1x64x112x112",)),
+           *[HostOp("Conv", 1, (f"1x{8 * i}x14x14",), why) for i in range(1, 10)],
+           HostOp("Gemm", 1, (), "QGemm has no float counterpart here")]
+    text = rd.host_ops_text(ops)
+    assert text.count(why) == 1 and text.count("QGemm has no") == 1
+    assert "MaxPool x1 (1x64x112x112)" in text
+    assert "Conv x1 (1x8x14x14), Conv x1 (1x16x14x14)" in text  # every node, once each
+    assert all(f"1x{8 * i}x14x14" in text for i in range(1, 10))

@@ -100,3 +100,82 @@ def test_parameter_tick_labels_do_not_overlap(crowded) -> None:
                 ax.get_title("left")
         checked += len(boxes) > 8
     assert checked >= 1  # the crowded panel was drawn
+
+
+def _crowded_breakdown(net, per: int = 20):
+    """``net``'s front as designs of two networks of ``per`` layers each (long names, many
+    short segments beside long ones) in a study with a long name: what a study of resnet18
+    and mobilenet_v1 draws."""
+    front = []
+    for p in net.front:
+        (n,) = p.networks
+        base = n.layers[0]
+        nets = tuple(dataclasses.replace(n, network=name, weight=1.0, layers=tuple(
+            dataclasses.replace(base, name=f"C{j + 1}", share=None, total_ms=float(
+                base.total_ms or 1.0) * (0.3 if j % 3 == 0 else 0.02) * (j + 1) / per)
+            for j in range(per))) for name in ("resnet18", "mobilenet_v1"))
+        front.append(dataclasses.replace(p, networks=nets))
+    names = tuple(f"{m}.C{j + 1}" for m in ("resnet18", "mobilenet_v1") for j in range(per))
+    return dataclasses.replace(net, study="resnet18-mobilenet_v1-weights-3-1-a-long-study",
+                               front=tuple(front), layer_names=names,
+                               networks=("resnet18", "mobilenet_v1"))
+
+
+def test_the_breakdown_of_many_layers_keeps_its_title_legend_and_names_apart(net) -> None:
+    fig = plots.breakdown_figure(_crowded_breakdown(net))
+    r = _drawn(fig)
+    page = fig.bbox  # the figure's pixels: nothing may be cut at its edges
+    (legend,) = fig.legends
+    assert _inside(fig._suptitle.get_window_extent(r), page)
+    assert _inside(legend.get_window_extent(r), page)
+    ax = fig.axes[0]
+    assert len(legend.get_texts()) == 40
+    names = [t for t in ax.texts if t.get_text()]
+    assert names  # the long segments keep theirs
+    boxes = [t.get_window_extent(r) for t in names]
+    for a, b in itertools.combinations(boxes, 2):
+        assert not _overlap(a, b)
+    bars = [p.get_window_extent(r) for p in ax.patches]
+    for t, box in zip(names, boxes, strict=True):  # each name inside a segment
+        assert any(_inside(box, bar) for bar in bars), t.get_text()
+
+
+def _legends_clear_of_the_plots(fig, r) -> None:
+    """Every axes' legend lies outside every plotting area and clear of every tick label."""
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legends
+    for lg, ax in itertools.product(legends, fig.axes):
+        box = lg.get_window_extent(r)
+        assert not _overlap(box, ax.get_window_extent(r)), ax.get_title("left")
+        for t in (*ax.get_xticklabels(), *ax.get_yticklabels()):
+            if t.get_text():
+                assert not _overlap(box, t.get_window_extent(r)), t.get_text()
+        assert _inside(box, fig.bbox)
+
+
+def test_compare_figures_keep_legends_off_the_data_and_count_whole_trials(
+        studies, network_studies) -> None:
+    from vtatune.reports.data import compare_data, network_compare_data
+
+    store, nets = Store(studies.db), Store(network_studies.db)
+    figures = [
+        plots.compare_figure(compare_data(
+            [(store.study(n), store.trials(n)) for n in (studies.random, studies.tpe)])),
+        plots.network_compare_figure(network_compare_data(
+            [(nets.study(n), nets.network_trials(n))
+             for n in (network_studies.study, network_studies.other)]))]
+    for fig in figures:
+        r = _drawn(fig)
+        _legends_clear_of_the_plots(fig, r)
+        counted = [ax for ax in fig.axes if ax.get_xlabel().endswith(" done")]
+        assert len(counted) == 2
+        for ax in counted:  # trials and designs done: 1, 2, 3, never 1.5
+            ticks = ax.xaxis.get_major_locator().tick_values(1, 3)
+            assert all(float(v).is_integer() for v in ticks), ticks
+
+
+def test_convergence_counts_whole_trials(net) -> None:
+    fig = plots.network_convergence_figure(net)
+    for ax in fig.axes:
+        assert all(float(v).is_integer()
+                   for v in ax.xaxis.get_major_locator().tick_values(1, 3))

@@ -215,7 +215,7 @@ def test_latency_objective_end_to_end_by_default_accelerator_on_request(tmp_path
 def test_board_with_a_timing_profile() -> None:
     sp = spaces.load("conv2d", board="pynq-z1@2019-07")
     assert sp.board == "pynq-z1@2019-07"
-    for bad, message in (("pynq-z1@nope", "no timing profile 'nope'"),
+    for bad, message in (("pynq-z1@nope", "timing profile 'nope' is not here"),
                          ("pynq-z1@", "is not a profile name")):
         with pytest.raises(ConfigError, match=message):
             spaces.load("conv2d", board=bad)
@@ -282,3 +282,17 @@ def test_a_search_of_a_log_block_space_stores_square_designs(tmp_path) -> None:
     assert len(trials) == 6
     blocks = {(t.candidate.hw["LOG_BLOCK_IN"], t.candidate.hw["LOG_BLOCK_OUT"]) for t in trials}
     assert blocks <= {(4, 4), (5, 5)}
+
+
+def test_an_operators_space_file_searches_its_default_workload() -> None:
+    # `search dense` and `compile dense` name one workload: the operator's default
+    from vtatune.search.space import spaces_dir
+    from vtatune.workloads import registry
+
+    checked = 0
+    for kind in registry.kinds():
+        if (spaces_dir() / f"{kind}.toml").is_file():
+            sp = spaces.load(kind)
+            assert sp.workload.signature == registry.parse(kind).signature, kind
+            checked += 1
+    assert checked >= 2  # conv2d and dense at least

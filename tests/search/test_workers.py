@@ -285,3 +285,21 @@ def test_room_is_one_queued_task_per_worker_idle_or_busy() -> None:
     one.workers[0].proc, one.workers[0].conn, one.workers[0].ready = object(), _Sink(), True
     one.submit(0, a)
     assert one.room == 0
+
+
+def test_a_script_without_a_main_guard_searches_once(tmp_path: Path) -> None:
+    # README's API example saved as a script, without ``if __name__ == "__main__":``: the
+    # workers must not import the script again (they would run its search in a starting
+    # worker, which dies), and the script's own lines run once
+    db = tmp_path / "s.sqlite"
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import vtatune.api as vt\n"
+        "print('script body ran')\n"
+        f"run = vt.search('dense', trials=2, workers=2, db={str(db)!r})\n"
+        "print('trials', run.trials)\n")
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600,
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["script body ran", "trials 2"]

@@ -110,6 +110,7 @@ def calibrate_cmd(
         written.append(str(timing_profiles.save(brd.base, save, content)))
     summary = _summary(items, fit, trans, content, skipped)
     summary.update(board=brd.name, source=str(measured), profile=profile.name, build=build,
+                   builds=_builds(data.records),
                    written=written[0] if len(written) == 1 else (written or None))
     if json_:
         console.print_json(summary)
@@ -158,6 +159,47 @@ def _summary(items: Any, fit: Any, trans: Any, content: dict[str, Any],
         "rank_agreement_same_layer": cal.rank_agreement(meas, sim, layers).as_dict(),
         "skipped": dict(skipped), "left_out": [], "records": records,
     }
+
+
+def _builds(records: Any) -> dict[str, dict[str, Any]]:
+    """The builds of the board the records were measured on (the month of each record, its
+    ``session``; ``undated`` when the file does not say), each with its record count and its
+    networks (an AutoTVM log's sections), in month order."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in sorted(records, key=lambda r: r.session or "~"):
+        b = out.setdefault(r.session or "undated", {"records": 0, "networks": []})
+        b["records"] += 1
+        if r.network and r.network not in b["networks"]:
+            b["networks"].append(r.network)
+    return out
+
+
+def _builds_hint(board: str, builds: dict[str, dict[str, Any]],
+                 records: list[dict[str, Any]]) -> str:
+    """One line: the records mix builds of the board, which they are, which the left-out
+    records are of, and how the fit treats them (each build its own pipeline refills, the
+    rest shared; ``--build`` fits one alone, a shipped profile of that name)."""
+    from vtatune import formats
+    from vtatune.hardware import timing_profiles
+
+    shipped = {p.name for p in timing_profiles.shipped(board)}
+    parts = []
+    for month, b in builds.items():
+        nets = f": {', '.join(b['networks'])}" if b["networks"] else ""
+        parts.append(f"{month} ({formats.counted(b['records'], 'record')}{nets})")
+    left = {r.get("session") or "undated" for r in records if r.get("trimmed")}
+    dated = [m for m in builds if m != "undated"]
+    line = (f"builds: these records are of {len(builds)} builds of {board} (the month each "
+            f"was measured): {', '.join(parts)}; each build gets its own pipeline refills, "
+            "the other constants are shared")
+    if left and len(left) < len(builds):
+        line += f"; the records left out are all of {', '.join(sorted(left))}"
+    if dated:
+        line += "; fit one build alone with " + " or ".join(f"--build {m}" for m in dated)
+        same = [f"{board}@{m}" for m in dated if m in shipped]
+        if same:
+            line += f" (shipped as {', '.join(same)})"
+    return line
 
 
 def _into(out: Path, board: str, name: str, content: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +276,8 @@ def _report(s: dict[str, Any], fit: Any, profile: Any, save: str | None) -> None
     if s["skipped"]:
         console.line("skipped: " + "; ".join(f"{n} records {why}"
                                              for why, n in s["skipped"].items()))
+    if s["build"] is None and len(s["builds"]) > 1:
+        console.line(_builds_hint(s["board"].partition("@")[0], s["builds"], s["records"]))
     written = s["written"]
     for path in [written] if isinstance(written, str) else (written or []):
         console.line(f"wrote {path}")

@@ -117,12 +117,14 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
                              "hypervolume", "layer evals"],
                             [[s.study, s.sampler, s.n_trials, s.n_feasible,
                               formats.ms(s.best_ms), len(s.front) if s.front else "empty",
-                              f"{s.hypervolume:.3f}", s.evaluated] for s in data.series]):
+                              formats.hypervolume(s.hypervolume), s.evaluated]
+                             for s in data.series]):
             console.line(text)
     else:
         rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
                  formats.cycles(s.best_cycles), formats.ms(s.best_ms),
-                 str(len(s.front)) if s.front else "empty", f"{s.hypervolume:.3f}"]
+                 str(len(s.front)) if s.front else "empty",
+                 formats.hypervolume(s.hypervolume)]
                 for s in data.series]
         console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", best_ms,
                              "front", "hypervolume"], rows, right=[False, False] + [True] * 6)

@@ -39,10 +39,14 @@ ERROR_CHARS = 1000
 
 def error(message: str) -> None:
     """One line on stderr, prefixed ``vtatune: error:``."""
+    err.print(f"vtatune: error: {error_text(message)}", markup=False, soft_wrap=True)
+
+
+def error_text(message: str) -> str:
+    """``message`` as an error line says it: controls made visible, cut to ``ERROR_CHARS``."""
     from vtatune.escaping import terminal, truncate
 
-    err.print(f"vtatune: error: {truncate(terminal(message), ERROR_CHARS)}", markup=False,
-              soft_wrap=True)
+    return truncate(terminal(message), ERROR_CHARS)
 
 
 def markup_text(text: str) -> str:
@@ -59,10 +63,24 @@ def note(message: str) -> None:
     err.print(terminal(message, keep_lines=True), markup=False)
 
 
+#: JSON objects printed by this process (``--json`` prints one, an error's included).
+_json_printed = [0]
+
+
 def print_json(obj: Any) -> None:
     """One JSON object on stdout (no rich formatting, so it pipes into jq)."""
     sys.stdout.write(json.dumps(obj, indent=2, default=_json_default) + "\n")
     sys.stdout.flush()
+    _json_printed[0] += 1
+
+
+def printed_json() -> bool:
+    """Whether a JSON object went to stdout since the command began (``reset_json``)."""
+    return _json_printed[0] > 0
+
+
+def reset_json() -> None:
+    _json_printed[0] = 0
 
 
 def _json_default(obj: Any) -> Any:
@@ -335,10 +353,32 @@ def next_steps(study: str, url: str, db: str | None, objective: str = "area-late
     out.append(f"  {cmd('report')}  # plots, tables and one HTML page")
     if exportable and objective == "area-latency":
         out.append(f"  {cmd('export')}  # a bundle of the knee design (--pick fastest, "
-                   "smallest or a trial)")
+                   "smallest or a trial; --stock-vta: of designs VTA's own flow deploys)")
     elif exportable:
         out.append(f"  {cmd('export', '--pick', 'fastest')}  # a bundle of the fastest design")
     return out
+
+
+#: The distribution of the Optuna dashboard (the ``dashboard`` extra) and its module.
+DASHBOARD, DASHBOARD_MODULE = "optuna-dashboard", "optuna_dashboard"
+
+
+def dashboard_step(url: str) -> str:
+    """The next step that opens every trial in a browser: ``optuna-dashboard URL`` when it is
+    installed, else how to install it (it is an extra, not a dependency)."""
+    import importlib.util
+
+    from vtatune.escaping import shell_command
+
+    if importlib.util.find_spec(DASHBOARD_MODULE) is not None:
+        return f"  {shell_command([DASHBOARD, url])}  # every trial, in a browser"
+    return (f"  (every trial in a browser: pip install 'vtatune[dashboard]', then "
+            f"{shell_command([DASHBOARD, url])})")
+
+
+def screened_note(screened: int) -> str:
+    """``, 1 design screened`` for a progress line (nothing when none was)."""
+    return f", {formats.counted(screened, 'design')} screened" if screened else ""
 
 
 def nothing_new(study: str, held: int, noun: str) -> str:
@@ -390,6 +430,7 @@ class Progress:
         self.title, self.total, self.header, self.quiet = title, total, header, quiet
         self.waiting = waiting
         self.done, self.stats = 0, ""
+        self.position = 0.0
         self._live = not quiet and err.is_terminal
         self._t0 = time.monotonic()
         self._last = self._t0
@@ -398,6 +439,9 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._bar: Any = None
+        #: (monotonic time, position) of the first update: this run's pace, for the ETA (a
+        #: resumed study starts at its earlier trials' count)
+        self._first: tuple[float, float] | None = None
 
     # context manager: start and stop the display
     def __enter__(self) -> Progress:
@@ -419,18 +463,37 @@ class Progress:
             self._thread.join()
         if self._bar is not None:
             self._bar.__exit__(*exc)
-        elif not self.quiet and exc[0] is None and self._printed_done != self.done:
+        elif not self.quiet and exc[0] is None and self._first is not None and \
+                self._printed_done != self.done:  # (nothing to say of a job that did nothing)
             self._log_line()
 
-    def update(self, done: int, stats: str) -> None:
+    def update(self, done: int, stats: str, position: float | None = None) -> None:
+        """``done`` steps of ``total`` finished; ``position``: how far the job is, in steps,
+        counting the parts of steps under way (a network search's designs being tuned, by
+        their layer evaluations), else ``done``."""
         with self._lock:
             self.done, self.stats = done, stats
+            self.position = float(done if position is None else position)
+            now = time.monotonic()
+            if self._first is None:
+                self._first = (now, self.position)
             if self._bar is not None:
-                self._bar.update(done, stats)
+                self._bar.update(self.position, stats, self.eta(now))
             elif not self.quiet:
-                now = time.monotonic()
                 if now - self._last >= LOG_EVERY_S or done >= self.total:
                     self._log_line(now)
+
+    def eta(self, now: float | None = None) -> str:
+        """``eta 0:01:23``: the time left at this run's pace so far (since its first step),
+        or ``""`` before there is a pace, or when the job is done."""
+        now = time.monotonic() if now is None else now
+        if self._first is None or self.position >= self.total:
+            return ""
+        t0, p0 = self._first
+        if now - t0 < 1.0 or self.position <= p0:
+            return ""
+        left = (self.total - self.position) * (now - t0) / (self.position - p0)
+        return f"eta {_clock(left)}"
 
     def _log_line(self, now: float | None = None) -> None:
         now = now or time.monotonic()
@@ -438,7 +501,9 @@ class Progress:
         self._printed_done = self.done
         width = len(str(self.total))
         stats = f"  {self.stats}" if self.stats else ""
-        note(f"[{self.done:>{width}}/{self.total}] {_clock(now - self._t0)}{stats}")
+        eta = self.eta(now)
+        note(f"[{self.done:>{width}}/{self.total}] {_clock(now - self._t0)}"
+             f"{' ' + eta if eta else ''}{stats}")
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(1.0):
@@ -471,8 +536,9 @@ def _live_bar(title: str, total: int) -> Any:
                 yield Text(self.stats)
 
     bar = _Bar(TextColumn("[bold]{task.description}", markup=True), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False)
-    task = bar.add_task(markup_text(title), total=total)
+               MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[eta]}", markup=False), console=err, transient=False)
+    task = bar.add_task(markup_text(title), total=total, eta="")
 
     class _Handle:
         def __enter__(self) -> _Handle:
@@ -482,9 +548,9 @@ def _live_bar(title: str, total: int) -> Any:
         def __exit__(self, *exc: Any) -> None:
             bar.__exit__(*exc)
 
-        def update(self, done: int, stats: str) -> None:
+        def update(self, position: float, stats: str, eta: str = "") -> None:
             bar.stats = stats
-            bar.update(task, completed=done)
+            bar.update(task, completed=position, eta=eta)
 
     return _Handle()
 

@@ -18,10 +18,17 @@ PickOption = Annotated[str, typer.Option(
     "knee (of the front), or a trial number.")]
 
 
+StockOption = Annotated[bool, typer.Option(
+    "--stock-vta", help="Pick among the designs that deploy through VTA's own flow: stock VTA "
+    "(apache/tvm-vta as it is) builds the hardware on the board and, if any such design "
+    "does, VTA's AutoTVM templates express every layer's schedule. --pick knee --stock-vta "
+    "is the knee of their front.")]
+
+
 def export(study: str = typer.Argument(..., help="Study name (see `vtatune studies`).",
                                 callback=valid_text),
-           pick: PickOption = "knee", db: DbOption = None, out: OutOption = None,
-           json_: JsonOption = False) -> None:
+           pick: PickOption = "knee", stock_vta: StockOption = False, db: DbOption = None,
+           out: OutOption = None, json_: JsonOption = False) -> None:
     """Export one design of a study as a deployment bundle.
 
     Files: vta_config.json, schedule.json, program.bin, resources.json, autotvm.log (the
@@ -35,6 +42,7 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     \b
       vtatune export conv2d-C8-xgb               # the knee of the front
       vtatune export conv2d-C8-xgb --pick fastest --out bundle/
+      vtatune export conv2d-C8-xgb --stock-vta  # one VTA's own flow deploys
       vtatune verify-export bundle/
     """
     from vtatune.escaping import shell_command
@@ -45,12 +53,18 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     t0 = time.perf_counter()
     loaded = open_study(study, db)
     info, trials, net = loaded.info, list(loaded.trials), loaded.kind == "network"
-    chosen = loaded.of.pick(info, trials, pick)  # bad picks fail here
+    picker = loaded.of.pick
+    stock, whole = _stock_designs(info, trials, net)
+    if stock_vta:
+        trials = _only_stock(info, trials, stock, pick)
+    chosen = picker(info, trials, pick)  # bad picks fail here
     folder = out if out is not None else default_out(info.name, f"export-trial{chosen.number}")
     res = write_files(lambda: loaded.of.write_bundle(info, trials, pick, folder,
                                                      loaded.display_url), folder)
     elapsed = time.perf_counter() - t0
     dom = _timing_domain(res.files)
+    warnings = _flow_warnings(res, info, (stock, whole), picker, pick, loaded.display_url,
+                              db)
     if json_:
         console.print_json({
             "study": res.study, "trial": res.trial, "pick": res.pick, "out": str(res.folder),
@@ -62,9 +76,12 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
                 "host_seconds": res.host_seconds, "layers": list(res.layers)} if net else
                {"knobs": res.knobs}),
             **({"networks": list(res.networks), "weighted": weighted(res.networks)}
-               if res.networks else {}), "timing_domain": dom, "elapsed_s": elapsed})
+               if res.networks else {}), "timing_domain": dom, "stock_pick": stock_vta,
+            "warnings": warnings, "elapsed_s": elapsed})
         return
     console.line(stock_line(res.stock_vta_problems, res.vta_flow))
+    for w in warnings:  # then: what will not deploy through VTA's flow, and what would
+        console.line(f"warning: {w}")
     if net:
         console.line(f"trial {res.trial} of {res.study} ({res.pick}): network {res.network} on "
                      f"{res.hw_name}; {ms_of(res.seconds)} ms per run (accelerator "
@@ -112,6 +129,126 @@ def _timing_domain(files: dict[str, Any]) -> dict[str, Any] | None:
         return json.loads(Path(path).read_text()).get("timing_domain") if path else None
     except (OSError, ValueError):
         return None
+
+
+def _stock_designs(info: Any, trials: list[Any], net: bool) -> tuple[list[Any], bool]:
+    """The study's trials (a network study's designs) that ``--stock-vta`` picks from: those
+    whose hardware stock VTA builds on the study's board as it is (``hardware.stock``) and
+    whose every layer's schedule VTA's AutoTVM templates express (``export.autotvm.task_of``:
+    they deploy through VTA's own flow as searched); when no feasible trial is both, those
+    whose hardware stock VTA builds (VTA's flow then runs some layers with other schedules
+    than the searched ones). The flag: whether they are the former."""
+    from vtatune.errors import VtatuneError
+    from vtatune.export.autotvm import NotInTemplate, task_of
+    from vtatune.hardware.config import HwConfig
+    from vtatune.hardware.stock import stock_of
+    from vtatune.workloads import from_signature
+
+    workloads: dict[str, Any] = {}
+
+    def expressed(t: Any) -> bool:
+        hw = t.hw if net else t.candidate.hw
+        layers = ([(la.workload, la.knobs) for la in t.layers] if net
+                  else [(t.candidate.workload, t.candidate.knobs)])
+        try:
+            cfg = HwConfig.from_params(hw)
+            for sig, knobs in layers:
+                if sig not in workloads:
+                    workloads[sig] = from_signature(sig)
+                task_of(workloads[sig], cfg, knobs)
+        except (NotInTemplate, VtatuneError, TypeError, ValueError):
+            return False
+        return True
+
+    stock = [t for t in trials
+             if stock_of(t.hw if net else t.candidate.hw, info.board).get("stock_vta")]
+    whole = [t for t in stock if expressed(t)]
+    return (whole, True) if any(_feasible(t) for t in whole) else (stock, False)
+
+
+def _only_stock(info: Any, trials: list[Any], stock: list[Any], pick: str) -> list[Any]:
+    """``--stock-vta``: the trials to pick from; ``UserError`` when a picked trial number is
+    not one of them, or none is feasible."""
+    from vtatune.errors import UserError
+    from vtatune.escaping import shell_word
+
+    if pick.isdigit() and int(pick) in {t.number for t in trials} and \
+            int(pick) not in {t.number for t in stock}:
+        raise UserError(f"--stock-vta: trial {pick} of '{info.name}' does not deploy through "
+                        "VTA's own flow as searched (export it without --stock-vta to see "
+                        "why)")
+    if not any(_feasible(t) for t in stock):
+        raise UserError(f"--stock-vta: no feasible design of '{info.name}' is one stock VTA "
+                        f"builds on {info.board}; search with --stock-vta (a new study, e.g. "
+                        f"--study {shell_word(info.name + '-stock')})")
+    return stock
+
+
+def _feasible(t: Any) -> bool:
+    cand = getattr(t, "candidate", None)
+    return bool(cand.feasible if cand is not None else t.feasible)
+
+
+def _flow_warnings(res: Any, info: Any, stock_designs: tuple[list[Any], bool], picker: Any,
+                   pick: str, url: str, db: str | None) -> list[str]:
+    """What of the exported design will not deploy through VTA's own flow (the design, which
+    stock VTA cannot build; layers left out of autotvm.log), and the command that exports a
+    design that does: the same pick among the designs stock VTA builds."""
+    from vtatune.errors import UserError
+    from vtatune.escaping import shell_command, shell_word
+
+    stock, whole = stock_designs
+    out, problems = [], []
+    if not res.stock_vta:
+        problems.append("stock VTA cannot build it as it is (" + "; ".join(
+            res.stock_vta_problems) + ")")
+    left = (res.vta_flow.get("autotvm") or {}).get("not_in_log") or []
+    if left and res.vta_flow.get("bitstream") is not None:
+        by_reason: dict[str, list[str]] = {}
+        for x in left:
+            by_reason.setdefault(str(x.get("reason", "")), []).extend(
+                str(n) for n in x.get("layers", []) or [x.get("workload", "?")])
+        n = sum(len(v) for v in by_reason.values())
+        problems.append(f"VTA's AutoTVM templates cannot express the schedule of "
+                        f"{formats.counted(n, 'layer')}, left out of autotvm.log (" + "; ".join(
+                            f"{_listed(names)}: {why}" for why, names in by_reason.items())
+                        + ")")
+    if problems:
+        line = "this design will not deploy through VTA's own flow as searched: " + \
+            "; ".join(problems)
+        named = pick if not pick.isdigit() else "knee"
+        try:
+            alt = picker(info, stock, named) if stock else None
+        except UserError:
+            alt = None
+        if alt is None:
+            line += (". No feasible design of this study is one stock VTA builds: search "
+                     f"with --stock-vta (e.g. --study {shell_word(info.name + '-stock')})")
+        elif alt.number != res.trial:
+            cmd = shell_command(["vtatune", "export", info.name, "--pick", named, "--stock-vta"]
+                                + ([] if db is None else ["--db", url]))
+            which = "that deploy" if whole else "whose hardware stock VTA builds"
+            line += (f". The {named} of the designs {which} is trial {alt.number} "
+                     f"({_design_of(alt)}): {cmd}")
+        out.append(line)
+    return out
+
+
+def _design_of(t: Any) -> str:
+    """``1x16x16-i32w256a128u32, 10.126 ms per call, 36.10 mm²`` of a trial or design."""
+    rec = getattr(t, "candidate", t)
+    per = "call" if rec is not t else "run"
+    return ", ".join(x for x in (
+        rec.hw_name, None if rec.seconds is None else f"{formats.ms(rec.seconds * 1e3)} ms "
+        f"per {per}", None if rec.area_mm2 is None else f"{formats.area(rec.area_mm2)} mm²")
+        if x)
+
+
+def _listed(names: list[str], most: int = 6) -> str:
+    """``a, b, c and 4 more``."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])} and {len(names) - most} more"
 
 
 def register(app: typer.Typer) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -39,6 +39,7 @@ def import_model(
     from vtatune.models.importer import shape_text
     from vtatune.models.space import toml_text
 
+    _zoo_hint(model)
     m = read_model(model, batch=batch, name=name)
     written = None
     if out is not None:
@@ -75,16 +76,37 @@ def import_model(
     more = len(plain) - SHOWN_HOST_OPS
     console.line("host operators (not run on VTA; their time is not in the latency): "
                  + (shown_ops or "none") + (f", and {more} more" if more > 0 else ""))
+    by_reason: dict[str, list[Any]] = {}  # one line per reason, however many operators
     for h in m.host_ops:
         if h.reason is not None:
-            console.line(f"on the host, though VTA runs {h.op}: {h.count} node"
-                         f"{'s' if h.count != 1 else ''} ({_nodes(h.nodes)}): {h.reason}")
+            by_reason.setdefault(h.reason, []).append(h)
+    for reason, ops in by_reason.items():
+        console.line("on the host, though VTA runs " + "; ".join(
+            f"{h.op}: {_n(h.count, 'node')} ({_nodes(h.nodes)})" for h in ops) + f": {reason}")
     if m.folded:
         console.line("folded into layers or computed once at load: "
                      + ", ".join(f"{op} {n}" for op, n in m.folded))
     if written is not None:
         console.line(f"wrote {written} (search it: "
                      f"{shell_command(['vtatune', 'search', str(written)])})")
+
+
+def _zoo_hint(model: str) -> None:
+    """``UserError`` for a name of vtatune's model zoo that is no file here: import reads
+    ONNX files, search takes the zoo's networks by name."""
+    from vtatune.errors import UserError
+    from vtatune.escaping import shell_command
+    from vtatune.networks.space import builtin_names
+
+    try:
+        exists = Path(model).exists()
+    except (OSError, ValueError):
+        return  # (the reader says what is wrong with the name)
+    if not exists and model in builtin_names():
+        raise UserError(f"model '{model}': no such file; {model} is a network of vtatune's "
+                        f"zoo, which needs no import: search it with "
+                        f"`{shell_command(['vtatune', 'search', model])}` (import reads ONNX "
+                        "files)")
 
 
 def _n(n: int, word: str) -> str:

@@ -92,10 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     from vtatune.errors import UserError
 
     _register()
+    console.reset_json()
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = app(args=args, standalone_mode=False)
     except UserError as exc:
-        console.error(str(exc))
+        _fail(str(exc), args)
         return 2
     except typer.Exit as exc:
         return exc.exit_code
@@ -106,11 +108,20 @@ def main(argv: list[str] | None = None) -> int:
         console.error("interrupted")
         return 130
     except TyperException as exc:  # usage errors (bad option, missing argument): one line
-        console.error(exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        _fail(exc.format_message() if hasattr(exc, "format_message") else str(exc), args)
         return 2
     if isinstance(rc, int) and not isinstance(rc, bool):
         return rc
     return 0
+
+
+def _fail(message: str, args: list[str]) -> None:
+    """Bad input: one line on stderr and, with ``--json`` (before ``--``), one JSON object
+    ``{"error": message}`` on stdout, unless the command printed its object already."""
+    console.error(message)
+    given = args[:args.index("--")] if "--" in args else args
+    if "--json" in given and not console.printed_json():
+        console.print_json({"error": console.error_text(message)})  # (as the line says it)
 
 
 def entry() -> None:

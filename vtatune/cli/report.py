@@ -68,7 +68,7 @@ def report(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     console.line(f"study {data.study}: " + (f"network {data.network}" if net else data.workload)
                  + f" on {data.board}, {formats.counted(data.n_trials, loaded.noun)}, "
                  f"{data.n_feasible} feasible; front {front}"
-                 f", hypervolume {data.hypervolume:{'.4f' if net else '.3f'}}")
+                 f", hypervolume {formats.hypervolume(data.hypervolume)}")
     if data.networks:
         console.line("networks: " + ", ".join(f"{m.network} (weight {m.weight:g})"
                                               for m in data.networks)

@@ -111,7 +111,8 @@ def search(
                               timeout=timeout, latency=latency, passes=passes,
                               layer_trials=layer_trials, inner_sampler=inner_sampler,
                               stock_vta=stock_vta)
-    _start_workers_server()
+    if _held(job.study, db) < trials:  # (a rerun with nothing to do answers without TVM)
+        _start_workers_server()
     # an unreachable database or a study made for something else fails here, before any
     # progress output
     job.check(db)
@@ -126,6 +127,20 @@ def search(
                           f"({result.mirror_error}); the results are stored")
     else:
         _report(result, json_, db, exportable=job.space.passes is None)
+
+
+def _held(study: str, db: str | None) -> int:
+    """How many trials ``study`` holds in ``db`` (0 when there is no such database or study;
+    what is wrong with them is said later, by the search)."""
+    from vtatune.errors import UserError
+    from vtatune.store import Store, database_exists
+
+    try:
+        if not database_exists(db):
+            return 0
+        return Store(db, readonly=True).trial_count(study)
+    except (UserError, ValueError):
+        return 0
 
 
 def _start_workers_server() -> None:
@@ -153,7 +168,8 @@ def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
         try:
             return job.run(trials=trials, db=db, workers=workers, seed=seed, timeout=timeout,
                            warm_start=warm_start,
-                           on_progress=lambda p: bar.update(p.done, line(job.space, p)))
+                           on_progress=lambda p: bar.update(p.done, line(job.space, p),
+                                                            position=p.done + p.partial))
         except KeyboardInterrupt:
             what = "designs and layer results" if job.network else "trials"
             console.error(f"interrupted: finished {what} are stored; rerun with --study "
@@ -171,15 +187,15 @@ def _operator_line(sp: Any) -> Any:
     def line(sp: Any, p: Any) -> str:
         if sp.latency == "accelerator" or p.best_seconds is None:
             best = "-" if p.best_cycles is None else (
-                f"{formats.cycles(p.best_cycles)} cycles "
-                f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
+                f"{formats.ms_of_cycles(p.best_cycles, clock)} ms "
+                f"({formats.cycles(p.best_cycles)} cycles)")
         else:  # the study's latency: end to end per call, as its tables
             best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
         front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
         screened = sum(p.screened.values())
         return (f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
                 f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
-                + (f", {screened} designs screened" if screened else ""))
+                + console.screened_note(screened))
 
     return line
 
@@ -188,12 +204,12 @@ def _network_line(sp: Any, p: Any) -> str:
     """The progress line of a network search (its rate counts layer evaluations)."""
     from vtatune import formats
 
-    best = "-" if p.best_cycles is None else (
-        f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
+    # (the least latency alone: the fewest cycles may be another design's)
+    best = "-" if p.best_seconds is None else f"{formats.ms(1e3 * p.best_seconds)} ms per run"
     front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
     screened = sum(p.screened.values())
     return (f"best {best}{front}, {p.rate:.1f} layer evals/s, from store {p.cached}"
-            + (f", {screened} designs screened" if screened else ""))
+            + console.screened_note(screened))
 
 
 def _hide_password(url: str) -> str:
@@ -208,7 +224,6 @@ def _hide_password(url: str) -> str:
 
 def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -> None:
     from vtatune import formats
-    from vtatune.escaping import shell_command
     from vtatune.search.summary import summarize
     from vtatune.store import Store
 
@@ -265,8 +280,7 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
     for text in console.next_steps(result.study, result.db, db, data["objective"], exportable,
                                    feasible=bool(data["feasible"])):
         console.line(text)
-    console.line(f"  {shell_command(['optuna-dashboard', result.db])}  # every trial, "
-                 "in a browser")
+    console.line(console.dashboard_step(result.db))
     if result.mirror_error:
         console.error(f"warning: the Optuna dashboard copy of the study was not updated "
                       f"({result.mirror_error}); the results are stored")

@@ -11,26 +11,31 @@ from vtatune.cli.options import DbOption, JsonOption
 
 
 def studies(db: DbOption = None, json_: JsonOption = False) -> None:
-    """List the studies in the results database (trials, feasible, best cycles)."""
+    """List the studies in the results database (trials, feasible, best ms and cycles)."""
+    from vtatune import formats
+    from vtatune.reports.study import best_ms
     from vtatune.store import Store, database_exists, normalize_url
 
     exists = database_exists(db)  # a read-only command does not create a SQLite file
     store = Store(db, readonly=True) if exists else None
     where = store.display_url if store else normalize_url(db)
     infos = store.studies() if store else []
+    best = {i.name: best_ms(i, store) for i in infos} if store else {}
     if json_:
-        console.print_json({"db": where, "studies": [_as_json(i) for i in infos]})
+        console.print_json({"db": where, "studies": [{**_as_json(i), "best_ms": best[i.name]}
+                                                     for i in infos]})
         return
     if not infos:
         console.line(f"no studies in {where}" + ("" if exists else " (no database there yet)"))
         return
     rows: list[list[Any]] = [
-        [i.name, i.n_trials, i.n_feasible, "-" if i.best_cycles is None else i.best_cycles,
+        [i.name, i.n_trials, i.n_feasible, formats.ms(best[i.name]),
+         "-" if i.best_cycles is None else i.best_cycles,
          i.objective, i.sampler, i.board, _when(i.created_at), i.workload + _weights(i)]
         for i in infos
     ]
-    for text in aligned(["study", "trials", "feasible", "best cycles", "objective", "sampler",
-                         "board", "created", "workload"], rows):
+    for text in aligned(["study", "trials", "feasible", "best ms", "best cycles", "objective",
+                         "sampler", "board", "created", "workload"], rows):
         console.line(text)
     n = len(infos)
     console.line(f"{n} {'study' if n == 1 else 'studies'} in {where}; "

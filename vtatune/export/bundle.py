@@ -15,7 +15,8 @@ Files (``BUNDLE_FILES``, then ``MANIFEST``):
 - ``manifest.json``: format, versions (vtatune, tvm, tvm-ffi, numpy, python), sha256 and size
   of every other file, the source (study, trial, pick, database, candidate key), the time per
   call and its split, ``stock_vta`` with the reasons stock VTA cannot build the design
-  (``hardware.stock``), ``bitstream`` (VTA's name of the design, ``env.MODEL``; null when it
+  (``hardware.stock``), ``timing_profile`` (the board profile's timing constants the cycles
+  were simulated with), ``bitstream`` (VTA's name of the design, ``env.MODEL``; null when it
   has none) and ``autotvm`` (the log's target, its record count and the layers left out of it,
   each with the reason).
 
@@ -264,7 +265,8 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         "created_at": now.isoformat(timespec="seconds"),
         "versions": made_with,
         "source": source,
-        "workload": built.workload.signature, "board": board.name, "hw_name": hw_name,
+        "workload": built.workload.signature, "board": board.name,
+        "timing_profile": timing_profile(board), "hw_name": hw_name,
         "cycles": built.timing.cycles, "seconds": built.timing.seconds,
         "accelerator_seconds": built.timing.accelerator_seconds,
         "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
@@ -280,6 +282,17 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         (out / name).write_bytes(data)
         files[name] = out / name
     return files, area.area_mm2, manifest
+
+
+def timing_profile(board: Board) -> dict[str, Any]:
+    """The timing profile ``board`` times programs with (a flat timing file's content: its
+    constants, their sources and calibration), which a manifest carries so that a bundle
+    made with a user profile (``pynq-z1@mylab``) verifies on a machine that lacks it."""
+    from vtatune.hardware import timing_profiles
+
+    if board.timing is not None:
+        return board.timing
+    return timing_profiles.resolve(board.base, board.profile).content
 
 
 def resources_of(hw: HwConfig, board: Board) -> tuple[Any, dict[str, Any]]:
@@ -411,7 +424,7 @@ def pick_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord], pick: str
 
     require_feasible_design(info, trials)
     done = [t for t in trials if t.status != Status.RUNNING]
-    clock = boards.load(info.board).clock_mhz
+    clock = boards.device(info.board).clock_mhz
     return pick_record(
         info, pick, {t.number: t for t in trials}, status=lambda t: (t.status, t.reason),
         fastest=lambda: min((t for t in done if t.feasible and t.seconds is not None),
@@ -467,7 +480,8 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
                    "sampler": t.sampler, "objective": info.objective,
                    "stored_cycles": t.cycles,
                    "candidate_keys": {la.name: la.key for la in t.layers}},
-        "network": network, "board": board.name, "hw_name": t.hw_name,
+        "network": network, "board": board.name, "timing_profile": timing_profile(board),
+        "hw_name": t.hw_name,
         "cycles": totals["cycles"], "latency_ms": totals["latency_ms"],
         "accelerator_ms": totals["accelerator_ms"], "host_ms": totals["host_ms"],
         "timing_domain": timing_profiles.domain(

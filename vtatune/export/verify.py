@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vtatune import formats
 from vtatune.errors import UserError, VtatuneError
 from vtatune.escaping import shown
 from vtatune.export.autotvm import AUTOTVM_LOG
@@ -106,6 +107,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if isinstance(manifest, dict) and manifest.get("format") in EARLIER_FORMATS:
         raise UserError(f"{shown(str(path))}: a bundle of format {manifest['format']!r}, "
                         "made by an earlier vtatune without autotvm.log: export it again")
+    _known_format(path, manifest, BUNDLE_FORMAT)
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
         raise UserError(f"{shown(str(path))}: not a vtatune bundle manifest (format "
@@ -123,6 +125,21 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise UserError(f"bundle {shown(str(folder))} is incomplete: missing "
                         f"{', '.join(missing)}")
     return manifest
+
+
+def _known_format(path: Path, manifest: Any, current: str) -> None:
+    """``UserError`` for a manifest of ``current``'s kind in a version this vtatune does not
+    read: an earlier one (``EARLIER_FORMATS``: export it again) or a later one."""
+    fmt = manifest.get("format") if isinstance(manifest, dict) else None
+    kind = current.rpartition("/")[0] + "/"
+    if not isinstance(fmt, str) or not fmt.startswith(kind) or fmt == current:
+        return
+    if fmt in EARLIER_FORMATS:
+        raise UserError(f"{shown(str(path))}: a bundle of format {fmt!r}, made by an earlier "
+                        "vtatune without autotvm.log: export it again")
+    raise UserError(f"{shown(str(path))}: a bundle of format {shown(fmt, 40)}, which this "
+                    f"vtatune does not know (it reads {current!r}): verify it with the "
+                    "vtatune that made it, or export it again")
 
 
 def _exists(path: Path) -> bool:
@@ -192,16 +209,34 @@ def verify_bundle(folder: Path, board: str | None = None, functional: bool = Tru
 
 def _boards_of(folder: Path, manifest: dict[str, Any], board: str | None) -> tuple[Any, str]:
     """The board to verify on (``board``, else the exported one) and the exported board's
-    name; ``UserError`` for an unknown exported board or a board without timing."""
+    name; ``UserError`` for an unknown exported board or a board without timing.
+
+    The exported board times programs with the manifest's ``timing_profile`` (the constants
+    it was exported with: a user profile of the machine that exported it needs not be here);
+    a manifest without one (an earlier vtatune's) names a profile that must be here."""
+    from dataclasses import replace
+
     from vtatune.hardware import boards
+    from vtatune.simulator.timing import params_from_dict
 
+    where = shown(str(folder / MANIFEST))
     exported = str(manifest.get("board", ""))
-    if not boards.is_known(exported):  # a board (and timing profile) name, never a file
-        from vtatune.escaping import shown
-
-        raise UserError(f"{shown(str(folder / MANIFEST))}: unknown board {shown(exported, 40)}"
+    if exported.partition("@")[0] not in boards.names():  # a board name, never a file
+        raise UserError(f"{where}: unknown board {shown(exported, 40)}"
                         f" (known: {', '.join(boards.names())})")
-    brd = boards.load(board if board is not None else exported)
+    carried = manifest.get("timing_profile")
+    try:
+        if carried is None:
+            here = boards.load(exported)
+        else:
+            here = boards.device(exported)
+            if not isinstance(carried, dict) or carried.get("board") != here.base:
+                raise UserError(f"its timing_profile is not a timing profile of {here.base}")
+            params_from_dict(carried, "its timing_profile")
+            here = replace(here, timing=carried)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    brd = boards.load(board) if board is not None else here
     _timing_of(brd)
     return brd, exported
 
@@ -345,7 +380,7 @@ def _cycles(board: Any, exported: str, part: dict[str, Any]) -> str:
     timing = simulate(part["program"], board)
     part["timed"] = timing.cycles
     layers = ", ".join(f"{n} x{c}" for n, c in part.get("layers", ()))
-    at = f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms)"
+    at = f"{timing.cycles:,} cycles on {board.name} ({formats.ms(timing.seconds * 1e3)} ms)"
     if board.name != exported:
         raise _Note(f"{at}; not compared with the {part['cycles']:,} exported for {exported}")
     if timing.cycles != part["cycles"]:
@@ -432,7 +467,7 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
 
     doc = parse_json(decode_text(raw, RESOURCES), RESOURCES)
     try:
-        board = boards.load(_board_name(doc["board"]))
+        board = boards.device(_board_name(doc["board"]))  # (areas do not depend on timing)
         want = {"area_mm2": doc["area_mm2"], "totals": doc["totals"], "fits": doc["fits"]}
     except (ValueError, KeyError, TypeError) as exc:
         raise _Failed(f"malformed {RESOURCES} ({type(exc).__name__}: {exc})") from None
@@ -442,8 +477,6 @@ def _resources(raw: bytes, state: dict[str, Any]) -> str:
     if got != want:
         diff = [k for k in got if got[k] != want[k]]
         raise _Failed(f"the area model now gives other {', '.join(diff)} than {RESOURCES}")
-    from vtatune import formats
-
     return (f"{formats.area(area.area_mm2)} mm², " + ", ".join(
         f"{k} {v:,.0f}" if v == int(v) else f"{k} {v:,.1f}" for k, v in area.totals.items())
         + f"; {fitted.summary()}")
@@ -454,7 +487,7 @@ def _board_name(value: Any) -> str:
     from vtatune.errors import ConfigError
     from vtatune.hardware import boards
 
-    if not isinstance(value, str) or not boards.is_known(value):
+    if not isinstance(value, str) or value.partition("@")[0] not in boards.names():
         raise ConfigError(RESOURCES, [f"board {shown(value, 40)} is not a known board name"])
     return value
 
@@ -480,7 +513,9 @@ def is_network_bundle(folder: Path) -> bool:
         doc = read_json(folder / MANIFEST, "bundle manifest")
     except (VtatuneError, OSError, ValueError):
         return False
-    return isinstance(doc, dict) and doc.get("format") == NETWORK_BUNDLE_FORMAT
+    # (any version: one this vtatune does not read is refused by read_network_manifest)
+    return isinstance(doc, dict) and str(doc.get("format")).startswith(
+        NETWORK_BUNDLE_FORMAT.rpartition("/")[0] + "/")
 
 
 def bundle_kind(folder: Path) -> str:
@@ -499,6 +534,7 @@ def read_network_manifest(folder: Path) -> dict[str, Any]:
 
     path = folder / MANIFEST
     manifest = read_json(path, "bundle manifest")
+    _known_format(path, manifest, NETWORK_BUNDLE_FORMAT)
     files = manifest.get("files") if isinstance(manifest, dict) else None
     required = (VTA_CONFIG, SCHEDULE, RESOURCES, AUTOTVM_LOG)
     if not isinstance(files, dict) or not all(n in files for n in required) or not all(

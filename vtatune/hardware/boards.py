@@ -44,6 +44,10 @@ class Board:
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
     profile: str | None = None
+    #: The timing profile's content when it travels with the board (a bundle carries the
+    #: profile it was exported with, a user profile of another machine included); None: read
+    #: from the board's profiles (``timing_profiles.resolve``).
+    timing: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def base(self) -> str:
@@ -125,13 +129,10 @@ def load(name_or_path: str | Path) -> Board:
     text = str(name_or_path)
     if text.strip() == "":
         raise ConfigError("board", [f"no board name given (known: {', '.join(names())})"])
-    base, profile = (timing_profiles.split(text)
-                     if "@" in text and "/" not in text and not _exists(Path(text))
-                     else (text, None))
-    if profile is not None:
-        board = load(base)
-        timing_profiles.resolve(board.name, profile)  # an unknown profile: one line, now
-        return replace(board, name=f"{board.name}@{profile}", profile=profile)
+    if _with_profile(text):
+        board = device(text)
+        timing_profiles.resolve(board.base, board.profile)  # an unknown profile: one line, now
+        return board
     p = Path(name_or_path)
     if not _exists(p):
         p = boards_dir() / f"{text}.json"
@@ -141,6 +142,25 @@ def load(name_or_path: str | Path) -> Board:
             )
     raw = read_json(p, "board")
     return from_dict(raw, f"board {shown(str(p))}")
+
+
+def _with_profile(text: str) -> bool:
+    """Whether ``text`` names a board with a profile (``pynq-z1@2019-07``, and
+    ``pynq-z1@../x``, whose profile name is then refused), not a board file's path."""
+    base = text.partition("@")[0]
+    return "@" in text and ("/" not in text or base in names()) and not _exists(Path(text))
+
+
+def device(name: str) -> Board:
+    """The board ``name`` (``NAME`` or ``NAME@PROFILE``) for what its timing profile does not
+    change (clock, AXI width, resources, area): a profile name is checked, never looked up,
+    so a stored study or a bundle made with another machine's user profile still has its
+    board here. ``ConfigError`` for an unknown board or a malformed profile name."""
+    if not _with_profile(name):
+        return load(name)
+    base, profile = timing_profiles.split(name)
+    board = load(base)
+    return replace(board, name=f"{board.name}@{profile}", profile=profile)
 
 
 def _exists(p: Path) -> bool:

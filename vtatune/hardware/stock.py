@@ -62,7 +62,7 @@ def stock_of(hw: dict[str, int], board: str | None) -> dict[str, Any]:
 
     try:
         cfg = HwConfig.from_params(hw)
-        problems = tuple(stock_problems(cfg, boards.load(board) if board else None))
+        problems = tuple(stock_problems(cfg, boards.device(board) if board else None))
     except (TypeError, ValueError, VtatuneError):
         return {}
     return {"stock_vta": not problems, "stock_vta_problems": problems}

@@ -207,8 +207,9 @@ def resolve(board: str, profile: str | None = None) -> Profile:
         return _user_profile(board, profile, path)
     known = ", ".join(p.name for p in all_of(board))
     raise ConfigError(f"board {board}{SEPARATOR}{profile}",
-                      [f"board {board!r} has no timing profile {profile!r} (known: {known}; "
-                       f"user profiles are read from {user_dir(board)})"])
+                      [f"board {board!r} is known, but its timing profile {profile!r} is "
+                       f"not here (its profiles: {known}; user profiles are read from "
+                       f"{user_dir(board)})"])
 
 
 def check_free(board: str, name: str) -> str:

@@ -167,6 +167,9 @@ class DesignEvaluator(Evaluator):
                                    identity=study_identity(sp, self.ctx))
         store.adopt_network_trials(self.study)
         own = self.stored(set())
+        if sum(o.record is not None and o.record.status != Status.RUNNING
+               for o in own) >= loop.trials:
+            return own  # nothing to do: the cost model need not learn anything
         evals = store.network_evals(self.study)
         mine = {e.candidate.key for e in evals}
         for e in evals:
@@ -205,6 +208,11 @@ class DesignEvaluator(Evaluator):
 
     def callbacks(self) -> list[Callback]:
         return [LearnLayers()]
+
+    def partial(self, active: list[Job]) -> float:
+        """The designs being tuned, each by the share of its layer budget spent."""
+        return sum(min(0.99, (j.evaluated + j.cached) / max(j.tuner.budget, 1))
+                   for j in active if isinstance(j, DesignJob) and j.tuner is not None)
 
     # ---- points -----------------------------------------------------------------------------
     def key_of(self, params: Params) -> tuple[str, HwConfig]:

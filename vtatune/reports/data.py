@@ -616,7 +616,7 @@ def report_data(info: StudyInfo, trials: Sequence[TrialRecord]) -> ReportData:
     """Compute a study's report data. An empty study or front gives empty fields, no error."""
     from vtatune.hardware import boards
 
-    board = boards.load(info.board)
+    board = boards.device(info.board)
     latency = study_latency(info)
     points = unique_points(trials, info.board, latency)
     front = front_points(info, trials)
@@ -713,7 +713,7 @@ def compare_data(studies: Sequence[tuple[StudyInfo, Sequence[TrialRecord]]]) -> 
     """
     from vtatune.hardware import boards
 
-    board = boards.load(studies[0][0].board)
+    board = boards.device(studies[0][0].board)
     every = [(info, trials, unique_points(trials, info.board, study_latency(info)),
               front_points(info, trials)) for info, trials in studies]
     box = hv_box([p for *_, front in every for p in front])
@@ -746,7 +746,15 @@ def host_ops_text(host_ops: Sequence[HostOp] | None) -> str:
     if not host_ops:
         return (f"{HOST_OPS_NOTE}: none listed in the network file (an operator that is not "
                 "one of its layers runs on the host, outside the latency)")
-    return f"{HOST_OPS_NOTE}: " + "; ".join(h.text() for h in host_ops)
+    # operators of a kind VTA runs, kept on the host for one reason, are named once with it
+    parts = [h.text() for h in host_ops if not h.reason]
+    by_reason: dict[str, list[HostOp]] = {}
+    for h in host_ops:
+        if h.reason:
+            by_reason.setdefault(h.reason, []).append(h)
+    parts += [", ".join(replace(h, reason="").text() for h in hs) + f": {reason}"
+              for reason, hs in by_reason.items()]
+    return f"{HOST_OPS_NOTE}: " + "; ".join(parts)
 
 
 def study_host_ops(info: StudyInfo) -> tuple[HostOp, ...] | None:
@@ -833,7 +841,7 @@ def network_report_data(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -
     """A network study's report data (running designs left out)."""
     from vtatune.hardware import boards
 
-    board = boards.load(info.board)
+    board = boards.device(info.board)
     network = (info.space or {}).get("network", {})
     points = [network_point(t, board.clock_mhz, board.name, network.get("name", ""))
               for t in trials if t.status != Status.RUNNING]
@@ -861,7 +869,7 @@ def network_compare_data(studies: Sequence[tuple[StudyInfo, Sequence[NetworkTria
     one ``HvBox`` spanned by the points of all their fronts (as ``compare_data``)."""
     from vtatune.hardware import boards
 
-    board = boards.load(studies[0][0].board)
+    board = boards.device(studies[0][0].board)
     every = [(info, trials, [network_point(t, board.clock_mhz) for t in trials
                              if t.status != Status.RUNNING]) for info, trials in studies]
     box = hv_box([p for _, _, pts in every for p in front_of(pts)])

@@ -195,7 +195,8 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
                          f"{formats.area(p.area_mm2)} mm²{escape(pick_stock(p))} — "
                          f"<code>{escape(export)}</code></li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.3f} (reference point {formats.area(data.ref_point[0])} mm², "
+          f"{formats.hypervolume(data.hypervolume)} (reference point "
+          f"{formats.area(data.ref_point[0])} mm², "
           f"{formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",
@@ -255,7 +256,8 @@ def compare_page(data: CompareData, png: bytes) -> str:
     rows = [[s.study, s.sampler, s.n_trials, s.n_feasible,
              Cell(formats.cycles(s.best_cycles), s.best_cycles),
              Cell(formats.ms(s.best_ms), s.best_ms),
-             len(s.front), Cell(f"{s.hypervolume:.3f}", s.hypervolume)] for s in data.series]
+             len(s.front), Cell(formats.hypervolume(s.hypervolume), s.hypervolume)]
+            for s in data.series]
     ref = ("–" if data.ref_point is None else
            f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms")
     body = [f"<h1>vtatune compare: {escape(', '.join(s.study for s in data.series))}</h1>",
@@ -311,8 +313,9 @@ def layers_table(p: DesignPoint) -> str:
     cols = ["layer", "count", "ms per run", "ms in all", "share (%)", "of bound (%)",
             "evaluations", "knobs"]
     rows = [[la.name, la.count, la.latency_ms, la.total_ms,
-             None if la.share is None else 100 * la.share,
-             None if la.efficiency is None else 100 * la.efficiency, la.trials,
+             None if la.share is None else Cell(formats.percent_value(la.share), la.share),
+             None if la.efficiency is None else Cell(formats.percent_value(la.efficiency),
+                                                     la.efficiency), la.trials,
              ", ".join(f"{k}={v}" for k, v in sorted(la.knobs.items()))] for la in p.layers]
     in_ms = [cols.index(c) for c in ("ms per run", "ms in all")]
     return table(cols, [_ms_cells(r, in_ms) for r in rows], text_cols=(0, 7))
@@ -338,7 +341,7 @@ def network_report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.3f} of the log box (reference point "
+          f"{formats.hypervolume(data.hypervolume)} of the log box (reference point "
           f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",

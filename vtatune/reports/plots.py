@@ -105,6 +105,53 @@ def _step_front(ax: Axes, xs: Sequence[float], ys: Sequence[float], **kw: Any) -
     ax.step(sx, sy, where="post", **kw)
 
 
+def _text_width_pt(text: str, fontsize: float) -> float:
+    """The width of ``text`` drawn at ``fontsize`` (points), as matplotlib lays it out."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    return max(text_to_path.get_text_width_height_descent(
+        line, FontProperties(size=fontsize), ismath=False)[0] for line in text.split("\n"))
+
+
+def _wrap(text: str, width_pt: float, fontsize: float) -> str:
+    """``text`` broken between words into lines at most ``width_pt`` wide at ``fontsize``."""
+    lines: list[str] = []
+    for words in (para.split(" ") for para in text.split("\n")):
+        line = ""
+        for w in words:
+            trial = f"{line} {w}" if line else w
+            if line and _text_width_pt(trial, fontsize) > width_pt:
+                lines.append(line)
+                line = w
+            else:
+                line = trial
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _integer_ticks(ax: Axes) -> None:
+    """Whole numbers only on the x axis (trials or designs done: there is no 1.5th)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+#: Points between an axes' bottom and a legend below it: room for the tick labels and the
+#: axis label (10 pt each with their pads).
+_BELOW_AXIS_PT = 40
+
+
+def _legend_below(ax: Axes, **kw: Any) -> None:
+    """The axes' legend under its x axis label, outside the plot: it never covers a point, a
+    line or a tick label, however the data falls (constrained layout makes room for it)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    shift = ScaledTranslation(0, -_BELOW_AXIS_PT / 72, ax.figure.dpi_scale_trans)
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.0),
+              bbox_transform=ax.transAxes + shift, borderaxespad=0.0, **kw)
+
+
 # ---- pareto.png ------------------------------------------------------------------------------
 
 @_plain_text
@@ -300,7 +347,7 @@ def convergence_figure(data: Any, noun: str = "trial",
     lat.grid(True, which="both", alpha=0.25)
     lat.legend(fontsize=8)
     hv.step(conv.trials, conv.hypervolume, where="post", color="tab:green", lw=1.8,
-            label=f"final {data.hypervolume:.3f}")
+            label=f"final {formats.hypervolume(data.hypervolume)}")
     hv.set_title("Hypervolume of the front (log area × log latency)", loc="left", fontsize=11)
     hv.set_xlabel(f"{noun}s done")
     ref = data.ref_point
@@ -312,6 +359,8 @@ def convergence_figure(data: Any, noun: str = "trial",
     hv.set_ylim(0, 1.05)  # a share of the box: the whole 0..1 scale
     hv.grid(True, alpha=0.25)
     hv.legend(fontsize=8, loc="upper left")
+    for ax in (lat, hv):
+        _integer_ticks(ax)
     return fig
 
 
@@ -439,7 +488,7 @@ def _value_panel(ax: Axes, rel: Any, groups: Sequence[Sequence[float]],
 @_plain_text
 def compare_figure(data: CompareData) -> Figure:
     """Fronts of several studies overlaid, best latency and hypervolume vs trial."""
-    fig = _figure(16.0, 5.2)
+    fig = _figure(16.0, 5.6 + 0.17 * len(data.series))  # (the legends below the panels)
     fr, lat, hv = fig.subplots(1, 3, width_ratios=[1.25, 1, 1])
     fig.suptitle(f"{_n(data.workload)} on {_n(data.board)} @ {data.clock_mhz:g} MHz: "
                  f"{len(data.series)} studies", fontsize=12)
@@ -452,7 +501,8 @@ def compare_figure(data: CompareData) -> Figure:
                    color=color, lw=0)
         fx = [p.latency_ms for p in s.front]
         fy = [p.area_mm2 for p in s.front]
-        label = f"{_n(s.study)}: HV {s.hypervolume:.3f}, {len(s.front)} on front"
+        label = (f"{_n(s.study)}: HV {formats.hypervolume(s.hypervolume)}, {len(s.front)} on "
+                 "front")
         if s.front:
             # the staircase runs on to the slowest feasible point of any study, so a front of
             # one point still shows the region it dominates
@@ -473,13 +523,13 @@ def compare_figure(data: CompareData) -> Figure:
                      [p[1] for p in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
                      label=f"{_n(s.study)} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
-                label=f"{_n(s.study)} ({s.hypervolume:.3f})")
+                label=f"{_n(s.study)} ({formats.hypervolume(s.hypervolume)})")
     _log_if_spread(fr, "x", all_x)
     _log_if_spread(fr, "y", all_y)
     fr.set_title("Pareto fronts (faint: feasible trials)", loc="left", fontsize=11)
     fr.set_xlabel("latency (ms per call, end to end)")
     fr.set_ylabel("area (mm²)")
-    fr.legend(fontsize=8, loc="upper right")
+    _legend_below(fr, fontsize=8)
     lat.set_title("Best latency so far", loc="left", fontsize=11)
     lat.set_xlabel("trials done")
     lat.set_ylabel("latency (ms)")
@@ -491,16 +541,16 @@ def compare_figure(data: CompareData) -> Figure:
     hv.set_ylim(0, 1.2)
     hv.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     if data.ref_point is not None:
-        hv.text(0.02, 0.98, "box: log area × log latency, the fronts' ideal point to 10% "
-                f"beyond their nadir\nreference point {formats.area(data.ref_point[0])} mm², "
+        hv.text(0.02, 0.98, "box: log area × log latency, the fronts' ideal point\nto 10% "
+                f"beyond their nadir; reference point {formats.area(data.ref_point[0])} mm², "
                 f"{formats.ms(data.ref_point[1])} ms", transform=hv.transAxes,
                 ha="left", va="top", fontsize=8, color="dimgray")
     for ax in (fr, lat, hv):
         ax.grid(True, which="both", alpha=0.25)
-    if lat.get_legend_handles_labels()[0]:
-        lat.legend(fontsize=8)
-    if hv.get_legend_handles_labels()[0]:
-        hv.legend(fontsize=8, loc="lower right")
+    for ax in (lat, hv):
+        _integer_ticks(ax)
+        if ax.get_legend_handles_labels()[0]:
+            _legend_below(ax, fontsize=8)
     return fig
 
 
@@ -609,24 +659,40 @@ def _label_inside(ax: Any, x: float, y: float, text: str) -> None:
                 bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85}, zorder=6)
 
 
+#: Width (inches) and font size of the breakdown figure, its title and its legend.
+_BREAKDOWN_WIDTH, _TITLE_PT, _LEGEND_PT, _SEGMENT_PT = 12.5, 11, 8, 7
+
+
 @_plain_text
 def breakdown_figure(data: ReportData) -> Figure:
     """Where each front design's network time goes: one stacked bar per design, one segment
-    per layer (count x its latency), in the network's layer order."""
+    per layer (count x its latency), in the network's layer order. The title wraps to the
+    figure's width, the legend below takes as many columns as fit it, and a segment is named
+    only where its name fits inside it."""
+    import math
+
     front = sorted(data.front, key=lambda p: float(p.area_mm2 or 0.0))
-    fig = _figure(12.5, 1.8 + 0.42 * max(len(front), 1))
-    ax = fig.subplots()
-    if data.networks:  # several networks: the bar is the weighted sum, the objective
-        ax.set_title(f"{_n(data.study)}: where the weighted sum goes (front designs, by "
-                     "area; a segment: weight × count × a layer's latency)", loc="left",
-                     fontsize=11)
-    else:
-        ax.set_title(f"{_n(data.study)}: where the network's time goes (front designs, by area; "
-                     "each segment is a layer's count × latency)", loc="left", fontsize=11)
     names = list(data.layer_names) or sorted({la.name for p in front for la in p.layers})
+    # the legend's columns: as many of its widest entry (handle, label, gap) as fit the width
+    entry = max((_text_width_pt(_n(n), _LEGEND_PT) for n in names), default=0) \
+        + 3.5 * _LEGEND_PT
+    ncol = max(1, min(len(names), int((_BREAKDOWN_WIDTH * 72 - 24) // entry)))
+    rows = math.ceil(len(names) / ncol) if front else 0
+    if data.networks:  # several networks: the bar is the weighted sum, the objective
+        title = (f"{_n(data.study)}: where the weighted sum goes (front designs, by area; a "
+                 "segment: weight × count × a layer's latency)")
+    else:
+        title = (f"{_n(data.study)}: where the network's time goes (front designs, by area; "
+                 "each segment is a layer's count × latency)")
+    title = _wrap(title, _BREAKDOWN_WIDTH * 72 - 24, _TITLE_PT)
+    fig = _figure(_BREAKDOWN_WIDTH, 1.8 + 0.42 * max(len(front), 1) + 0.2 * rows
+                  + 0.2 * title.count("\n"))
+    ax = fig.subplots()
+    fig.suptitle(title, x=0.01, ha="left", fontsize=_TITLE_PT)
     colors = {n: f"C{i % 10}" for i, n in enumerate(names)}
     hatches = {n: ("" if i < 10 else "//") for i, n in enumerate(names)}
     labels = []
+    named = []  # (segment, its name): kept where the name fits the drawn segment
     for row, p in enumerate(front):
         left = 0.0
         weights = [n.weight for n in p.networks for _ in n.layers] if p.multi else \
@@ -635,13 +701,12 @@ def breakdown_figure(data: ReportData) -> Figure:
             if la.total_ms is None:
                 continue
             seg = w * la.total_ms
-            ax.barh(row, seg, left=left, color=colors.get(la.name, "gray"),
-                    hatch=hatches.get(la.name, ""), edgecolor="white", lw=0.5,
-                    label=_n(la.name) if row == 0 else None)
-            share = la.share if not p.multi else (seg / p.latency_ms if p.latency_ms else None)
-            if share is not None and share >= 0.06:
-                ax.text(left + seg / 2, row, _n(la.name), ha="center", va="center",
-                        fontsize=7, color="white")
+            bars = ax.barh(row, seg, left=left, color=colors.get(la.name, "gray"),
+                           hatch=hatches.get(la.name, ""), edgecolor="white", lw=0.5,
+                           label=_n(la.name) if row == 0 else None)
+            named.append((bars.patches[0], ax.text(
+                left + seg / 2, row, _n(la.name), ha="center", va="center",
+                fontsize=_SEGMENT_PT, color="white")))
             left += seg
         labels.append(f"trial {p.trial}: {_n(p.hw_name)}, {formats.area(p.area_mm2)} mm²")
     ax.set_yticks(range(len(front)))
@@ -650,11 +715,26 @@ def breakdown_figure(data: ReportData) -> Figure:
     ax.set_xlabel(_latency_label(data))
     ax.grid(True, axis="x", alpha=0.25)
     if front:  # below the panel: inside it covers the longest bars
-        fig.legend(loc="outside lower center", fontsize=8, ncol=min(len(names), 13),
+        fig.legend(loc="outside lower center", fontsize=_LEGEND_PT, ncol=ncol,
                    framealpha=0.9)
     else:
         ax.text(0.5, 0.5, "no feasible design", transform=ax.transAxes, ha="center")
+    _drop_names_that_do_not_fit(fig, named)
     return fig
+
+
+def _drop_names_that_do_not_fit(fig: Figure, named: Sequence[tuple[Any, Any]]) -> None:
+    """Lay the figure out and remove each segment's name wider than the segment (two short
+    segments side by side would otherwise run their names together)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # (what saving the figure draws on anyway)
+    fig.draw_without_rendering()
+    renderer = canvas.get_renderer()
+    for patch, text in named:
+        bar, box = patch.get_window_extent(renderer), text.get_window_extent(renderer)
+        if box.width > bar.width - 2 or box.height > bar.height:
+            text.remove()
 
 
 def network_convergence_figure(data: ReportData) -> Figure:
@@ -669,7 +749,7 @@ def network_convergence_figure(data: ReportData) -> Figure:
 @_plain_text
 def network_compare_figure(data: CompareData) -> Figure:
     """Fronts of several network studies overlaid; best latency and hypervolume per design."""
-    fig = _figure(16.0, 5.2)
+    fig = _figure(16.0, 5.6 + 0.17 * len(data.series))  # (the legends below the panels)
     fr, lat, hv = fig.subplots(1, 3, width_ratios=[1.25, 1, 1])
     fig.suptitle(f"network {_n(str(data.network))} on {_n(data.board)} @ {data.clock_mhz:g} MHz: "
                  f"{len(data.series)} studies", fontsize=12)
@@ -683,7 +763,8 @@ def network_compare_figure(data: CompareData) -> Figure:
             fx = [float(p.latency_ms or 0.0) for p in s.front]
             fy = [float(p.area_mm2 or 0.0) for p in s.front]
             _step_front(fr, [*fx, max(every)], [*fy, min(fy)], color=color, lw=1.8,
-                        label=f"{_n(s.study)}: HV {s.hypervolume:.3f}, {len(s.front)} on front")
+                        label=f"{_n(s.study)}: HV {formats.hypervolume(s.hypervolume)}, "
+                              f"{len(s.front)} on front")
             fr.scatter(fx, fy, s=26, color=color, edgecolor="black", lw=0.5, zorder=4)
         else:
             fr.plot([], [], color=color, label=f"{_n(s.study)}: no feasible design")
@@ -695,12 +776,12 @@ def network_compare_figure(data: CompareData) -> Figure:
                      [b for _, b in pts] + [pts[-1][1]], where="post", color=color, lw=1.6,
                      label=f"{_n(s.study)} ({formats.ms(pts[-1][1])} ms)")
         hv.step(conv.trials, conv.hypervolume, where="post", color=color, lw=1.6,
-                label=f"{_n(s.study)} ({s.hypervolume:.3f})")
+                label=f"{_n(s.study)} ({formats.hypervolume(s.hypervolume)})")
     _log_if_spread(fr, "x", every)
     fr.set_title("Pareto fronts (faint: feasible designs)", loc="left", fontsize=11)
     fr.set_xlabel(_latency_label(data))
     fr.set_ylabel("area (mm²)")
-    fr.legend(fontsize=8, loc="upper right")
+    _legend_below(fr, fontsize=8)
     lat.set_title("Best network latency so far" if not data.networks else
                   "Best weighted sum so far", loc="left", fontsize=11)
     lat.set_xlabel("designs done")
@@ -715,6 +796,7 @@ def network_compare_figure(data: CompareData) -> Figure:
     for ax in (fr, lat, hv):
         ax.grid(True, which="both", alpha=0.25)
     for ax in (lat, hv):
+        _integer_ticks(ax)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+            _legend_below(ax, fontsize=8)
     return fig

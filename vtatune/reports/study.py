@@ -117,3 +117,21 @@ def load(study: str | StudyInfo, store: Store) -> Study:
     trials (``StoreError`` if there is no such study)."""
     info = store.study(study) if isinstance(study, str) else study
     return Study(info, tuple(kinds.of(info).records(store, info.name)), store.display_url)
+
+
+def best_ms(info: StudyInfo, store: Store) -> float | None:
+    """The least latency of ``info``'s study in its own measure, as ``show`` and the reports
+    give it: ms per call (per run for a network) end to end, the accelerator's cycles at the
+    board's clock for an ``--latency accelerator`` study; None without a feasible trial."""
+    if (info.space or {}).get("latency") == "accelerator":
+        from vtatune.errors import UserError
+        from vtatune.hardware import boards
+
+        if info.best_cycles is None:
+            return None
+        try:
+            return info.best_cycles / (boards.device(info.board).clock_mhz * 1e3)
+        except UserError:  # a board this install does not know: no clock, no milliseconds
+            return None
+    times = load(info, store).feasible_seconds()
+    return 1e3 * min(times) if times else None

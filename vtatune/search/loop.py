@@ -100,6 +100,9 @@ class Progress:
     screened: Counter = field(default_factory=Counter)
     #: designs being tuned now (network studies)
     active: int = 0
+    #: how far the designs being tuned are, in designs (each its share of its layer
+    #: evaluation budget spent, below 1): a progress bar moves per layer evaluation
+    partial: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -255,6 +258,11 @@ class Evaluator(ABC):
     #: trials proposed at a time / evaluated at the same time (None: as the pool has room)
     batch: int | None = None
     max_active: int | None = None
+
+    def partial(self, active: list[Job]) -> float:
+        """How far the trials being evaluated are, in trials (each below 1), so that progress
+        moves between trials (a network design's layer evaluations); 0 by default."""
+        return 0.0
 
     @abstractmethod
     def open(self, loop: StudyLoop, warm_start: bool) -> list[Outcome]:
@@ -413,6 +421,7 @@ class StudyLoop:
 
     def report(self) -> None:
         if self.on_progress:
+            self.progress.partial = self.evaluator.partial(self.active)
             self.on_progress(self.progress)
 
     # ---- propose ----------------------------------------------------------------------------
@@ -633,14 +642,16 @@ def run(evaluator: Evaluator, *, trials: int, study: str, db: str | None = None,
                          [StoreTrial(), TellSampler(), CountTrial(), *evaluator.callbacks(),
                           ReportProgress(), mirror], on_progress)
         try:
+            loop.trials = trials
             loop.absorb(evaluator.open(loop, warm_start), replayed=True)
             progress.resumed_from = progress.done
             progress.evaluated = progress.cached = 0
             progress.started = time.monotonic()
-            mirror.mirror = evaluator.mirror(store.url, study, owner)
-            with evaluator.pool(workers, timeout) as pool:
-                loop.run(trials, pool)
-            loop.refresh()  # the trials the other processes finished meanwhile
+            if progress.done < trials:  # (else nothing to do: no workers, no TVM, no mirror)
+                mirror.mirror = evaluator.mirror(store.url, study, owner)
+                with evaluator.pool(workers, timeout) as pool:
+                    loop.run(trials, pool)
+                loop.refresh()  # the trials the other processes finished meanwhile
         finally:
             evaluator.smp.close()
             for cb in loop.callbacks:

@@ -19,11 +19,12 @@ anything stop it (``WorkerError``: the installation is broken, not a candidate).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -64,9 +65,34 @@ def _context() -> Any:
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
-    # ("__main__": the standard preload, so that a worker does not run the main script again)
-    ctx.set_forkserver_preload(["__main__", BOOT_MODULE])
+    # (not "__main__", the standard preload: a worker never needs the user's main module, and
+    # importing it in the server would run a script without a main guard again, searches
+    # included: ``_without_main``)
+    ctx.set_forkserver_preload([BOOT_MODULE])
     return ctx
+
+
+@contextlib.contextmanager
+def _without_main() -> Iterator[None]:
+    """Start processes, inside this block, that do not import this process's ``__main__``.
+
+    ``multiprocessing`` tells a spawned or fork-server child to import the parent's main
+    module (``init_main_from_path``/``init_main_from_name``, read from
+    ``sys.modules["__main__"]`` when the process starts) so that functions defined there can be
+    unpickled. A worker runs ``_serve`` of this module only, and importing a script such as
+    README's API example saved without ``if __name__ == "__main__":`` runs its search again
+    inside the starting worker, which dies ("start a new process before the current process
+    has finished its bootstrapping phase"). So while a worker starts, ``__main__`` is a
+    module with neither a file nor a spec: the child imports nothing of the user's."""
+    import sys
+    import types
+
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def boot() -> None:
@@ -85,7 +111,8 @@ def boot() -> None:
     if _context().get_start_method() != "forkserver":
         return
     try:
-        forkserver.ensure_running()
+        with _without_main():
+            forkserver.ensure_running()
     except ChildProcessError:
         # this process was forked (os.fork) from the one that started the server: the
         # standard library cannot wait for it from here, but can use it as it is
@@ -237,7 +264,8 @@ class WorkerPool:
         parent, child = self._ctx.Pipe()
         proc = self._ctx.Process(target=_serve, args=(child, dict(os.environ), *self._args),
                                  daemon=True)
-        proc.start()
+        with _without_main():
+            proc.start()
         child.close()
         return _Worker(proc, parent)
 

@@ -174,6 +174,8 @@ def load_params(board: str | Board) -> TimingParams:
     """The timing constants of ``board`` (a Board or a board name, ``NAME@PROFILE`` for a
     profile other than the default; see ``vtatune.hardware.timing_profiles``)."""
 
+    if isinstance(board, Board) and board.timing is not None:
+        return params_from_dict(board.timing, f"{board.name}'s timing profile (carried along)")
     spec = board.name if isinstance(board, Board) else board
     base, profile = timing_profiles.split(spec)
     prof = timing_profiles.resolve(base, profile)
