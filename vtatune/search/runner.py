@@ -207,8 +207,9 @@ class CandidateEvaluator(Evaluator):
                                    identity=study_identity(sp, self.ctx))
         store.adopt_trials(self.study)
         own = self.stored(set())
-        if len(own) < loop.trials:
-            boot()  # the workers' fork server warms up while the sampler is set up
+        if len(own) >= loop.trials:
+            return own  # nothing to do: no workers, no warm start
+        boot()  # the workers' fork server warms up while the sampler is set up
         # A resumed study replays its trials into the sampler; the cost-model sampler also
         # learns from the stored results of the workload on this board and models.
         if warm_start and self.smp.warm_starts:
