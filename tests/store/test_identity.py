@@ -89,11 +89,11 @@ def test_each_profile_has_its_own_key(tmp_path: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("VTATUNE_DATA", str(tmp_path / "data"))
     names = [p.name for p in timing_profiles.shipped("pynq-z1")]
-    assert len(names) == 2
+    assert len(names) >= 2
     keys = {identity.context(f"pynq-z1@{n}", CONS).model_key for n in names}
-    assert len(keys) == 2
+    assert len(keys) == len(names)
     fp = [identity.model_fingerprint(f"pynq-z1@{n}")["timing_file"] for n in names]
-    assert fp[0] != fp[1] and "missing" not in fp
+    assert len(set(fp)) == len(fp) and "missing" not in fp
     # the default profile named or not: the same constants, the same timing fingerprint
     assert identity.model_fingerprint("pynq-z1")["timing_file"] == fp[0]
     # a user profile with the default's constants is still its own profile

@@ -91,8 +91,10 @@ def test_a_database_of_vtatune_0_1_reads_the_same(tmp_path: Path) -> None:
 
 #: Keys `show --json` gained on purpose after 0.1 (each named in CHANGELOG): an operator
 #: study's best_seconds (issue 32: the same keys as a network's), a network study's best_trial
-#: (issue 34: the best line names the design it is of).
+#: (issue 34: the best line names the design it is of), and each front or top row's
+#: timing_domain (issue 35: whether its time is extrapolated).
 ADDED_SHOW_KEYS = ("best_seconds", "best_trial")
+ADDED_ROW_KEYS = ("timing_domain",)
 
 
 def _without_added_keys(read: dict) -> dict:
@@ -103,6 +105,10 @@ def _without_added_keys(read: dict) -> dict:
         for key in ADDED_SHOW_KEYS:
             if key in got.get("show_json", {}) and key not in old.get("show_json", {}):
                 del got["show_json"][key]
+        for rows in ("pareto", "top"):
+            for row in got.get("show_json", {}).get(rows) or []:
+                for key in ADDED_ROW_KEYS:
+                    row.pop(key, None)
     return read
 
 

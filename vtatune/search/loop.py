@@ -647,8 +647,8 @@ def run(evaluator: Evaluator, *, trials: int, study: str, db: str | None = None,
             progress.resumed_from = progress.done
             progress.evaluated = progress.cached = 0
             progress.started = time.monotonic()
-            if progress.done < trials:  # (else nothing to do: no workers, no TVM, no mirror)
-                mirror.mirror = evaluator.mirror(store.url, study, owner)
+            mirror.mirror = evaluator.mirror(store.url, study, owner)
+            if progress.done < trials:  # (else nothing to do: no workers, no TVM)
                 with evaluator.pool(workers, timeout) as pool:
                     loop.run(trials, pool)
                 loop.refresh()  # the trials the other processes finished meanwhile
