@@ -360,7 +360,11 @@ def test_export_says_first_what_will_not_deploy_and_how_to_pick_what_does(
     rc, out, err = _run(capsys, "export", studies.random, "--pick", str(bad.number), "--db",
                         studies.db, "--out", str(tmp_path / "bad"))
     assert rc == 0, err
-    first = out.splitlines()[0]
+    # first whether stock VTA builds it (issue 31's one place), then why it will not deploy
+    # and the command that exports one that does
+    lines = out.splitlines()
+    assert lines[0].startswith("stock VTA: no, it cannot build this design as it is")
+    first = lines[1]
     assert first.startswith("warning: this design will not deploy through VTA's own flow")
     assert "stock VTA cannot build it as it is (" in first
     cmd = shlex.split(first.rpartition("): ")[2])
