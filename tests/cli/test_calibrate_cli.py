@@ -74,8 +74,9 @@ def test_text_report_writes_nothing_without_out(capsys, measured: Path) -> None:
     ("{", "not valid JSON"),
     (json.dumps([{"shape": {}, "knobs": {}}]), "missing or wrong-typed ms"),
     (json.dumps([{**RECORDS[0],  # legal knobs whose tiles overflow the SRAMs
-                  "shape": {**RECORDS[0]["shape"], "cin": 256, "cout": 256, "h": 56, "w": 56},
-                  "knobs": {"tile_h": 56, "tile_w": 56, "tile_ci": 16, "tile_co": 16}}]),
+                  "shape": {**RECORDS[0]["shape"], "cin": 256, "cout": 256, "h": 56, "w": 56,
+                            "pad": 0},  # unpadded: VTA refuses padded tiles over channels
+                  "knobs": {"tile_h": 54, "tile_w": 54, "tile_ci": 16, "tile_co": 16}}]),
      "buffer needs"),
 ])
 def test_bad_files_are_one_line(capsys, tmp_path: Path, content: str, message: str) -> None:

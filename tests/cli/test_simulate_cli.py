@@ -15,7 +15,7 @@ from vtatune.workloads import Conv2d, Dense
 TUTORIAL = "tile_h=7,tile_w=14,tile_ci=1,tile_co=8,h_nthread=1,oc_nthread=2"
 SMALL = ["conv2d", "--shape", "1,20,7,7,24,3,3,1,2"]
 INVALID = ["conv2d", "--layer", "C2", "--hw", "1x16x16_small", "--knobs",
-           "tile_h=56,tile_w=56,tile_ci=4,tile_co=4,h_nthread=1,oc_nthread=1"]
+           "tile_h=56,tile_w=56,tile_ci=1,tile_co=4,h_nthread=1,oc_nthread=1"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -149,8 +149,9 @@ def test_before_the_model_is_ready_proposals_follow_the_analytic_estimate(tiny, 
 
 
 def test_the_initial_design_takes_a_large_pool_in_the_analytic_order(monkeypatch) -> None:
-    # ResNet-18's C11 on a design of the quick quality space: ~2,800 legal settings, of which
-    # the few within a few % of the optimum lead the analytic order (the exhaustive quick
+    # a 1x1 layer on a design of the quick quality space: hundreds of legal settings (C11,
+    # which this test used, keeps 74 under VTA's DMA rules), of which the few within a few % of
+    # the optimum lead the analytic order (the exhaustive quick
     # reference: the analytic estimate's rank correlation with measured latency is 0.99
     # there). The best of 32 random draws lands ~1/33 down the order, past all of them; the
     # tuner proposes from the top of the order.
@@ -163,7 +164,8 @@ def test_the_initial_design_takes_a_large_pool_in_the_analytic_order(monkeypatch
     hw_values = {"LOG_INP_BUFF_SIZE": 15, "LOG_WGT_BUFF_SIZE": 17, "LOG_ACC_BUFF_SIZE": 16}
     sp = nspace.from_dict({
         "network": {"name": "c11", "layers": [
-            {"name": "C11", "kind": "conv2d", "layer": "C11", "count": 3}]},
+            # a 1x1 layer: VTA's DMA rules leave C11 (padded) only 74 settings
+            {"name": "C11", "kind": "conv2d", "shape": "1,256,14,14,256,1,1,0,1", "count": 3}]},
         "hardware": {k: [v] for k, v in hw_values.items()},
         "objective": {"kind": "area-latency"}}, "c11.toml")
     feats = NetworkFeatures(sp)
@@ -172,7 +174,7 @@ def test_the_initial_design_takes_a_large_pool_in_the_analytic_order(monkeypatch
                         boards.load(sp.board), budget=6, min_per_unit=2, sampler="xgb", seed=0)
     (unit,) = sp.units
     pool = feats.candidates(unit.signature, hw_values)
-    assert len(pool) > 2000
+    assert len(pool) > 500
 
     def cycles(knobs) -> float:
         est = estimate(Candidate(unit.workload, hw, dict(knobs)), sp.board, fit_board=False)

@@ -29,6 +29,15 @@ CASES = [
     # two groups, one output tile each: VTA's tile_co=1 with oc_nthread=2, a thread per group
     ("default", GroupConv2d(1, 32, 56, 56, 32, 3, 3, 1, 1, 2),
      _knobs(tile_h=14, tile_w=56, tile_co=1, oc_nthread=2)),
+    # a group's two output tiles cut in two; threads over neighbouring tiles of one group
+    ("1x8x8", GroupConv2d(1, 32, 14, 14, 32, 3, 3, 1, 1, 2),
+     _knobs(tile_h=7, tile_w=14, tile_ci=1, tile_co=1, oc_nthread=2)),
+]
+#: Schedules of VTA's template whose padded input window spans several input-channel tiles
+#: (several groups per output tile, or tile_ci > 1): VTA's compiler refuses them ("Do not
+#: support pad on the innermost block", vta/python/vta/transform.py _inject_copy; its answers
+#: for conv2d in tests/passes/data/vta_oracle_conv2d.json), and so does vtatune.
+REFUSED_CASES = [
     # two groups per output tile, threads over pairs of groups and over rows
     ("default", GroupConv2d(1, 64, 28, 28, 64, 3, 3, 1, 1, 4),
      _knobs(tile_h=2, tile_w=28, tile_co=2, oc_nthread=2, h_nthread=2)),
@@ -38,13 +47,22 @@ CASES = [
     # 32 channels a group on 8-wide blocks: 2 x 2 tiles a group; the tile holds both groups
     ("1x8x8", GroupConv2d(1, 32, 14, 14, 32, 3, 3, 1, 1, 2),
      _knobs(tile_h=7, tile_w=14, tile_ci=2, tile_co=4, h_nthread=2)),
-    # a group's two output tiles cut in two; threads over neighbouring tiles of one group
-    ("1x8x8", GroupConv2d(1, 32, 14, 14, 32, 3, 3, 1, 1, 2),
-     _knobs(tile_h=7, tile_w=14, tile_ci=1, tile_co=1, oc_nthread=2)),
-    # three output tiles a group: VTA's thread pairs (tiles 0-1, 2-3, 4-5) cross groups
+    # three output tiles a group, three input tiles per reduction step
     ("default", GroupConv2d(1, 96, 10, 10, 96, 3, 3, 1, 1, 2),
      _knobs(tile_h=5, tile_w=10, tile_ci=3, tile_co=1, oc_nthread=2)),
 ]
+
+
+@pytest.mark.parametrize(("hw_name", "wl", "knobs"), REFUSED_CASES)
+def test_padded_windows_over_several_channel_tiles_are_refused_as_vta_refuses(
+        hw_name: str, wl, knobs) -> None:
+    hw = hw_named(hw_name)
+    why = "Do not support pad on the innermost block"
+    assert why in schedules.knob_space(wl, hw).problem(knobs)
+    r = compile_candidate(wl, hw, knobs)
+    assert r.status == "invalid" and why in r.reason
+
+
 IDS = [f"{h}-{w.signature}-co{k['tile_co']}-t{k['oc_nthread']}" for h, w, k in CASES]
 
 
