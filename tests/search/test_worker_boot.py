@@ -15,9 +15,8 @@ from vtatune.search.workers import WorkerPool
 
 
 def test_settle_freezes_what_is_alive_and_raises_the_thresholds() -> None:
-    code = ("import gc; from vtatune.search import worker_boot as w; "
-            "before = gc.get_freeze_count(); w.settle(); "
-            "print(before, gc.get_freeze_count(), *gc.get_threshold())")
+    code = ("import gc; from vtatune.search import worker_boot as w; before = gc.get_freeze_count(); "
+            "w.settle(); print(before, gc.get_freeze_count(), *gc.get_threshold())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     before, frozen, *threshold = map(int, out)

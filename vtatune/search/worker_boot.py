@@ -27,6 +27,8 @@ import vtatune.runtime.execute  # noqa: E402,F401
 import vtatune.search.evaluate  # noqa: E402,F401
 import vtatune.simulator  # noqa: E402,F401
 
+
+
 #: The collector's thresholds in a worker (CPython's default: 700, 10, 10). Lowering builds
 #: and drops many short-lived objects; with the default, the collections triggered while a
 #: program is scheduled and lowered also walk every object of TVM's and vtatune's modules.
