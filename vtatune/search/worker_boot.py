@@ -13,7 +13,6 @@ worker reads those itself, under the environment of the search that started it.
 
 from __future__ import annotations
 
-import gc
 import sys
 
 # TVM's FFI imports torch first thing when it is installed (the gp extra): ~2 s of CPU for a
@@ -27,21 +26,3 @@ import vtatune.runtime.execute  # noqa: E402,F401
 import vtatune.search.evaluate  # noqa: E402,F401
 import vtatune.simulator  # noqa: E402,F401
 
-
-
-#: The collector's thresholds in a worker (CPython's default: 700, 10, 10). Lowering builds
-#: and drops many short-lived objects; with the default, the collections triggered while a
-#: program is scheduled and lowered also walk every object of TVM's and vtatune's modules.
-GC_THRESHOLD = (20_000, 20, 10)
-
-
-def settle() -> None:
-    """Once a worker is ready (imports done, warm-up evaluated): every object alive now moves
-    to the collector's permanent generation (``gc.freeze``: modules, TVM's registries, the
-    warm-up's caches are never scanned again) and collections run less often
-    (``GC_THRESHOLD``). Only when the collector runs changes, never what a lowering emits:
-    in a worker it cut the CPU per lowered conv2d program from ~99 to ~85 ms (schedule
-    primitives ~40 -> ~27 ms; the same programs, 40 of a 500-trial search, on 2 shared cores).
-    """
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLD)

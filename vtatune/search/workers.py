@@ -143,7 +143,6 @@ def _serve(conn: Connection, env: dict[str, str], board_name: str, fit_board: bo
             evaluate(warmup, board, False, None)
         except Exception:  # noqa: S110 - a warm-up that fails is a candidate's business
             pass
-    vtatune.search.worker_boot.settle()  # the collector: less often, never the modules
     try:
         conn.send((READY, None, None))
         while True:
