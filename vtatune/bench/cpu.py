@@ -61,17 +61,31 @@ class CpuSplit:
         return self.capacity - self.cpu
 
 
-def measure(args: list[str], cores: int | None = None) -> CpuSplit:
+def measure(args: list[str], cores: int | None = None, root: str | None = None,
+            env: dict[str, str] | None = None) -> CpuSplit:
     """Run ``vtatune ARGS`` (a process of its own; a nonzero exit raises
-    ``CalledProcessError``) and split its time (module docstring)."""
+    ``CalledProcessError``) and split its time (module docstring).
+
+    ``root``: the folder whose ``vtatune`` package runs (another release's checkout; it need
+    not have this module: a copy of this file runs it); ``env``: variables set for the run."""
+    import shutil
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cpu.json")
+        run_env = {**os.environ, **(env or {})}
+        if root is None:
+            cmd = [sys.executable, "-m", "vtatune.bench.cpu", out, *args]
+        else:
+            # this file alone in a folder of its own (the script's folder is sys.path[0]),
+            # the release's package first on the path
+            script = shutil.copy(__file__, os.path.join(tmp, "vtatune_cpu.py"))
+            cmd = [sys.executable, script, out, *args]
+            run_env["PYTHONPATH"] = os.pathsep.join(
+                [str(root), *filter(None, [run_env.get("PYTHONPATH")])])
         before = _cpu(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        res = subprocess.run([sys.executable, "-m", "vtatune.bench.cpu", out, *args],
-                             capture_output=True, text=True, check=True)
+        res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=run_env)
         wall = time.perf_counter() - t
         total = _cpu(resource.RUSAGE_CHILDREN) - before
         with open(out) as f:

@@ -162,8 +162,8 @@ def bench_reports(quick: bool = False) -> list[tuple[str, str]]:
 
 
 #: Parts of the full run a ``--quick`` run can take in full (``--also``): each is minutes.
-ALSO = ("timing", "heldout", "network-speed", "network-quality", "scaleout", "import", "tests",
-        "setup")
+ALSO = ("timing", "heldout", "network-speed", "network-quality", "scaleout", "ab", "import",
+        "tests", "setup")
 #: Parts that run only when named in ``--also`` (full or quick run): issue 25's zoo searches
 #: (``vtatune search resnet50``/``mobilenet_v1 --trials 100``), the two-network search
 #: (``vtatune search resnet18 mobilenet_v1 --trials 100``) and the zoo's quality against an
@@ -195,6 +195,9 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     from vtatune.bench.scaleout import bench_scaleout
 
     rows += bench_scaleout(short("scaleout"))  # 24 designs on two processes (PostgreSQL)
+    from vtatune.bench.ab import bench_ab
+
+    rows += bench_ab(short("ab"))  # the main job and a network search against b689de0, A/B
     from vtatune.bench.networks import bench_multi_speed, bench_zoo_quality, bench_zoo_speed
 
     if "zoo-speed" in also:  # 100 designs each in any run: the issue's figure

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from vtatune.compiler import steps
 from vtatune.compiler.result import FAILED, INVALID, VALID, CompileResult
 from vtatune.errors import CompileError
 from vtatune.hardware.config import (  # noqa: F401 - the compiler's view, named here too
@@ -96,7 +97,9 @@ class LoweredProgram:
             from vtatune.runtime.build import primfunc_of
             from vtatune.runtime.codegen import compile_host
 
+            laps = steps.Laps()
             self.memo["host"] = compile_host(primfunc_of(self.module))
+            laps.lap("codegen")
         return self.memo["host"]
 
 
@@ -122,12 +125,14 @@ def lower_program(key: ProgramKey) -> LoweredProgram:
     wl, hw, knobs = key.workload, key.hw, dict(key.knobs)
     stage: dict[str, float] = {}
     t = time.perf_counter()
+    cpu = steps.Laps()  # each step's CPU time, added to the process's totals (``steps``)
 
     def lap(name: str) -> None:
         nonlocal t
         now = time.perf_counter()
         stage[name] = (now - t) * 1e3
         t = now
+        cpu.lap(name)  # the stages are steps of the same names
 
     try:
         sch = s_tir.Schedule(prim_func(wl, hw, key.shift))
@@ -171,6 +176,7 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
         return CompileResult(INVALID if low.status == INVALID else FAILED, low.reason,
                              stage_ms=stage, **base)
     t = time.perf_counter()
+    cpu = steps.Laps()
     try:
         # the field checks' bound analysis is the program's: done once, compared per hw
         fields = low.memo.get("field_checks")
@@ -186,6 +192,7 @@ def verify_program(low: LoweredProgram, hw: HwConfig, reused: bool = False) -> C
     except Exception as exc:
         return CompileResult(FAILED, _one_line(exc), stage_ms=stage, **base)
     stage["verify"] = (time.perf_counter() - t) * 1e3
+    cpu.lap("verify")
     status = INVALID if problems else VALID
     return CompileResult(status, "; ".join(str(p) for p in problems),
                          sram_bytes=dict(low.sram_bytes), problems=tuple(problems),

@@ -11,6 +11,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from vtatune.compiler import steps
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
 from vtatune.search.space import Candidate, SearchSpace
@@ -127,8 +128,12 @@ def measure(lowered: Any, wl: Workload, hw: HwConfig, knobs: dict[str, int],
     for m in kept:
         if m.holds_for(hw.uop_depth):
             return m
-    program = run_host(lowered.host(), wl, hw, knobs=knobs)
+    host = lowered.host()
+    cpu = steps.Laps()
+    program = run_host(host, wl, hw, knobs=knobs)
+    cpu.lap("build")
     timing = simulate(program, board, params)
+    cpu.lap("simulate")
     build = program.meta["build"]
     counters = asdict(program_counters(program))
     counters["instructions"] = len(program.insns)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from vtatune.compiler import steps
 from vtatune.compiler.cache import DEFAULT_SIZE as CACHE_SIZE
 from vtatune.errors import UserError
 from vtatune.search.space import Candidate
@@ -179,6 +180,7 @@ def _serve(conn: Connection, env: dict[str, str], board_name: str, fit_board: bo
             if msg is None:
                 # nothing is left to flush (every result went out with its send): skip the
                 # interpreter's teardown of TVM, which takes seconds the search would wait for
+                steps.dump()  # the CPU per compile step, when the bench asks for it
                 os._exit(0)
             task, cand = msg
             t0 = time.monotonic()  # CLOCK_MONOTONIC is one clock for every process
