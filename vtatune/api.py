@@ -92,13 +92,14 @@ class SearchSummary:
     best_cycles: int | None
     elapsed_s: float
     exhausted: bool
-    #: candidates in the space when the search enumerated it (it ran out of unseen ones),
-    #: else None (as the CLI's ``--json`` ``space_size``)
+    #: candidates (a network search: hardware designs) in the space when the search
+    #: enumerated it, else None (as the CLI's ``--json`` ``space_size``)
     space_size: int | None = None
     #: a network search: the network's name (``evaluated`` and ``cached`` then count layer
     #: candidates, ``trials`` hardware designs); None for a single-operator search
     network: str | None = None
-    #: a network search: the least network latency (seconds per run, end to end)
+    #: the least latency of a feasible trial, end to end (seconds per call; a network
+    #: search: per network run)
     best_seconds: float | None = None
 
 
@@ -215,63 +216,23 @@ def search(workload: str | Sequence[str] = "conv2d", *, weights: Sequence[float]
     ``layers``. A list of networks (or a network-set file) designs one accelerator for all
     of them, ``weights`` (one positive number per network; 1 each by default) weighting
     their latencies in the objective, as ``vtatune search A B --weights 3,1``."""
-    import os
-
     from vtatune import studies
 
-    # the ranges of the CLI's options, the argument named ("seed must be in 0..")
-    studies.check_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
-                          layer_trials=layer_trials)
-    studies.refuse_memory_db(db)  # the results would vanish with the connection
-    names = [workload] if isinstance(workload, str) else list(workload)
-    network = studies.search_target(names, weights, space, {
-        "layer_trials": layer_trials, "inner_sampler": inner_sampler})
-    if network is not None:
-        return _search_network(network, weights=weights, layer=layer, shape=shape, hw=hw,
-                               board=board, trials=trials, sampler=sampler,
-                               objective=objective, study=study, db=db, workers=workers,
-                               seed=seed, timeout=timeout, warm_start=warm_start,
-                               passes=passes, latency=latency, layer_trials=layer_trials,
-                               inner_sampler=inner_sampler, stock_vta=stock_vta)
-    workload = names[0]
-    from vtatune.search import runner
-
-    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
-                                  board=board, trials=trials, sampler=sampler,
-                                  objective=objective, study=study, workers=workers,
-                                  timeout=timeout, latency=latency, passes=passes,
-                                  stock_vta=stock_vta)
-    sp, sampler, name = job.space, job.sampler, job.study
-    runner.check_study(sp, name, db)  # a study made for something else: one line
-    res = runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
-                     workers=workers or os.cpu_count() or 1, seed=seed, timeout=timeout,
-                     warm_start=warm_start)
+    job = studies.plan_search(workload, weights=weights, space=space, layer=layer, shape=shape,
+                              hw=hw, board=board, trials=trials, sampler=sampler,
+                              objective=objective, study=study, workers=workers, seed=seed,
+                              timeout=timeout, latency=latency, passes=passes,
+                              layer_trials=layer_trials, inner_sampler=inner_sampler,
+                              stock_vta=stock_vta)
+    job.check(db)  # an in-memory database, a study made for something else: one line
+    res = job.run(trials=trials, db=db, workers=workers, seed=seed, timeout=timeout,
+                  warm_start=warm_start)
     return SearchSummary(study=res.study, db=res.db, trials=res.trials,
                          new_trials=res.new_trials, evaluated=res.evaluated, cached=res.cached,
                          feasible=res.feasible, best_cycles=res.best_cycles,
                          elapsed_s=res.elapsed_s, exhausted=res.exhausted,
-                         space_size=res.space_size)
-
-
-def _search_network(path: str | list[str], *, trials: int, db: str | None, workers: int,
-                    seed: int | None, timeout: float, warm_start: bool, **options: Any
-                    ) -> SearchSummary:
-    """``search`` of a network: ``vtatune search resnet18`` without the printing."""
-    import os
-
-    from vtatune import studies
-    from vtatune.networks import runner
-
-    job = studies.network_search(path, trials=trials, workers=workers, seed=seed,
-                                 timeout=timeout, **options)
-    runner.check_study(job.space, job.study, db)
-    res = studies.run_network(job, trials=trials, db=db, workers=workers or os.cpu_count() or 1,
-                              seed=seed, timeout=timeout, warm_start=warm_start).result
-    return SearchSummary(study=res.study, db=res.db, trials=res.trials,
-                         new_trials=res.new_trials, evaluated=res.evaluated, cached=res.cached,
-                         feasible=res.feasible, best_cycles=res.best_cycles,
-                         elapsed_s=res.elapsed_s, exhausted=res.exhausted,
-                         network=job.space.network.name, best_seconds=res.best_seconds)
+                         space_size=res.space_size, best_seconds=res.best_seconds,
+                         network=job.space.network.name if job.network else None)
 
 
 # ---- records -> rows ---------------------------------------------------------------------------

@@ -261,13 +261,108 @@ def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
             f"{'stock-' if stock_flag else ''}{sampler}")
 
 
-@dataclass(frozen=True)
-class OperatorSearch:
-    """A single-operator search checked and resolved: its space, sampler and study name."""
+def _check_run(trials: int, sampler: str, timeout: float, workers: int) -> None:
+    """The options every search has: ``UserError`` before anything is printed or stored."""
+    if trials < 1:
+        raise UserError(f"--trials must be at least 1, got {trials}")
+    check_sampler(sampler)  # gp without torch: one line, before anything is printed
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout:g}")
+    if workers < 0:
+        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
 
-    space: SearchSpace
+
+@dataclass(frozen=True)
+class SearchJob:
+    """A search checked and resolved (``plan_search``; ``operator_search``,
+    ``network_search``): its space (a ``SearchSpace``, or a ``NetworkSpace``: a trial is then
+    one hardware design with every layer tuned), outer sampler and study name. ``check`` it,
+    ``run`` it, ``describe`` it: the same for every target."""
+
+    space: Any  # SearchSpace | NetworkSpace
     sampler: str
     study: str
+
+    @property
+    def network(self) -> bool:
+        """A network study (one design per trial)?"""
+        return hasattr(self.space, "network")
+
+    def _runner(self) -> Any:
+        from vtatune import kinds
+
+        return kinds.of_space(self.space).run_module()
+
+    def check(self, db: str | None) -> None:
+        """Before anything runs or is printed: ``UserError`` for an in-memory database,
+        ``StoreError`` (one line) for an unreachable one or a study of this name made for
+        something else."""
+        refuse_memory_db(db)
+        self._runner().check_study(self.space, self.study, db)
+
+    def run(self, *, trials: int, db: str | None = None, workers: int = 0,
+            seed: int | None = None, timeout: float = 120.0, warm_start: bool = True,
+            on_progress: Callable[[Any], None] | None = None) -> Any:
+        """Run (or continue) the study until it holds ``trials`` trials (``workers`` 0: one
+        per core); the ``search.loop.SearchResult``."""
+        import os
+
+        return self._runner().run(self.space, sampler=self.sampler, trials=trials,
+                                  study=self.study, db=db, workers=workers or os.cpu_count() or 1,
+                                  seed=seed, timeout=timeout, warm_start=warm_start,
+                                  on_progress=on_progress)
+
+    def describe(self, trials: int, workers: int, db: str) -> str:
+        """The search in one line (``db`` as shown): what, how many trials, sampler,
+        objective, board, workers."""
+        from vtatune import formats
+
+        sp, plural = self.space, "s" if workers != 1 else ""
+        what = formats.counted(trials, "trial")
+        if self.network:
+            what = (f"network {sp.network.name} "
+                    f"({formats.counted(len(sp.network.layers), 'layer')}), up to "
+                    f"{formats.counted(trials, 'design')} of "
+                    f"{formats.counted(sp.inner.trials, 'layer evaluation')}")
+            return (f"search {self.study}: {what}, sampler {self.sampler} (inner "
+                    f"{sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
+                    f"worker{plural}; db {db}")
+        return (f"search {self.study}: up to {what}, sampler {self.sampler}, {sp.objective}, "
+                f"{sp.board}, {workers} worker{plural}; db {db}")
+
+
+#: The names this module had for a search job of each kind.
+OperatorSearch = NetworkSearch = SearchJob
+
+
+def plan_search(workloads: str | Sequence[str] | None = None, *,
+                weights: str | Sequence[float] | None = None, space: str | None = None,
+                layer: str | None = None, shape: str | None = None, hw: str | None = None,
+                board: str | None = None, trials: int = 100, sampler: str | None = None,
+                objective: str | None = None, study: str | None = None, workers: int = 0,
+                seed: int | None = None, timeout: float = 120.0, latency: str | None = None,
+                passes: Any = None, layer_trials: int | None = None,
+                inner_sampler: str | None = None, stock_vta: bool = False) -> SearchJob:
+    """The search ``vtatune search WORKLOAD... [options]`` (and ``api.search``) runs, every
+    option checked (``UserError`` before anything runs or is stored): an operator
+    (``operator_search``), a network, a model, a network-set file or several networks
+    (``network_search``); ``workloads`` None: the ``space`` file's, else conv2d."""
+    check_numbers(trials=trials, workers=workers, seed=seed, timeout=timeout,
+                  layer_trials=layer_trials)
+    names = [] if workloads is None else [workloads] if isinstance(workloads, str) \
+        else list(workloads)
+    network = search_target(names, weights, space, {"--layer-trials": layer_trials,
+                                                    "--inner-sampler": inner_sampler})
+    if network is not None:
+        return network_search(network, weights=weights, layer=layer, shape=shape, hw=hw,
+                              board=board, trials=trials, sampler=sampler, objective=objective,
+                              study=study, workers=workers, seed=seed, timeout=timeout,
+                              layer_trials=layer_trials, inner_sampler=inner_sampler,
+                              latency=latency, passes=passes, stock_vta=stock_vta)
+    return operator_search(names[0] if names else None, layer=layer, shape=shape, space=space,
+                           hw=hw, board=board, trials=trials, sampler=sampler,
+                           objective=objective, study=study, workers=workers, timeout=timeout,
+                           latency=latency, passes=passes, stock_vta=stock_vta)
 
 
 def operator_search(workload: str | None, *, layer: str | None = None,
@@ -275,7 +370,7 @@ def operator_search(workload: str | None, *, layer: str | None = None,
                     board: str | None = None, trials: int = 100, sampler: str | None = None,
                     objective: str | None = None, study: str | None = None, workers: int = 0,
                     timeout: float = 120.0, latency: str | None = None,
-                    passes: Any = None, stock_vta: bool = False) -> OperatorSearch:
+                    passes: Any = None, stock_vta: bool = False) -> SearchJob:
     """Check a single-operator search's options (every ``UserError`` before anything runs or
     is stored) and load its space: ``space`` or the workload's default space file
     (``default_space``); ``passes`` a user pass file's path (or a ``PassSet``); ``stock_vta``
@@ -286,13 +381,7 @@ def operator_search(workload: str | None, *, layer: str | None = None,
     sampler = sampler or DEFAULT_SAMPLER
     if workload is not None:
         check_workload(workload)
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    check_sampler(sampler)  # gp without torch: one line, before anything is printed
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    _check_run(trials, sampler, timeout, workers)
     if hw is not None and objective is None:
         objective = "latency"
     user = resolve(passes)
@@ -301,19 +390,10 @@ def operator_search(workload: str | None, *, layer: str | None = None,
     sp = spaces.load(path, layer=layer, shape=shape, workload=workload, hw=hw, board=board,
                      objective=objective, passes=user, latency=latency,
                      stock_vta=True if stock_vta else None)
-    return OperatorSearch(space=sp, sampler=sampler,
+    return SearchJob(space=sp, sampler=sampler,
                           study=study or study_name(sp, sampler, hw,
                                                     default_space=space is None,
                                                     stock_flag=stock_vta))
-
-
-@dataclass(frozen=True)
-class NetworkSearch:
-    """A network search checked and resolved: its space, outer sampler and study name."""
-
-    space: NetworkSpace
-    sampler: str
-    study: str
 
 
 def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] | None = None,
@@ -323,7 +403,7 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
                    study: str | None = None, workers: int = 0, seed: int | None = None,
                    timeout: float = 120.0, layer_trials: int | None = None,
                    inner_sampler: str | None = None, latency: str | None = None,
-                   passes: str | None = None, stock_vta: bool = False) -> NetworkSearch:
+                   passes: str | None = None, stock_vta: bool = False) -> SearchJob:
     """Check a network search's options (every ``UserError`` before anything runs or is
     stored) and load its space: ``path`` a network (name, network file, ONNX model), a
     network-set file or a list of networks (one accelerator for all:
@@ -339,18 +419,14 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
         raise UserError("--layer and --shape select one layer; a network search tunes every "
                         "layer of the network (edit its [network] table to change them)")
     sampler = sampler or DEFAULT_NETWORK_SAMPLER
-    if trials < 1:
-        raise UserError(f"--trials must be at least 1, got {trials}")
-    check_sampler(sampler)
-    if timeout <= 0:
-        raise UserError(f"--timeout must be positive, got {timeout:g}")
-    if workers < 0:
-        raise UserError(f"--workers must be 0 (one per core) or more, got {workers}")
+    _check_run(trials, sampler, timeout, workers)
     if layer_trials is not None and layer_trials < 1:
         raise UserError(f"--layer-trials must be at least 1, got {layer_trials}")
-    if inner_sampler is not None and inner_sampler not in nspace.INNER_SAMPLERS:
+    from vtatune.search.samplers import layer_names
+
+    if inner_sampler is not None and inner_sampler not in layer_names():
         raise UserError(f"unknown --inner-sampler {shown(inner_sampler, 40)} (known: "
-                        f"{', '.join(nspace.INNER_SAMPLERS)})")
+                        f"{', '.join(layer_names())})")
     if latency is not None and latency != nspace.LATENCY:
         raise UserError(f"--latency {shown(latency, 40)}: a network search minimizes the "
                         f"{nspace.LATENCY} seconds of a network run (every layer run is one "
@@ -358,6 +434,7 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
                         "single-operator searches")
     if hw is not None and objective is None:
         objective = "latency"
+    from vtatune.models import sets as sets_of_models
     from vtatune.models.space import is_model_path, network_space
     from vtatune.networks import members
 
@@ -375,9 +452,9 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
         hw=hw, board=board, objective=objective, inner_trials=layer_trials,
         inner_sampler=inner_sampler, stock_vta=True if stock_vta else None)
     if sets:
-        sp = members.load_set(sets[0], **opts)
+        sp = sets_of_models.load_set(sets[0], **opts)
     elif len(paths) > 1 or weights is not None:
-        sp = members.load_members(paths, weights, **opts)
+        sp = sets_of_models.load_members(paths, weights, **opts)
     elif is_model_path(path := paths[0]):
         sp, _ = network_space(path, hw=hw, board=board, objective=objective,
                               inner_trials=layer_trials, inner_sampler=inner_sampler,
@@ -386,7 +463,7 @@ def network_search(path: str | Sequence[str], *, weights: str | Sequence[float] 
         sp = nspace.load(path, hw=hw, board=board, objective=objective,
                          inner_trials=layer_trials, inner_sampler=inner_sampler,
                          stock_vta=True if stock_vta else None)
-    return NetworkSearch(space=sp, sampler=sampler,
+    return SearchJob(space=sp, sampler=sampler,
                          study=study or network_study_name(sp, sampler, hw, stock_vta))
 
 
@@ -399,23 +476,10 @@ class NetworkRun:
     mirror_error: str | None
 
 
-def run_network(job: NetworkSearch, *, trials: int, db: str | None, workers: int,
+def run_network(job: SearchJob, *, trials: int, db: str | None, workers: int,
                 seed: int | None, timeout: float, warm_start: bool,
                 on_progress: Callable[[Any], None] | None = None) -> NetworkRun:
-    """Run the network search ``job`` (``networks.runner.run``; ``workers`` > 0) with its
-    designs mirrored into an Optuna study of the same name in the same database, for
-    optuna-dashboard (``search.dashboard.NetworkOptunaMirror``: a thread reading the store,
-    so the search never waits for it)."""
-    from vtatune.networks import runner
-    from vtatune.search.dashboard import NetworkOptunaMirror
-    from vtatune.store import normalize_url
-
-    n_obj = 2 if job.space.objective == "area-latency" else 1
-    mirror = NetworkOptunaMirror(normalize_url(db), job.study, job.space, n_obj)
-    try:
-        result = runner.run(job.space, sampler=job.sampler, trials=trials, study=job.study,
-                            db=db, workers=workers, seed=seed, timeout=timeout,
-                            warm_start=warm_start, on_progress=on_progress)
-    finally:
-        mirror.close()
-    return NetworkRun(result=result, mirror_error=mirror.error)
+    """Run the network search ``job`` (``SearchJob.run``), its dashboard copy's fate beside."""
+    result = job.run(trials=trials, db=db, workers=workers, seed=seed, timeout=timeout,
+                     warm_start=warm_start, on_progress=on_progress)
+    return NetworkRun(result=result, mirror_error=result.mirror_error)

@@ -81,3 +81,11 @@ def test_package_files_reads_python_files_of_a_commit(tmp_path: Path) -> None:
     assert "6 -> 13 (+7; 1 -> 2 files)" in rows[0][1]
     assert rows[1][1] == "0 runs, 0 lines -> 2 runs, 12 lines"
     assert code.bench_code(tmp_path, base="0" * 40)[0][1].startswith("not measured")
+
+
+def test_kind_figures_count_switches_and_network_definitions_outside_the_package() -> None:
+    files = {"vtatune/a.py": 'if kind == "network":\n    pass\nif s.kind != \'operator\':\n'
+                             "    pass\nif kind == other:\n    pass\n"
+                             "def network_report():\n    pass\nclass NetworkRow:\n    pass\n",
+             "vtatune/networks/b.py": "def network_space():\n    pass\n"}
+    assert code.kind_figures(files) == (2, 2)

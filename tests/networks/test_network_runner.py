@@ -147,26 +147,26 @@ def test_resume_continues_an_interrupted_design(tiny, tmp_path) -> None:
 
 
 def test_a_design_whose_bound_is_dominated_is_not_tuned(tiny, tmp_path) -> None:
-    from vtatune.hardware import boards
-
-    db = f"sqlite:///{tmp_path / 'd.sqlite'}"
-    store = Store(db)
+    from vtatune.search.loop import Progress, StudyLoop
     from vtatune.store.records import Slot
 
+    store = Store(f"sqlite:///{tmp_path / 'd.sqlite'}")
     owner = store.register_owner()
-    loop = runner._Loop(tiny, store, boards.load(tiny.board), "random", "d", 0, None, owner,
-                        60.0)
-    loop.open(warm_start=False)
+    ev = runner.DesignEvaluator(tiny, "random", "d", 0)
+    loop = StudyLoop(store, "d", owner, 60.0, ev, Progress(total=2))
+    ev.open(loop, warm_start=False)
     params = {"LOG_BLOCK_IN": 4, "LOG_BLOCK_OUT": 4, "LOG_WGT_BUFF_SIZE": 16}
     hw = tiny.hw_space.hardware(params)
     # a front point smaller and faster than this design's lower bound dominates it
-    loop.front = [(1.0, 1e-9, 7)]
-    loop._begin(Slot("d", 0, hw.key, params, owner), params, hw, replay=())
+    ev.front = [(1.0, 1e-9, 7)]
+    job = ev.start(Slot("d", 0, hw.key, params, owner), hw)
+    assert job.done and ev.complete(job.outcome())
     (t,) = store.network_trials("d")
     assert t.status == "dominated" and "trial 7" in t.reason and t.evaluated == 0
     assert t.bound_cycles > 0 and t.area_mm2 > 1.0
-    assert not loop.active and store.network_evals("d") == []
+    assert store.network_evals("d") == []
     # with a front point that does not dominate it, the design is tuned
-    loop.front = [(1.0, 1e3, 7)]
-    loop._begin(Slot("d", 1, hw.key, params, owner), params, hw, replay=())
-    assert loop.active and store.network_trials("d")[1].status == "running"
+    ev.front = [(1.0, 1e3, 7)]
+    job = ev.start(Slot("d", 1, hw.key, params, owner), hw)
+    assert not job.done and job.next() is not None
+    assert store.network_trials("d")[1].status == "running"

@@ -189,11 +189,23 @@ def test_the_initial_design_takes_a_large_pool_in_the_analytic_order(monkeypatch
 
 
 def test_inner_samplers_are_samplers_named_as_the_space_file_allows(tiny) -> None:
-    from vtatune.networks.space import INNER_SAMPLERS
-    from vtatune.networks.tuner import LAYER_SAMPLERS
+    from vtatune.errors import UserError
+    from vtatune.networks.tuner import LayerSampler
+    from vtatune.search import samplers
     from vtatune.search.samplers import Sampler
 
-    assert tuple(LAYER_SAMPLERS) == INNER_SAMPLERS
+    assert samplers.layer_names()[:2] == ("xgb", "random")
+    assert all(issubclass(samplers.layer_class(n), LayerSampler) for n in ("xgb", "random"))
+    with pytest.raises(UserError, match="unknown inner sampler 'anneal'"):
+        samplers.layer_class("anneal")
+    # the family is open: one more is a registration away (an entry point of its group)
+    samplers.register_layer("again", "vtatune.networks.tuner", "RandomLayerSampler")
+    try:
+        assert samplers.layer_class("again").name == "random"
+        with pytest.raises(ValueError, match="already registered"):
+            samplers.register_layer("xgb", "vtatune.networks.tuner", "RandomLayerSampler")
+    finally:
+        samplers.LAYER_SAMPLERS.registry.pop("again", None)
     tuner = _tuner(tiny, budget=6)
     for s in tuner.units.values():
         assert isinstance(s.sampler, Sampler) and s.sampler.name == "random"

@@ -32,9 +32,12 @@ def core(tiny, tmp_path):
         left = [p for p in every if not taken(key_of(p)[0])]
         return left[:1]
 
+    class Points:  # only what propose and claim ask of an evaluator
+        smp, screen = make("grid", hw_space, 2, 0), Screen(hw_space)
+
+    Points.key_of, Points.unseen = staticmethod(key_of), staticmethod(unseen)
     progress = lp.Progress(total=8)
-    c = lp.StudyLoop(store, "s", store.register_owner(), 60.0, make("grid", hw_space, 2, 0),
-                     Screen(hw_space), progress, key_of, unseen)
+    c = lp.StudyLoop(store, "s", store.register_owner(), 60.0, Points(), progress)  # type: ignore[arg-type]
     c.every = [key_of(p)[0] for p in every]
     return c
 
@@ -65,19 +68,31 @@ def test_a_held_key_is_a_repeat_and_a_full_study_says_so(core) -> None:
     assert granted == [] and refused == set() and full
 
 
-def test_callbacks_run_only_for_a_trial_this_process_stored(core) -> None:
+def test_callbacks_run_in_order_and_stop_at_a_trial_another_process_stored(core) -> None:
+    from vtatune.search.samplers import Observation
+
     (key, params, _), = core.propose(1, lambda key: False)
     (slot, _), = core.claim([(key, params, None)], 8)[0]
     calls = []
-    core.on_progress = lambda p: calls.append(("progress", p.done))
+    stored = iter([False, True])
 
-    def account():
-        core.progress.done += 1
-        calls.append(("account", core.progress.done))
+    class Store(lp.Callback):
+        def trial(self, loop, outcome):
+            calls.append("store")
+            return next(stored)
 
-    assert not core.finish(slot, False, params, None, account)  # another process stored it
-    assert calls == [] and core.mine == 0
-    from vtatune.search.samplers import Observation
+    class Count(lp.Callback):
+        def trial(self, loop, outcome):
+            calls.append("count")
 
-    assert core.finish(slot, True, params, Observation((1.0, 2.0), 0.0, "ok"), account)
-    assert calls == [("account", 1), ("progress", 1)] and core.mine == 1
+    core.callbacks = [Store(), lp.TellSampler(), Count()]
+    told = []
+    core.smp.tell = lambda p, obs: told.append(p)
+    rec = type("Rec", (), {"status": "ok"})()
+    out = lp.Outcome(slot.number, key, params, rec, Observation((1.0, 2.0), 0.0, "ok"),
+                     slot=slot)
+    assert not core.finish(out)  # another process stored it: nothing after the store
+    assert calls == ["store"] and told == [] and slot.number not in core.told
+    assert core.finish(out)
+    assert calls == ["store", "store", "count"] and told == [params]
+    assert slot.number in core.told

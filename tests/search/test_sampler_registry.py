@@ -70,7 +70,7 @@ def test_a_registered_sampler_is_made_by_name_and_listed() -> None:
         with pytest.raises(ValueError, match="already registered"):
             samplers.register("xgb", __name__, "_First")
     finally:
-        samplers._registry.pop("first", None)
+        samplers.SAMPLERS.registry.pop("first", None)
 
 
 def test_unknown_and_non_sampler_names() -> None:
@@ -81,12 +81,12 @@ def test_unknown_and_non_sampler_names() -> None:
         with pytest.raises(TypeError, match="not a Sampler subclass"):
             samplers.require("not-one")
     finally:
-        samplers._registry.pop("not-one", None)
+        samplers.SAMPLERS.registry.pop("not-one", None)
 
 
 def test_an_install_without_the_entry_points_says_to_reinstall(monkeypatch) -> None:
-    monkeypatch.setattr(samplers, "_registry", {})
-    monkeypatch.setattr(samplers, "_discovered", True)
+    monkeypatch.setattr(samplers.SAMPLERS, "registry", {})
+    monkeypatch.setattr(samplers.SAMPLERS, "discovered", True)
     with pytest.raises(UserError, match=r"no samplers are registered .*reinstall"):
         samplers.require("xgb")
     assert "reinstall" in samplers.described()

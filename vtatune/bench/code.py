@@ -1,7 +1,9 @@
 """Size and repetition of the package's code, read from git (part of ``make bench``; alone:
 ``python -m vtatune.bench.code [BASE]``).
 
-Two figures, each at the base commit ``BASE`` (issue 24's starting point) and at ``HEAD``:
+Two figures, each at the base commit ``BASE`` (issue 24's starting point) and at ``HEAD``
+(and, ``bench_kinds``, issue 32's: lines, switches on a study's kind, network-named
+definitions outside ``vtatune/networks/``, at ``MERGE_BASE`` and ``HEAD``):
 
 - **lines**: every line of every ``*.py`` file under ``vtatune/`` as git stores it at that
   commit (``wc -l``: blank lines, comments and docstrings included);
@@ -17,6 +19,7 @@ Two figures, each at the base commit ``BASE`` (issue 24's starting point) and at
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -26,6 +29,13 @@ from pathlib import Path
 
 #: Issue 24's base commit: the package before benchmarks, loop and reports were unified.
 BASE = "b689de0"
+#: Issue 32's base commit: operator and network studies still twins (two loops, kind switches).
+MERGE_BASE = "ebd9cab"
+#: A switch on a study's kind by its name (kind compared with "network" or "operator").
+KIND_SWITCH = re.compile(r"""kind\s*[!=]=\s*["'](network|operator)["']""")
+#: A definition named after networks outside ``vtatune/networks/``: most are the network twin
+#: of an operator function (``network_report_data`` beside ``report_data``).
+NETWORK_DEF = re.compile(r"^\s*(def|class)\s+\w*[Nn]etwork\w*", re.M)
 #: Lines in a window: a repeat shorter than this is not counted.
 WINDOW = 6
 PACKAGE = "vtatune"
@@ -143,9 +153,40 @@ def bench_code(root: Path | None = None, base: str = BASE) -> list[tuple[str, st
     ]
 
 
+def kind_figures(files: Mapping[str, str]) -> tuple[int, int]:
+    """(switches on a study's kind by name, network-named definitions outside
+    ``vtatune/networks/``) in ``files``."""
+    switches = sum(len(KIND_SWITCH.findall(text)) for text in files.values())
+    defs = sum(len(NETWORK_DEF.findall(text)) for path, text in files.items()
+               if not path.startswith(f"{PACKAGE}/networks/"))
+    return switches, defs
+
+
+def bench_kinds(root: Path | None = None, base: str = MERGE_BASE) -> list[tuple[str, str]]:
+    """Issue 32's figures, ``base`` vs ``HEAD``: lines, kind switches, network-named
+    definitions."""
+    from vtatune.paths import project_root
+
+    root = root or project_root()
+    try:
+        head = _git(root, "rev-parse", "--short", "HEAD").decode().strip()
+        before, after = package_files(root, base), package_files(root, "HEAD")
+    except (OSError, subprocess.CalledProcessError):
+        return [(f"study kinds at {base} -> HEAD", "not measured (needs a git checkout "
+                 "holding both commits)")]
+    what = f"`{PACKAGE}/` at {base} (issue 32's base) -> HEAD ({head})"
+    (s0, d0), (s1, d1) = kind_figures(before), kind_figures(after)
+    n0, n1 = count_lines(before), count_lines(after)
+    return [(f"lines of Python in {what}", f"{n0:,} -> {n1:,} ({n1 - n0:+,})"),
+            (f"switches on a study's kind by name (kind compared with a kind's name) in {what}",
+             f"{s0} -> {s1}"),
+            (f"network-named definitions outside `{PACKAGE}/networks/` in {what}",
+             f"{d0} -> {d1}")]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    for a, b in bench_code(base=args[0] if args else BASE):
+    for a, b in bench_code(base=args[0] if args else BASE) + bench_kinds():
         print(f"| {a} | {b} |")
 
 

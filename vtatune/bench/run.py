@@ -175,9 +175,9 @@ OPTIONAL = ("zoo-speed", "multi-speed", "zoo-quality")
 def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     """The table; ``quick`` cuts every part short except those named in ``also``."""
     t0 = time.perf_counter()
-    from vtatune.bench.code import bench_code
+    from vtatune.bench.code import bench_code, bench_kinds
 
-    rows = bench_code() + bench_compile(quick)
+    rows = bench_code() + bench_kinds() + bench_compile(quick)
     from vtatune.bench.area import bench_area
     from vtatune.bench.networks import bench_network_quality, bench_network_speed
     from vtatune.bench.runtime import bench_simulator

@@ -38,21 +38,15 @@ def export(study: str = typer.Argument(..., help="Study name (see `vtatune studi
     """
     from vtatune.escaping import shell_command
     from vtatune.export.autotvm import summary
-    from vtatune.export.bundle import (
-        pick_design,
-        pick_trial,
-        weighted,
-        write_bundle,
-        write_network_bundle,
-    )
+    from vtatune.export.bundle import weighted
 
     t0 = time.perf_counter()
     loaded = open_study(study, db)
     info, trials, net = loaded.info, list(loaded.trials), loaded.kind == "network"
-    chosen = (pick_design if net else pick_trial)(info, trials, pick)  # bad picks fail here
+    chosen = loaded.of.pick(info, trials, pick)  # bad picks fail here
     folder = out if out is not None else default_out(info.name, f"export-trial{chosen.number}")
-    write = write_network_bundle if net else write_bundle
-    res = write_files(lambda: write(info, trials, pick, folder, loaded.display_url), folder)
+    res = write_files(lambda: loaded.of.write_bundle(info, trials, pick, folder,
+                                                     loaded.display_url), folder)
     elapsed = time.perf_counter() - t0
     if json_:
         console.print_json({

@@ -1,7 +1,6 @@
-"""The network half of ``vtatune search``: one accelerator for every layer of a network
-(``cli/search.py`` dispatches here for ``resnet18`` or a space file with a ``[network]``
-table). Reading a network study (show, report, compare, export) is the commands' own, on the
-one study model (``reports.study``)."""
+"""What ``vtatune search`` prints of a network study (``cli/search.py`` runs every search
+through ``studies.SearchJob``). Reading a network study (show, report, compare, export) is the
+commands' own, on the one study model (``reports.study``)."""
 
 from __future__ import annotations
 
@@ -11,93 +10,6 @@ from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import ms_of
 from vtatune.statuses import Status
-
-
-def search_network(path: str | list[str], *, weights: str | None = None,
-                   layer: str | None, shape: str | None, hw: str | None, board: str | None,
-                   trials: int, sampler: str | None, objective: str | None,
-                   study: str | None, db: str | None, workers: int,
-                   seed: int | None, timeout: float, warm_start: bool,
-                   layer_trials: int | None, inner_sampler: str | None, json_: bool,
-                   latency: str | None = None, passes: str | None = None,
-                   stock_vta: bool = False) -> None:
-    """Validate the options (``studies.network_search``), run the network study of the space
-    file ``path`` (or of the networks ``path`` lists, weighted by ``weights``: one accelerator
-    for all), print its front (or JSON)."""
-    import os
-
-    from vtatune import studies
-
-    job = studies.network_search(path, weights=weights, layer=layer, shape=shape, hw=hw,
-                                 board=board, trials=trials, sampler=sampler, objective=objective,
-                                 study=study, workers=workers, seed=seed, timeout=timeout,
-                                 layer_trials=layer_trials, inner_sampler=inner_sampler,
-                                 latency=latency, passes=passes,
-                                 stock_vta=stock_vta)
-    from vtatune.networks.runner import check_study
-
-    # an unreachable database or a study made for something else fails here, before any
-    # progress output
-    check_study(job.space, job.study, db)
-    run = _run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout, warm_start,
-               quiet=json_)
-    _report(run.result, job.space, json_, db)
-    if run.mirror_error:
-        console.error(f"warning: the Optuna dashboard copy of the study was not updated "
-                      f"({run.mirror_error}); the results are stored")
-
-
-def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
-         timeout: float, warm_start: bool, quiet: bool) -> Any:
-    import typer
-
-    from vtatune import formats, studies
-    from vtatune.networks import runner
-
-    sp, sampler, name = job.space, job.sampler, job.study
-
-    plural = "s" if workers != 1 else ""
-    header = (f"search {name}: network {sp.network.name} "
-              f"({formats.counted(len(sp.network.layers), 'layer')}), up to "
-              f"{formats.counted(trials, 'design')} of "
-              f"{formats.counted(sp.inner.trials, 'layer evaluation')}, sampler {sampler} "
-              f"(inner {sp.inner.sampler}), {sp.objective}, {sp.board}, {workers} "
-              f"worker{plural}; db {_display_url(db)}")
-    with console.Progress(name, trials, header=header, quiet=quiet,
-                          waiting=f"starting {workers} worker{plural} (TVM loads, first "
-                                  "compiles)") as bar:
-
-        def on_progress(p: runner.Progress) -> None:
-            best = "-" if p.best_cycles is None else (
-                f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
-            front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
-            screened = sum(p.screened.values())
-            bar.update(p.done, f"best {best}{front}, {p.rate:.1f} layer evals/s, from store "
-                               f"{p.cached}" + (f", {screened} designs screened"
-                                                if screened else ""))
-
-        try:
-            run = studies.run_network(job, trials=trials, db=db, workers=workers, seed=seed,
-                                      timeout=timeout, warm_start=warm_start,
-                                      on_progress=on_progress)
-        except KeyboardInterrupt:
-            console.error(f"interrupted: finished designs and layer results are stored; rerun "
-                          f"with --study {name} to continue")
-            raise typer.Exit(130) from None
-    return run
-
-
-def _display_url(db: str | None) -> str:
-    """``--db`` as a progress header shows it: normalized, any password hidden."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    from vtatune.store import normalize_url
-
-    try:
-        return make_url(normalize_url(db)).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):  # a URL SQLAlchemy cannot parse: show none of it
-        return "(database)"
 
 
 def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:

@@ -105,36 +105,27 @@ def search(
     """
     from vtatune import studies
 
-    workloads = workloads or []
-    network = studies.search_target(workloads, weights, space, {
-        "--layer-trials": layer_trials, "--inner-sampler": inner_sampler})
-    if network is not None:
-        from vtatune.cli.network import search_network
-
-        search_network(network, weights=weights, layer=layer, shape=shape, hw=hw,
-                       board=board, trials=trials, sampler=sampler, objective=objective,
-                       study=study, db=db, workers=workers, seed=seed, timeout=timeout,
-                       warm_start=warm_start, layer_trials=layer_trials,
-                       inner_sampler=inner_sampler, latency=latency, passes=passes,
-                       stock_vta=stock_vta, json_=json_)
-        return
-    workload = workloads[0] if workloads else None
-    job = studies.operator_search(workload, layer=layer, shape=shape, space=space, hw=hw,
-                                  board=board, trials=trials, sampler=sampler,
-                                  objective=objective, study=study, workers=workers,
-                                  timeout=timeout, latency=latency, passes=passes,
-                                  stock_vta=stock_vta)
-    sp, sampler, name = job.space, job.sampler, job.study
+    job = studies.plan_search(workloads or None, weights=weights, space=space, layer=layer,
+                              shape=shape, hw=hw, board=board, trials=trials, sampler=sampler,
+                              objective=objective, study=study, workers=workers, seed=seed,
+                              timeout=timeout, latency=latency, passes=passes,
+                              layer_trials=layer_trials, inner_sampler=inner_sampler,
+                              stock_vta=stock_vta)
     _start_workers_server()
-    studies.refuse_memory_db(db)
-    from vtatune.search.runner import check_study
-
     # an unreachable database or a study made for something else fails here, before any
     # progress output
-    check_study(sp, name, db)
-    result = _run(sp, sampler, trials, name, db, workers or os.cpu_count() or 1, seed, timeout,
-                  warm_start, quiet=json_)
-    _report(result, json_, db, exportable=sp.passes is None)
+    job.check(db)
+    result = _run(job, trials, db, workers or os.cpu_count() or 1, seed, timeout, warm_start,
+                  quiet=json_)
+    if job.network:
+        from vtatune.cli.network import _report as report_network
+
+        report_network(result, job.space, json_, db)
+        if result.mirror_error:
+            console.error(f"warning: the Optuna dashboard copy of the study was not updated "
+                          f"({result.mirror_error}); the results are stored")
+    else:
+        _report(result, json_, db, exportable=job.space.passes is None)
 
 
 def _start_workers_server() -> None:
@@ -148,45 +139,61 @@ def _start_workers_server() -> None:
     boot()
 
 
-def _run(sp: Any, sampler: str, trials: int, name: str, db: str | None, workers: int,
-         seed: int | None, timeout: float, warm_start: bool, quiet: bool) -> Any:
-    from vtatune import formats
+def _run(job: Any, trials: int, db: str | None, workers: int, seed: int | None,
+         timeout: float, warm_start: bool, quiet: bool) -> Any:
     from vtatune.escaping import shell_word
-    from vtatune.hardware import boards
-    from vtatune.search import runner
     from vtatune.store import normalize_url
 
-    clock = boards.load(sp.board).clock_mhz
-    header = (f"search {name}: up to {formats.counted(trials, 'trial')}, sampler {sampler}, "
-              f"{sp.objective}, "
-              f"{sp.board}, {workers} worker{'s' if workers != 1 else ''}; "
-              f"db {_hide_password(normalize_url(db))}")
-    with console.Progress(name, trials, header=header, quiet=quiet,
+    header = job.describe(trials, workers, _hide_password(normalize_url(db)))
+    with console.Progress(job.study, trials, header=header, quiet=quiet,
                           waiting=f"starting {workers} worker"
                                   f"{'s' if workers != 1 else ''} (TVM loads, first compiles)"
                           ) as bar:
-
-        def on_progress(p: runner.Progress) -> None:
-            if sp.latency == "accelerator" or p.best_seconds is None:
-                best = "-" if p.best_cycles is None else (
-                    f"{formats.cycles(p.best_cycles)} cycles "
-                    f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
-            else:  # the study's latency: end to end per call, as its tables
-                best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
-            front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
-            screened = sum(p.screened.values())
-            bar.update(p.done, f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
-                               f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
-                               + (f", {screened} designs screened" if screened else ""))
-
+        line = _network_line if job.network else _operator_line(job.space)
         try:
-            return runner.run(sp, sampler=sampler, trials=trials, study=name, db=db,
-                              workers=workers, seed=seed, timeout=timeout,
-                              warm_start=warm_start, on_progress=on_progress)
+            return job.run(trials=trials, db=db, workers=workers, seed=seed, timeout=timeout,
+                           warm_start=warm_start,
+                           on_progress=lambda p: bar.update(p.done, line(job.space, p)))
         except KeyboardInterrupt:
-            console.error("interrupted: finished trials are stored; rerun with --study "
-                          f"{shell_word(name)} to continue")
+            what = "designs and layer results" if job.network else "trials"
+            console.error(f"interrupted: finished {what} are stored; rerun with --study "
+                          f"{shell_word(job.study)} to continue")
             raise typer.Exit(130) from None
+
+
+def _operator_line(sp: Any) -> Any:
+    """The progress line of an operator search."""
+    from vtatune import formats
+    from vtatune.hardware import boards
+
+    clock = boards.load(sp.board).clock_mhz
+
+    def line(sp: Any, p: Any) -> str:
+        if sp.latency == "accelerator" or p.best_seconds is None:
+            best = "-" if p.best_cycles is None else (
+                f"{formats.cycles(p.best_cycles)} cycles "
+                f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
+        else:  # the study's latency: end to end per call, as its tables
+            best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
+        front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+        screened = sum(p.screened.values())
+        return (f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
+                f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
+                + (f", {screened} designs screened" if screened else ""))
+
+    return line
+
+
+def _network_line(sp: Any, p: Any) -> str:
+    """The progress line of a network search (its rate counts layer evaluations)."""
+    from vtatune import formats
+
+    best = "-" if p.best_cycles is None else (
+        f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
+    front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+    screened = sum(p.screened.values())
+    return (f"best {best}{front}, {p.rate:.1f} layer evals/s, from store {p.cached}"
+            + (f", {screened} designs screened" if screened else ""))
 
 
 def _hide_password(url: str) -> str:
@@ -216,7 +223,8 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
             "new_trials": result.new_trials, "evaluated": result.evaluated,
             "cached": result.cached, "repeats": result.repeats,
             "feasible": data["feasible"],
-            "best_cycles": data["best_cycles"], "elapsed_s": round(result.elapsed_s, 2),
+            "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
+            "elapsed_s": round(result.elapsed_s, 2),
             "statuses": data["statuses"], "objective": data["objective"],
             "latency": data["latency"],
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",

@@ -10,7 +10,6 @@ import typer
 from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, ms_of, valid_text
-from vtatune.search.summary import summarize
 from vtatune.statuses import Status
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ def show(study: str = typer.Argument(..., help="Study name (see `vtatune studies
 def show_operator(study: Study, json_: bool) -> None:
     """An operator study: counts, then its front (or its fastest trials)."""
     info = study.info
-    data = summarize(info, study.operator_trials)
+    data = study.summary()
     if json_:
         console.print_json(data)
         return
@@ -69,11 +68,10 @@ def show_network(study: Study, json_: bool) -> None:
     """A network study: counts, then every front design with its per-layer breakdown."""
     from vtatune.cli.report import host_ops_json
     from vtatune.escaping import terminal
-    from vtatune.networks.summary import summarize
     from vtatune.reports.data import WEIGHTED_SUM, host_ops_text
 
     info, host_ops, members = study.info, study.host_ops, study.networks
-    data = summarize(info, study.designs)
+    data = study.summary()
     if json_:
         if members:  # several networks: each network's host operators, the objective named
             data = {**data, "objective_latency": WEIGHTED_SUM, "networks": [

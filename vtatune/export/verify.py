@@ -312,46 +312,50 @@ def _schedule(raw: bytes, state: dict[str, Any]) -> str:
     return f"{sig}: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + f"; {cycles:,} cycles"
 
 
-def _program(raw: bytes, state: dict[str, Any]) -> str:
+def _program(raw: bytes, part: dict[str, Any]) -> str:
+    """A program file read and checked: the bundle's (``part`` its state) or one layer
+    shape's of a network bundle (``part`` the shape's, with ``hw`` and ``file``)."""
     from vtatune.program.program import Program
 
     try:
-        program = Program.from_bytes(state["hw"], raw)
+        program = Program.from_bytes(part["hw"], raw)
     except (ValueError, IndexError, struct.error, UnicodeDecodeError) as exc:
-        raise _Failed(f"corrupt {PROGRAM} ({type(exc).__name__}: {exc})") from None
+        raise _Failed(f"corrupt {part.get('file', PROGRAM)} ({type(exc).__name__}: "
+                      f"{exc})") from None
     problems = program.check()
     if problems:
         raise _Failed("; ".join(problems[:3]))
-    state["program"] = program
+    part["program"] = program
     return (f"{len(program.insns):,} instructions, {program.uops.size:,} micro-ops, "
             f"{len(raw):,} bytes")
 
 
-def _rebuild(raw: bytes, board: Any, state: dict[str, Any]) -> str:
-    from vtatune.export.bundle import build, same_program
-
-    differs = same_program(raw, build(state["workload"], state["hw"], state["knobs"], board,
-                                      state["shift"]))
+def _rebuild(raw: bytes, board: Any, part: dict[str, Any]) -> str:
+    differs = same_program(raw, build(part["workload"], part["hw"], part["knobs"], board,
+                                      part["shift"]))
     if differs:
-        raise _Failed(f"the rebuilt program differs from {PROGRAM} ({differs})")
+        raise _Failed(f"the rebuilt program differs from {part.get('file', PROGRAM)} "
+                      f"({differs})")
     return f"recompiled program is byte-identical ({len(raw):,} bytes)"
 
 
-def _cycles(board: Any, exported: str, state: dict[str, Any]) -> str:
+def _cycles(board: Any, exported: str, part: dict[str, Any]) -> str:
     from vtatune.simulator import simulate
 
-    timing = simulate(state["program"], board)
+    timing = simulate(part["program"], board)
+    part["timed"] = timing.cycles
+    layers = ", ".join(f"{n} x{c}" for n, c in part.get("layers", ()))
+    at = f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms)"
     if board.name != exported:
-        raise _Note(f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms); "
-                    f"not compared with the {state['cycles']:,} exported for {exported}")
-    if timing.cycles != state["cycles"]:
+        raise _Note(f"{at}; not compared with the {part['cycles']:,} exported for {exported}")
+    if timing.cycles != part["cycles"]:
         raise _Failed(f"{timing.cycles:,} cycles on {board.name}, the bundle says "
-                      f"{state['cycles']:,}")
-    return f"{timing.cycles:,} cycles on {board.name} ({timing.seconds * 1e3:.4g} ms), as exported"
+                      f"{part['cycles']:,}")
+    return f"{at}, as exported" + (f" ({layers})" if layers else "")
 
 
-def _functional(state: dict[str, Any]) -> str:
-    size = bit_exact(state["program"], state["workload"], state["shift"])
+def _functional(part: dict[str, Any]) -> str:
+    size = bit_exact(part["program"], part["workload"], part["shift"])
     return f"bit-exact vs numpy on random int8 inputs (seed {CHECK_SEED}, {size:,} outputs)"
 
 
@@ -533,15 +537,16 @@ def verify_network_bundle(folder: Path, board: str | None = None, functional: bo
     run("checksums", (), state, lambda: _checksums(raw, unreadable, manifest))
     run("vta_config", (), state, lambda: _vta_config(folder, state))
     run("schedule", ("hw", SCHEDULE), {**state, **raw}, lambda: _network_schedule(raw, state))
-    for path, unit in state.get("units", {}).items():
+    for path, unit in state.get("units", {}).items():  # the operator checks, per shape
         tag = Path(path).stem
-        run(f"program {tag}", ("hw",), state, lambda u=unit, p=path: _unit_program(
-            raw.get(p, b""), state["hw"], u))
-        run(f"rebuild {tag}", ("program",), unit, lambda u=unit, p=path: _unit_rebuild(
-            raw[p], state["hw"], brd, u))
-        run(f"cycles {tag}", ("program",), unit, lambda u=unit: _unit_cycles(brd, exported, u))
+        unit.update(hw=state["hw"], file=path)
+        run(f"program {tag}", ("hw",), state, lambda u=unit, p=path: _program(
+            raw.get(p, b""), u))
+        run(f"rebuild {tag}", ("program",), unit, lambda u=unit, p=path: _rebuild(
+            raw[p], brd, u))
+        run(f"cycles {tag}", ("program",), unit, lambda u=unit: _cycles(brd, exported, u))
         if functional:
-            run(f"functional {tag}", ("program",), unit, lambda u=unit: _unit_functional(u))
+            run(f"functional {tag}", ("program",), unit, lambda u=unit: _functional(u))
     if "units" in state:
         units = state["units"]
         needs = [u for u in units.values() if "timed" not in u]
@@ -712,50 +717,6 @@ def _members(raw: dict[str, bytes], state: dict[str, Any]) -> str:
                           f"{total:,}")
         out.append(f"{name} x{m['weight']:g}: {len(layers)} layers, {total:,} cycles")
     return "; ".join(out)
-
-
-def _unit_program(raw: bytes, hw: Any, unit: dict[str, Any]) -> str:
-    import struct
-
-    from vtatune.program.program import Program
-
-    try:
-        program = Program.from_bytes(hw, raw)
-    except (ValueError, IndexError, struct.error, UnicodeDecodeError) as exc:
-        raise _Failed(f"corrupt program ({type(exc).__name__}: {exc})") from None
-    problems = program.check()
-    if problems:
-        raise _Failed("; ".join(problems[:3]))
-    unit["program"] = program
-    return f"{len(program.insns):,} instructions, {program.uops.size:,} micro-ops"
-
-
-def _unit_rebuild(raw: bytes, hw: Any, board: Any, unit: dict[str, Any]) -> str:
-    differs = same_program(raw, build(unit["workload"], hw, unit["knobs"], board,
-                                      unit["shift"]))
-    if differs:
-        raise _Failed(f"the rebuilt program differs ({differs})")
-    return f"recompiled {unit['sig']}: byte-identical ({len(raw):,} bytes)"
-
-
-def _unit_cycles(board: Any, exported: str, unit: dict[str, Any]) -> str:
-    from vtatune.simulator import simulate
-
-    timing = simulate(unit["program"], board)
-    unit["timed"] = timing.cycles
-    if board.name != exported:
-        raise _Note(f"{timing.cycles:,} cycles on {board.name}; not compared with the "
-                    f"{unit['cycles']:,} exported for {exported}")
-    if timing.cycles != unit["cycles"]:
-        raise _Failed(f"{timing.cycles:,} cycles on {board.name}, the bundle says "
-                      f"{unit['cycles']:,}")
-    layers = ", ".join(f"{n} x{c}" for n, c in unit["layers"])
-    return f"{timing.cycles:,} cycles on {board.name}, as exported ({layers})"
-
-
-def _unit_functional(unit: dict[str, Any]) -> str:
-    size = bit_exact(unit["program"], unit["workload"], unit["shift"])
-    return f"bit-exact vs numpy ({size:,} outputs, seed {CHECK_SEED})"
 
 
 def _network_cycles(state: dict[str, Any]) -> int:

@@ -28,6 +28,7 @@ from vtatune.models import rules
 from vtatune.models.graph import MAX_BATCH, ModelGraph, load
 from vtatune.networks.network import NAME_PATTERN, Layer, Network
 from vtatune.workloads.base import Workload
+from vtatune.workloads.registry import shape_text  # noqa: F401 - its home was here
 
 QUANTIZE, DEQUANTIZE = "QuantizeLinear", "DequantizeLinear"
 #: Longest layer or network name (``networks.network.NAME_PATTERN``).
@@ -106,12 +107,6 @@ class ImportedModel:
                 "macs": sum(la.count * la.workload.macs for la in self.layers),
                 "host_ops": [h.describe() for h in self.host_ops],
                 "folded": [{"op": op, "count": n} for op, n in self.folded]}
-
-
-def shape_text(wl: Workload) -> str:
-    """The workload's shape as ``--shape`` takes it (its ``SHAPE`` fields, in order)."""
-    fields = [f.lower() for f in wl.SHAPE.split(",")]
-    return ",".join(str(getattr(wl, f)) for f in fields)
 
 
 def import_model(path: str | Path, *, batch: int | None = None, name: str | None = None

@@ -38,9 +38,10 @@ import numpy as np
 from vtatune.compiler.compile import program_hw
 from vtatune.hardware.config import BUFFER_KEYS
 from vtatune.schedules.knobs import REDUCTION, SPATIAL
+from vtatune.search import cost_model as cost_models
+from vtatune.search.cost_model.base import CostModel, TrainingSet
 from vtatune.search.cost_model.features import Featurizer, HwInfo, Point
 from vtatune.search.cost_model.read_memo import ReadMemo
-from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.space import U_PREFIX
 
 if TYPE_CHECKING:
@@ -482,23 +483,30 @@ class NetworkCostModel:
     """Learns log2(latency / compute bound) of layer candidates across units and designs, and
     P(feasible); ranks a unit's candidates on one design (see the module docstring)."""
 
-    def __init__(self, features: NetworkFeatures, seed: int | None = None):
+    def __init__(self, features: NetworkFeatures, seed: int | None = None,
+                 cost_model: str = "xgb"):
         self.features = features
         self.rng = np.random.default_rng(seed)
-        self.model = XGBCostModel("reg", infeasible_penalty=INFEASIBLE_PENALTY)
-        self._rows: list[np.ndarray] = []
-        self._ok: list[bool] = []
-        self._y: list[float] = []
+        # feature rows, feasible, log2(latency / compute bound): a ``CostModel`` by name
+        self.train = TrainingSet(cost_models.make(cost_model, "reg",
+                                                  infeasible_penalty=INFEASIBLE_PENALTY))
         self._keys: set[tuple[str, Hashable]] = set()
         self._measured: dict[Hashable, float] = {}  # program -> log2(latency / bound)
         #: the same by (unit, ``_program_part``): sorted knobs -> log2(latency / bound)
         self._measured_by: dict[Hashable, dict[Hashable, float]] = {}
-        self.version = 0  # increases with every fit
-        self._fitted_at = 0
+
+    @property
+    def model(self) -> CostModel:
+        return self.train.model
+
+    @property
+    def version(self) -> int:
+        """Fits so far (a ranking is redone when it changes)."""
+        return self.train.version
 
     @property
     def observations(self) -> int:
-        return len(self._rows)
+        return len(self.train)
 
     @property
     def ready(self) -> bool:
@@ -511,12 +519,10 @@ class NetworkCostModel:
         if (sig, point.key) in self._keys or not point.valid:
             return
         self._keys.add((sig, point.key))
-        self._rows.append(self.features.matrix(sig, [point])[0])
         ok = latency_s is not None and latency_s > 0 and math.isfinite(latency_s)
-        self._ok.append(ok)
         y = math.log2(latency_s * clock_hz) - self.features.log2_bound(sig, point) if ok \
             else math.nan
-        self._y.append(y)
+        self.train.add(self.features.matrix(sig, [point])[0], ok, y)
         if ok:
             program = program_of(sig, point)
             self._measured[program] = y
@@ -524,16 +530,11 @@ class NetworkCostModel:
 
     def stale(self, every: int) -> bool:
         """Worth refitting: ``every`` new observations (or 10% more) since the last fit."""
-        new = len(self._rows) - self._fitted_at
-        return sum(self._ok) >= MIN_FEASIBLE and new >= max(every, self._fitted_at // 10)
+        t = self.train
+        return sum(t.feasible) >= MIN_FEASIBLE and t.new >= max(every, t.fitted_at // 10)
 
     def fit(self) -> None:
-        x = np.vstack(self._rows)
-        ok = np.asarray(self._ok, dtype=bool)
-        seed = int(self.rng.integers(2**31))
-        self.model.fit(x, np.asarray(self._y), ok, seed=seed)
-        self._fitted_at = len(self._rows)
-        self.version += 1
+        self.train.fit(np.vstack(self.train.items), self.rng)
 
     def rank(self, sig: str, points: Sequence[Point] | CandidatePool
              ) -> list[Point] | CandidatePool:

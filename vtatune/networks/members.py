@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -124,11 +124,13 @@ def load_members(refs: Sequence[str], weights: Sequence[float] | None = None, *,
                  objective: str | None = None, inner_trials: int | None = None,
                  inner_sampler: str | None = None, stock_vta: bool | None = None,
                  sections: dict[str, Any] | None = None, source: str = "",
-                 name: str | None = None) -> NetworkSpace:
-    """The space of one accelerator for the networks ``refs`` (names, network files, ONNX
-    models) weighted by ``weights`` (1 each when None); ``sections``: a set file's hardware
-    space and ``[inner]`` (see the module docstring). One network gives its own space,
-    exactly as ``vtatune search NETWORK`` searches it."""
+                 name: str | None = None,
+                 read: Callable[..., NetworkSpace] | None = None) -> NetworkSpace:
+    """The space of one accelerator for the networks ``refs`` (names, network files; ONNX
+    models with ``models.sets``' reader) weighted by ``weights`` (1 each when None);
+    ``sections``: a set file's hardware space and ``[inner]`` (see the module docstring);
+    ``read``: a member's space from its reference (default ``read_member``). One network
+    gives its own space, exactly as ``vtatune search NETWORK`` searches it."""
     if not refs:
         raise UserError("no network given")
     if len(refs) > MAX_MEMBERS:
@@ -149,7 +151,7 @@ def load_members(refs: Sequence[str], weights: Sequence[float] | None = None, *,
     inner_raw = sections.get("inner")
     opts = dict(hw=hw, board=board_opt, objective=objective, inner_trials=inner_trials,
                 inner_sampler=inner_sampler, stock_vta=stock_vta)
-    spaces = [_one(r, **opts) for r in refs]
+    spaces = [(read or read_member)(r, **opts) for r in refs]
     if len(spaces) == 1 and not sections:
         return spaces[0]
     problems = []
@@ -206,10 +208,10 @@ def load_members(refs: Sequence[str], weights: Sequence[float] | None = None, *,
 
 def load_set(path: str | Path, *, hw: str | None = None, board: str | None = None,
              objective: str | None = None, inner_trials: int | None = None,
-             inner_sampler: str | None = None, stock_vta: bool | None = None
-             ) -> NetworkSpace:
+             inner_sampler: str | None = None, stock_vta: bool | None = None,
+             read: Callable[..., NetworkSpace] | None = None) -> NetworkSpace:
     """Read and validate a network-set file (the module docstring); ``ConfigError``
-    listing every problem of the file."""
+    listing every problem of the file. ``read``: as ``load_members``'."""
     p = Path(path)
     raw = read_toml(p, "network-set file")
     problems = [f"unknown section [{_show(k)}] (known: {', '.join(SET_SECTIONS)})"
@@ -275,7 +277,8 @@ def load_set(path: str | Path, *, hw: str | None = None, board: str | None = Non
     name = study.get("name") or p.stem
     return load_members(refs, weights, hw=hw, board=board, objective=objective,
                         inner_trials=inner_trials, inner_sampler=inner_sampler,
-                        stock_vta=stock_vta, sections=sections, source=str(p), name=name)
+                        stock_vta=stock_vta, sections=sections, source=str(p), name=name,
+                        read=read)
 
 
 def _relative(ref: str, set_file: Path) -> str:
@@ -286,13 +289,11 @@ def _relative(ref: str, set_file: Path) -> str:
     return ref
 
 
-def _one(ref: str, **opts: Any) -> NetworkSpace:
-    """One member's own space: an ONNX model's or a network space file's."""
-    from vtatune.models.space import is_model_path, network_space
+def read_member(ref: str, **opts: Any) -> NetworkSpace:
+    """One member's own space: a network's (a name or a network space file). ONNX models are
+    read a layer up (``models.sets.read_member``, which falls back on this)."""
     from vtatune.networks import space as nspace
 
-    if is_model_path(ref):
-        return network_space(ref, **opts)[0]
     p = resolve(ref)
     if not _is(p.is_file, p):
         raise UserError(f"{_show(ref, 80)} is not a network, a network file or an ONNX "
@@ -319,8 +320,8 @@ def _hw_differences(a: NetworkSpace, b: NetworkSpace) -> list[str]:
 
 def _hw_space(sections: dict[str, Any], lead: Any, source: str, **opts: Any) -> Any:
     """The set file's hardware space, validated as a search space of one of the layers."""
-    from vtatune.models.importer import shape_text
     from vtatune.search import space as spaces
+    from vtatune.workloads.registry import shape_text
 
     raw = {k: v for k, v in sections.items() if k in (*HW_SECTIONS, "study")}
     raw["workload"] = {"kind": lead.workload.kind, "shape": shape_text(lead.workload)}

@@ -1,4 +1,5 @@
-"""The network search loop: a trial is one hardware design with every layer's schedule tuned.
+"""The network study kind: a trial is one hardware design with every layer's schedule tuned
+(``DesignEvaluator``, run by the study loop ``search.loop.run``).
 
 Per design (the outer sampler -- any ``--sampler`` -- proposes hardware parameters):
 
@@ -37,9 +38,7 @@ stored, so a rerun of a killed search continues where it stopped.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
@@ -50,12 +49,15 @@ from vtatune.search.loop import (
     HEARTBEAT_S,
     MAX_ENUMERATE,
     MAX_RANDOM_DRAWS,
-    REFRESH_S,
+    Callback,
+    Evaluator,
+    Job,
+    Outcome,
     Progress,
     SearchResult,
     StudyLoop,
-    ownership,
 )
+from vtatune.search.loop import run as loop_run
 from vtatune.search.pareto import pareto_front
 from vtatune.search.samplers import Observation, Params, make
 from vtatune.statuses import Status
@@ -64,6 +66,7 @@ from vtatune.store.records import CandidateRecord, NetworkEval, NetworkTrialReco
 if TYPE_CHECKING:
     from vtatune.hardware.boards import Board
     from vtatune.hardware.config import HwConfig
+    from vtatune.search.space import Candidate
     from vtatune.store import Store
     from vtatune.store.identity import EvalContext
 
@@ -73,20 +76,6 @@ MAX_ACTIVE = 2
 REFIT_EVERY = 32
 #: Stored results per layer shape a warm start learns from (the most recent).
 WARM_START_LIMIT = 5000
-
-
-@dataclass
-class _Design:
-    slot: Slot
-    number: int
-    params: Params
-    hw: HwConfig
-    area_mm2: float
-    resources: dict[str, Any]
-    tuner: DesignTuner
-    seq: int = 0
-    evaluated: int = 0
-    cached: int = 0
 
 
 def study_workload(space: NetworkSpace) -> str:
@@ -132,107 +121,77 @@ def run(space: NetworkSpace, *, sampler: str, trials: int, study: str, db: str |
         heartbeat_s: float | None = None, grace_s: float | None = None
         ) -> SearchResult:
     """Run network study ``study`` until it holds ``trials`` designs, together with any other
-    process running it (see the module docstring). Raises ``UserError`` for bad input only.
-    ``heartbeat_s``/``grace_s``: as ``search.runner.run``'s (its defaults when None)."""
-    from vtatune.hardware import boards
-    from vtatune.search.workers import WorkerPool
-    from vtatune.store import Store
-
-    store = Store(db)
-    board = boards.load(space.board)
-    with ownership(store, HEARTBEAT_S if heartbeat_s is None else heartbeat_s) as owner:
-        loop = _Loop(space, store, board, sampler, study, seed, on_progress, owner,
-                     GRACE_S if grace_s is None else grace_s)
-        try:
-            loop.open(warm_start)
-            loop.progress.total = trials
-            with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                            timeout) as pool:
-                loop.drive(pool, trials)
-            loop.refresh()  # the designs the other processes finished meanwhile
-        finally:
-            loop.smp.close()
-    p = loop.progress
-    return SearchResult(
-        study=study, db=store.display_url, trials=p.done, new_trials=loop.core.mine,
-        evaluated=p.evaluated, cached=p.cached, repeats=p.repeats, feasible=p.feasible,
-        best_cycles=p.best_cycles, best_seconds=p.best_seconds,
-        elapsed_s=time.monotonic() - p.started, exhausted=loop.core.exhausted,
-        requested=trials, screened=loop.screen.describe(), space_size=loop.space_size,
-        space_passing=loop.space_passing)
+    process running it (``search.loop.run`` with a ``DesignEvaluator``; see the module
+    docstring). Raises ``UserError`` for bad input only. ``heartbeat_s``/``grace_s``: as
+    ``search.runner.run``'s (its defaults when None)."""
+    ev = DesignEvaluator(space, sampler, study, seed)
+    return loop_run(ev, trials=trials, study=study, db=db, workers=workers, timeout=timeout,
+                    warm_start=warm_start, on_progress=on_progress,
+                    heartbeat_s=HEARTBEAT_S if heartbeat_s is None else heartbeat_s,
+                    grace_s=GRACE_S if grace_s is None else grace_s)
 
 
-class _Loop:
-    """State of one run of a network study (``run`` drives it)."""
+class DesignEvaluator(Evaluator):
+    """A network study's trials: one hardware design each, every layer tuned
+    (``DesignTuner``) with its layer candidates served from the store or evaluated by the
+    workers, up to ``MAX_ACTIVE`` designs at a time; one cost model learns every layer
+    result (the ``LearnLayers`` callback)."""
 
-    def __init__(self, space: NetworkSpace, store: Store, board: Board, sampler: str,
-                 study: str, seed: int | None,
-                 on_progress: Callable[[Progress], None] | None, owner: str,
-                 grace_s: float):
-        self.owner, self.grace_s = owner, grace_s
-        self.space = space
-        self.store = store
-        self.board = board
-        self.sampler = sampler
-        self.study = study
-        self.seed = seed
-        self.on_progress = on_progress
+    batch = 1
+    max_active = MAX_ACTIVE
+
+    def __init__(self, space: NetworkSpace, sampler: str, study: str, seed: int | None):
+        from vtatune.hardware import boards
+        from vtatune.search.screen import Screen
         from vtatune.store.identity import context
 
+        self.space, self.sampler, self.study, self.seed = space, sampler, study, seed
+        self.board: Board = boards.load(space.board)
         # layer candidates are stored and served in the study's evaluation context, exactly
         # as a per-layer study on this board, constraints and models would
         self.ctx = context(space.board, space.hw_space.constraints)
+        self.context = self.ctx.key
         self.n_obj = 2 if space.objective == "area-latency" else 1
         self.features = NetworkFeatures(space)
         self.model = NetworkCostModel(self.features, seed)
         self.smp = make(sampler, space.hw_space, self.n_obj, seed)
-        from vtatune.search.screen import Screen
-
         self.screen = Screen(space.hw_space)
         self.space_size: int | None = None
         self.space_passing: int | None = None
         self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass
         self.rng = random.Random(seed)
-        self.progress = Progress(total=0)
-        self.core = StudyLoop(store, study, owner, grace_s, self.smp, self.screen,
-                              self.progress, self._key_of, self._unseen, on_progress)
         self.front: list[tuple[float, float, int]] = []  # (area, seconds, trial) of ok designs
-        self.seen: set[str] = set()  # hardware keys of the study's designs
-        self.active: list[_Design] = []
-        self.told: set[int] = set()  # numbers of the finished designs the samplers know
-        self.slots = 0  # designs the study has or will have (claimed slots)
-        self.last_refresh = 0.0
+        self.store: Store | None = None
 
-    # ---- opening: replay the study, warm-start the cost model -------------------------------
-    def open(self, warm_start: bool) -> None:
-        sp = self.space
-        self.store.create_or_load_study(self.study, study_workload(sp), sp.describe(),
-                                        self.sampler, sp.objective, sp.board, self.seed,
-                                        identity=study_identity(sp, self.ctx))
-        self.store.adopt_network_trials(self.study)
-        self._absorb(self.store.network_trials(self.study))
-        self.progress.resumed_from = self.progress.done
-        evals = self.store.network_evals(self.study)
+    # ---- opening: the study, its cost model warm-started ------------------------------------
+    def open(self, loop: StudyLoop, warm_start: bool) -> list[Outcome]:
+        sp, store = self.space, loop.store
+        self.store, self.progress = store, loop.progress
+        store.create_or_load_study(self.study, study_workload(sp), sp.describe(),
+                                   self.sampler, sp.objective, sp.board, self.seed,
+                                   identity=study_identity(sp, self.ctx))
+        store.adopt_network_trials(self.study)
+        own = self.stored(set())
+        evals = store.network_evals(self.study)
         mine = {e.candidate.key for e in evals}
         for e in evals:
-            self._observe(e.candidate)
+            self.observe(e.candidate)
         if warm_start:  # every stored result of the layers on this board and models
             from vtatune.search.runner import judged
 
             for u in sp.units:
                 unit_space = sp.unit_spaces[u.signature]
-                history = [r for r in self.store.history(u.signature, model=self.ctx.model_key)
+                history = [r for r in store.history(u.signature, model=self.ctx.model_key)
                            if r.key not in mine]
                 for stored in history[-WARM_START_LIMIT:]:
                     rec = judged(unit_space, stored)  # by this study's constraints
                     if rec is not None:
-                        self._observe(rec)
+                        self.observe(rec)
         if self.model.stale(1):
             self.model.fit()
-        self.progress.evaluated = self.progress.cached = 0
-        self.progress.started = time.monotonic()
+        return own
 
-    def _observe(self, rec: CandidateRecord) -> None:
+    def observe(self, rec: CandidateRecord) -> None:
         """Teach the cost model a stored layer candidate of one of the network's units."""
         from vtatune.hardware.config import HwConfig
         from vtatune.search.space import Candidate
@@ -249,276 +208,15 @@ class _Loop:
         latency = _latency(rec, self.board) if rec.feasible else None
         self.model.observe(rec.workload, point, latency, self.board.clock_hz)
 
-    def _absorb(self, trials: Sequence[NetworkTrialRecord]) -> list[int]:
-        """Finished designs stored by earlier runs or other processes: the outer sampler learns
-        them like its own; returns the numbers new to this run."""
-        params_names = set(self.space.hw_space.param_space())
-        new = []
-        for t in trials:
-            self.seen.add(t.hw_key)
-            if t.status == Status.RUNNING or t.number in self.told:
-                continue
-            self.told.add(t.number)
-            new.append(t.number)
-            if set(t.params) == params_names:
-                self.smp.tell(t.params, self._observation(t))
-            self._account(t)
-        return new
+    def callbacks(self) -> list[Callback]:
+        return [LearnLayers()]
 
-    def refresh(self) -> None:
-        """Learn the designs other processes finished (and their layers: the cost model)."""
-        self.last_refresh = time.monotonic()
-        mine = {d.number for d in self.active}
-        new = self._absorb([t for t in self.store.network_trials(self.study)
-                            if t.number not in mine])
-        if new:
-            for e in self.store.network_evals(self.study):
-                if e.number in new:
-                    self._observe(e.candidate)
-            self._report()
-
-    # ---- the loop -------------------------------------------------------------------------
-    def drive(self, pool: Any, trials: int) -> None:
-        inflight: dict[int, tuple[_Design, Request]] = {}
-        task = 0
-        last_check = 0.0
-        # designs of processes that died (an interrupted run of this one included) first,
-        # with the layer results they had
-        for slot in self.core.take_over(trials):
-            self._continue(slot)
-        self.slots = self.store.slot_counts(self.study)[0]
-        while True:
-            while pool.room > 0:  # each worker's next candidate waits in its pipe
-                got = self._next_request(trials)
-                if got is None:
-                    break
-                design, req = got
-                known = self.store.lookup(req.candidate.key, self.ctx.key)
-                if known is not None:
-                    self._result(design, req, known, cached=True)
-                    continue
-                inflight[task] = (design, req)
-                pool.submit(task, req.candidate)
-                task += 1
-            self._finish_done()
-            if not self.active and not inflight:
-                if self.slots < trials and not self.core.exhausted:
-                    continue
-                # nothing of ours to do: wait for the other processes' designs, taking over
-                # those whose process died
-                last_check = self.core.wait(last_check)
-                for slot in self.core.take_over(trials):
-                    self._continue(slot)
-                self.slots, running = self.store.slot_counts(self.study)
-                if not self.active and running == 0 and (
-                        self.slots >= trials or self.core.exhausted):
-                    return
-                self.refresh()
-                continue
-            for t, rec in pool.poll(0.05):
-                design, req = inflight.pop(t)
-                self._result(design, req, rec, cached=False)
-            if self.model.stale(REFIT_EVERY):
-                self.model.fit()
-
-    def _next_request(self, trials: int) -> tuple[_Design, Request] | None:
-        """A layer candidate of an active design, starting designs as needed."""
-        while True:
-            for d in self.active:
-                req = d.tuner.next()
-                if req is not None:
-                    return d, req
-            self._finish_done()
-            if (self.slots >= trials or len(self.active) >= MAX_ACTIVE
-                    or self.core.exhausted):
-                return None
-            self._start_design(trials)
-
-    def _result(self, design: _Design, req: Request, rec: CandidateRecord, cached: bool
-                ) -> None:
-        if not cached:
-            from vtatune.search.runner import stamp
-
-            rec = stamp(rec, self.ctx)
-            self.store.save(rec)
-        self.store.add_network_eval(self.study, design.number, design.seq, rec.key, cached,
-                                    context=rec.context)
-        design.seq += 1
-        if cached:
-            design.cached += 1
-            self.progress.cached += 1
-        else:
-            design.evaluated += 1
-            self.progress.evaluated += 1
-        design.tuner.tell(req, rec)
-        latency = _latency(rec, self.board) if rec.feasible else None
-        self.model.observe(req.sig, req.point, latency, self.board.clock_hz)
-        self._report()
-
-    # ---- designs ----------------------------------------------------------------------------
-    def _start_design(self, trials: int) -> None:
-        """Propose a new design that passes the screen (``StudyLoop.propose``), claim its slot
-        and start it (or record it at once when it is dominated); a design another process
-        holds is a repeat."""
-        if time.monotonic() - self.last_refresh >= REFRESH_S:
-            self.refresh()  # learn what the other processes found before planning
-        while True:
-            wanted = self.core.propose(1, self.seen.__contains__)
-            if not wanted:
-                return  # the hardware space is exhausted
-            granted, refused, full = self.core.claim(wanted, trials)
-            self.seen.add(wanted[0][0])
-            if granted:
-                slot, (_, params, hw) = granted[0]
-                self.slots += 1
-                self._begin(slot, params, hw, replay=())
-                return
-            if full:
-                self.slots = self.store.slot_counts(self.study)[0]
-                return
-
-    def _key_of(self, params: Params) -> tuple[str, HwConfig]:
+    # ---- points -----------------------------------------------------------------------------
+    def key_of(self, params: Params) -> tuple[str, HwConfig]:
         hw = self.space.hw_space.hardware(params)
         return hw.key, hw
 
-    def _continue(self, slot: Slot) -> None:
-        """Finish the design of a slot taken over, with the layer results it had."""
-        from vtatune.hardware.config import HwConfig
-
-        self.seen.add(slot.key)
-        if slot.params:
-            params, hw = dict(slot.params), self.space.hw_space.hardware(slot.params)
-        else:  # a design stored without its sampler params: its hardware is stored
-            t = next(t for t in self.store.network_trials(self.study)
-                     if t.number == slot.number)
-            params, hw = dict(t.params), HwConfig.from_params(t.hw)
-        self._begin(slot, params, hw,
-                    replay=self.store.network_evals(self.study, slot.number))
-
-    def _begin(self, slot: Slot, params: Params, hw: HwConfig,
-               replay: Sequence[NetworkEval]) -> None:
-        from vtatune.search.screen import screen
-
-        number = slot.number
-        base = dict(study=self.study, number=number, hw_key=hw.key, hw=hw.log_params(),
-                    hw_name=hw.name, params=params, sampler=self.sampler)
-        # a new design passed the screen; an interrupted one was started by an earlier run
-        verdict = screen(self.space.hw_space, hw)
-        if verdict.area_mm2 is not None:
-            base.update(area_mm2=verdict.area_mm2, resources=verdict.resources)
-        if not verdict.passed:
-            self._close(slot, NetworkTrialRecord(status=verdict.status, reason=verdict.why,
-                                                 **base), violation=verdict.violation)
-            return
-        area_mm2, resources = float(verdict.area_mm2 or 0.0), verdict.resources
-        hw_values = {k: hw.log_params()[k] for k in self.space.hw_choices}
-        inner = self.space.inner
-        tuner = DesignTuner(self.space, self.features, self.model, hw, hw_values, self.board,
-                            budget=inner.trials, min_per_unit=inner.min_per_layer,
-                            sampler=inner.sampler, seed=self.rng.randrange(2**31))
-        bound_s = tuner.bound_seconds
-        base["bound_cycles"] = tuner.bound_cycles
-        by = self._dominated_by(area_mm2, bound_s)
-        if by is not None and not replay:
-            a, s, n = by
-            self._close(slot, NetworkTrialRecord(
-                status=Status.DOMINATED, layers=tuner.layers(), networks=tuner.networks(),
-                reason=(
-                    f"lower bound {1e3 * bound_s:.3f} ms at {area_mm2:.2f} mm² is dominated by "
-                    f"trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm²): layers not tuned"), **base),
-                violation=max(bound_s / s - 1.0, 1e-3))
-            return
-        design = _Design(slot, number, params, hw, area_mm2, resources, tuner)
-        for e in replay:  # an interrupted design keeps what it had, in its order
-            tuner.replay(e.candidate.workload, e.candidate)
-            design.seq = e.seq + 1
-            design.cached += e.cached
-            design.evaluated += not e.cached
-        self.store.save_network_trial(NetworkTrialRecord(status=Status.RUNNING, layers=(),
-                                                         **base))
-        self.active.append(design)
-        self.progress.active = len(self.active)
-
-    def _finish_done(self) -> None:
-        for d in [d for d in self.active if d.tuner.finished]:
-            self.active.remove(d)
-            self.progress.active = len(self.active)
-            t = d.tuner
-            split = t.split()
-            base = dict(study=self.study, number=d.number, hw_key=d.hw.key,
-                        hw=d.hw.log_params(), hw_name=d.hw.name, area_mm2=d.area_mm2,
-                        resources=d.resources, params=d.params, sampler=self.sampler,
-                        bound_cycles=t.bound_cycles, layers=t.layers(),
-                        networks=t.networks(), evaluated=d.evaluated, cached=d.cached)
-            if split is None:
-                missing = t.unsolved()
-                rec = NetworkTrialRecord(status=Status.NO_SCHEDULE, reason=(
-                    f"no feasible schedule found for {', '.join(missing)} "
-                    f"({t.issued} layer evaluations)"), **base)
-                self._close(d.slot, rec, violation=1.0)
-            else:
-                self._close(d.slot, NetworkTrialRecord(
-                    status=Status.OK, cycles=split.cycles, seconds=split.seconds,
-                    accelerator_seconds=split.accelerator_seconds,
-                    host_seconds=split.host_seconds, **base), violation=0.0)
-            t.forget()
-
-    def _close(self, slot: Slot, rec: NetworkTrialRecord, violation: float) -> None:
-        """Store a finished design with its slot, then the loop's callbacks (tell the outer
-        sampler, count, report) -- unless another process that took the design over finished
-        it first: then it is learned from the store, as the others' designs are."""
-        obs = self._observation(rec, violation)
-
-        def account() -> None:
-            self.told.add(rec.number)
-            self._account(rec)
-
-        params = rec.params if set(rec.params) == set(self.space.hw_space.param_space()) \
-            else None
-        self.core.finish(slot, self.store.finish_network_trial(slot, rec), params, obs,
-                         account)
-
-    def _observation(self, rec: NetworkTrialRecord, violation: float = 1.0) -> Observation:
-        if rec.status == Status.OK and rec.seconds is not None:
-            values = (float(rec.area_mm2 or 0.0), float(rec.seconds)) if self.n_obj == 2 \
-                else (float(rec.seconds),)
-            return Observation(values, 0.0, "ok")
-        if rec.status == Status.NO_FIT and rec.resources:
-            violation = _fit_violation(rec.resources, rec.area_mm2, self.space.max_area_mm2)
-        elif rec.status == Status.DOMINATED and rec.bound_cycles:
-            best = min((s for a, s, _ in self.front if a <= (rec.area_mm2 or 0.0)),
-                       default=None)
-            bound_s = rec.bound_cycles / self.board.clock_hz
-            violation = max(bound_s / best - 1.0, 1e-3) if best else 1e-3
-        return Observation(None, violation, rec.status)
-
-    def _account(self, rec: NetworkTrialRecord) -> None:
-        p = self.progress
-        p.done += 1
-        p.statuses[rec.status] += 1
-        if rec.status == Status.OK and rec.seconds is not None:
-            p.feasible += 1
-            if p.best_seconds is None or rec.seconds < p.best_seconds:
-                p.best_seconds, p.best_cycles = rec.seconds, rec.cycles
-            self.front.append((float(rec.area_mm2 or 0.0), float(rec.seconds), rec.number))
-            pts = [(a, s) for a, s, _ in self.front]
-            keep = pareto_front(pts) if self.n_obj == 2 else [
-                min(range(len(pts)), key=lambda i: pts[i][1])]
-            self.front = [self.front[i] for i in keep]
-            p.pareto_size = len(self.front)
-
-    def _dominated_by(self, area: float, bound_s: float) -> tuple[float, float, int] | None:
-        """The front point that dominates (area, bound), if any."""
-        for a, s, n in self.front:
-            if self.n_obj == 2:
-                if a <= area and s <= bound_s and (a < area or s < bound_s):
-                    return a, s, n
-            elif s <= bound_s:
-                return a, s, n
-        return None
-
-    # ---- the outer sampler ------------------------------------------------------------------
-    def _unseen(self, taken: Callable[[str], bool]) -> list[Params]:
+    def unseen(self, taken: Callable[[str], bool]) -> list[Params]:
         """A random design not ``taken`` that passes the screen ([] when none is): drawn from
         every design of the hardware space when there are at most ``MAX_ENUMERATE`` (then []
         means none is left), else by ``MAX_RANDOM_DRAWS`` random draws."""
@@ -543,8 +241,231 @@ class _Loop:
                 return [params]
         return []
 
-    def _report(self) -> None:
-        self.core.report()
+    # ---- designs ----------------------------------------------------------------------------
+    def start(self, slot: Slot, realized: Any) -> Job:
+        """A design's job: screened first (a design taken over was screened by the run that
+        started it), then recorded at once when its lower bound is dominated, else tuned
+        (a design taken over keeps the layer results it had, in their order)."""
+        from vtatune.hardware.config import HwConfig
+        from vtatune.search.screen import screen
+
+        assert self.store is not None
+        replay: Sequence[NetworkEval] = ()
+        params, hw = dict(slot.params), realized
+        if hw is None:  # taken over
+            if slot.params:
+                hw = self.space.hw_space.hardware(slot.params)
+            else:  # a design stored without its sampler params: its hardware is stored
+                t = next(t for t in self.store.network_trials(self.study)
+                         if t.number == slot.number)
+                params, hw = dict(t.params), HwConfig.from_params(t.hw)
+            replay = self.store.network_evals(self.study, slot.number)
+        job = DesignJob(self, slot, params, hw)
+        verdict = screen(self.space.hw_space, hw)
+        if verdict.area_mm2 is not None:
+            job.base.update(area_mm2=verdict.area_mm2, resources=verdict.resources)
+        if not verdict.passed:
+            return job.close(NetworkTrialRecord(status=verdict.status, reason=verdict.why,
+                                                **job.base), verdict.violation)
+        job.area_mm2, job.resources = float(verdict.area_mm2 or 0.0), verdict.resources
+        hw_values = {k: hw.log_params()[k] for k in self.space.hw_choices}
+        inner = self.space.inner
+        tuner = DesignTuner(self.space, self.features, self.model, hw, hw_values, self.board,
+                            budget=inner.trials, min_per_unit=inner.min_per_layer,
+                            sampler=inner.sampler, seed=self.rng.randrange(2**31))
+        bound_s = tuner.bound_seconds
+        job.base["bound_cycles"] = tuner.bound_cycles
+        by = self.dominated_by(job.area_mm2, bound_s)
+        if by is not None and not replay:
+            a, s, n = by
+            return job.close(NetworkTrialRecord(
+                status=Status.DOMINATED, layers=tuner.layers(), networks=tuner.networks(),
+                reason=(
+                    f"lower bound {1e3 * bound_s:.3f} ms at {job.area_mm2:.2f} mm² is "
+                    f"dominated by trial {n} ({1e3 * s:.3f} ms at {a:.2f} mm²): layers not "
+                    "tuned"), **job.base), max(bound_s / s - 1.0, 1e-3))
+        job.tuner = tuner
+        for e in replay:  # an interrupted design keeps what it had, in its order
+            tuner.replay(e.candidate.workload, e.candidate)
+            job.seq = e.seq + 1
+            job.cached += e.cached
+            job.evaluated += not e.cached
+        self.store.save_network_trial(NetworkTrialRecord(status=Status.RUNNING, layers=(),
+                                                         **job.base))
+        self.progress.active += 1
+        return job
+
+    def dominated_by(self, area: float, bound_s: float) -> tuple[float, float, int] | None:
+        """The front point that dominates (area, bound), if any."""
+        for a, s, n in self.front:
+            if self.n_obj == 2:
+                if a <= area and s <= bound_s and (a < area or s < bound_s):
+                    return a, s, n
+            elif s <= bound_s:
+                return a, s, n
+        return None
+
+    # ---- finished designs -------------------------------------------------------------------
+    def stored(self, exclude: set[int]) -> list[Outcome]:
+        assert self.store is not None
+        names = set(self.space.hw_space.param_space())
+        return [Outcome(t.number, t.hw_key, t.params if set(t.params) == names else None, t)
+                for t in self.store.network_trials(self.study) if t.number not in exclude]
+
+    def complete(self, outcome: Outcome) -> bool:
+        assert self.store is not None and outcome.slot is not None
+        return self.store.finish_network_trial(outcome.slot, outcome.record)
+
+    def observation(self, rec: Any, violation: float = 1.0) -> Observation:
+        if rec.status == Status.OK and rec.seconds is not None:
+            values = (float(rec.area_mm2 or 0.0), float(rec.seconds)) if self.n_obj == 2 \
+                else (float(rec.seconds),)
+            return Observation(values, 0.0, "ok")
+        if rec.status == Status.NO_FIT and rec.resources:
+            violation = _fit_violation(rec.resources, rec.area_mm2, self.space.max_area_mm2)
+        elif rec.status == Status.DOMINATED and rec.bound_cycles:
+            best = min((s for a, s, _ in self.front if a <= (rec.area_mm2 or 0.0)),
+                       default=None)
+            bound_s = rec.bound_cycles / self.board.clock_hz
+            violation = max(bound_s / best - 1.0, 1e-3) if best else 1e-3
+        return Observation(None, violation, rec.status)
+
+    def count(self, progress: Progress, outcome: Outcome) -> None:
+        rec, p = outcome.record, progress
+        p.done += 1
+        p.statuses[rec.status] += 1
+        if rec.status == Status.OK and rec.seconds is not None:
+            p.feasible += 1
+            if p.best_seconds is None or rec.seconds < p.best_seconds:
+                p.best_seconds, p.best_cycles = rec.seconds, rec.cycles
+            self.front.append((float(rec.area_mm2 or 0.0), float(rec.seconds), rec.number))
+            pts = [(a, s) for a, s, _ in self.front]
+            keep = pareto_front(pts) if self.n_obj == 2 else [
+                min(range(len(pts)), key=lambda i: pts[i][1])]
+            self.front = [self.front[i] for i in keep]
+            p.pareto_size = len(self.front)
+
+    def pool(self, workers: int, timeout: float) -> Any:
+        from vtatune.search.workers import WorkerPool
+
+        sp = self.space
+        return WorkerPool(workers, sp.board, sp.fit_board, sp.max_area_mm2, timeout)
+
+    def mirror(self, url: str, study: str, owner: str) -> Any:
+        from vtatune.search.dashboard import NetworkOptunaMirror
+
+        return NetworkOptunaMirror(url, study, self.space, self.n_obj, owner)
+
+    def describe(self) -> dict[str, Any]:
+        return {"space_size": self.space_size, "space_passing": self.space_passing}
+
+
+class DesignJob(Job):
+    """One hardware design being tuned: its layer candidates (``DesignTuner``), each result
+    committed as it arrives and linked to the design."""
+
+    def __init__(self, ev: DesignEvaluator, slot: Slot, params: Params, hw: HwConfig):
+        self.ev, self.slot, self.params, self.hw = ev, slot, params, hw
+        self.base: dict[str, Any] = dict(
+            study=ev.study, number=slot.number, hw_key=hw.key, hw=hw.log_params(),
+            hw_name=hw.name, params=params, sampler=ev.sampler)
+        self.area_mm2 = 0.0
+        self.resources: dict[str, Any] = {}
+        self.tuner: DesignTuner | None = None
+        self.requests: dict[str, list[Request]] = {}  # candidate key -> requests in flight
+        self.record: NetworkTrialRecord | None = None
+        self.violation = 0.0
+        self.seq = self.evaluated = self.cached = 0
+        self.last: Request | None = None  # the request told last (``LearnLayers``)
+
+    def close(self, rec: NetworkTrialRecord, violation: float) -> DesignJob:
+        self.record, self.violation = rec, violation
+        return self
+
+    def next(self) -> Candidate | None:
+        req = self.tuner.next() if self.tuner is not None and self.record is None else None
+        if req is None:
+            return None
+        self.requests.setdefault(req.candidate.key, []).append(req)
+        return req.candidate
+
+    def tell(self, cand: Candidate, rec: CandidateRecord, cached: bool) -> None:
+        ev = self.ev
+        assert ev.store is not None and self.tuner is not None
+        req = self.requests[cand.key].pop(0)
+        if not cached:
+            from vtatune.search.runner import stamp
+
+            rec = stamp(rec, ev.ctx)
+            ev.store.save(rec)
+        ev.store.add_network_eval(ev.study, self.slot.number, self.seq, rec.key, cached,
+                                  context=rec.context)
+        self.seq += 1
+        if cached:
+            self.cached += 1
+            ev.progress.cached += 1
+        else:
+            self.evaluated += 1
+            ev.progress.evaluated += 1
+        self.tuner.tell(req, rec)
+        self.last = req
+
+    @property
+    def done(self) -> bool:
+        return self.record is not None or (self.tuner is not None and self.tuner.finished)
+
+    def outcome(self) -> Outcome:
+        if self.record is None:  # tuned: the network totals and every layer's pick
+            t = self.tuner
+            assert t is not None
+            self.ev.progress.active -= 1
+            split = t.split()
+            base = dict(self.base, area_mm2=self.area_mm2, resources=self.resources,
+                        bound_cycles=t.bound_cycles, layers=t.layers(), networks=t.networks(),
+                        evaluated=self.evaluated, cached=self.cached)
+            if split is None:
+                missing = t.unsolved()
+                self.close(NetworkTrialRecord(status=Status.NO_SCHEDULE, reason=(
+                    f"no feasible schedule found for {', '.join(missing)} "
+                    f"({t.issued} layer evaluations)"), **base), 1.0)
+            else:
+                self.close(NetworkTrialRecord(
+                    status=Status.OK, cycles=split.cycles, seconds=split.seconds,
+                    accelerator_seconds=split.accelerator_seconds,
+                    host_seconds=split.host_seconds, **base), 0.0)
+            t.forget()
+        rec = self.record
+        assert rec is not None
+        params = rec.params if set(rec.params) == set(self.ev.space.hw_space.param_space()) \
+            else None
+        return Outcome(rec.number, rec.hw_key, params, rec,
+                       self.ev.observation(rec, self.violation), slot=self.slot)
+
+
+class LearnLayers(Callback):
+    """The network cost model learns every layer result (this run's as they come, the other
+    processes' with their designs) and is refit after every ``REFIT_EVERY`` new ones."""
+
+    def evaluation(self, loop: StudyLoop, job: Job, rec: CandidateRecord,
+                   cached: bool) -> None:
+        ev: DesignEvaluator = loop.evaluator  # type: ignore[assignment]
+        req = job.last  # type: ignore[attr-defined]
+        assert req is not None
+        latency = _latency(rec, ev.board) if rec.feasible else None
+        ev.model.observe(req.sig, req.point, latency, ev.board.clock_hz)
+        loop.report()
+
+    def trial(self, loop: StudyLoop, outcome: Outcome) -> bool | None:
+        ev: DesignEvaluator = loop.evaluator  # type: ignore[assignment]
+        if not outcome.own and not outcome.replayed and ev.store is not None:
+            for e in ev.store.network_evals(ev.study, outcome.number):
+                ev.observe(e.candidate)
+        return None
+
+    def polled(self, loop: StudyLoop) -> None:
+        ev: DesignEvaluator = loop.evaluator  # type: ignore[assignment]
+        if ev.model.stale(REFIT_EVERY):
+            ev.model.fit()
 
 
 def _latency(rec: CandidateRecord, board: Board) -> float:

@@ -32,9 +32,6 @@ from vtatune.search.space import SearchSpace
 
 #: Largest space file read (a network of MAX_LAYERS layers is ~100 KiB).
 MAX_FILE_BYTES = 1 << 20
-#: Inner samplers: ``xgb`` ranks each layer's schedules with one model learned across layers
-#: and designs; ``random`` draws uniformly (the baseline the benchmarks compare with).
-INNER_SAMPLERS = ("xgb", "random")
 #: Sections of a network space file.
 SECTIONS = ("study", "network", "hardware", "schedule", "objective", "constraints", "inner")
 INNER_KEYS = ("trials", "min_per_layer", "sampler")
@@ -340,8 +337,10 @@ def _inner(raw: Any, trials: int | None, sampler: str | None
         problems.append(f"[inner] min_per_layer ({values['min_per_layer']:,}) must not exceed "
                         f"the layer evaluations per design ([inner] trials or --layer-trials: "
                         f"{values['trials']:,})")
+    from vtatune.search.samplers import layer_names
+
     s = sampler if sampler is not None else raw.get("sampler", default.sampler)
-    if s not in INNER_SAMPLERS:
-        problems.append(f"[inner] sampler {s!r} is not one of {', '.join(INNER_SAMPLERS)}")
+    if s not in layer_names():  # xgb: one cost model across layers and designs; random
+        problems.append(f"[inner] sampler {s!r} is not one of {', '.join(layer_names())}")
         s = default.sampler
     return InnerSettings(values["trials"], values["min_per_layer"], s), problems

@@ -12,9 +12,10 @@ share of the budget lags most behind its share of the design's current network t
 unit without any feasible schedule yet goes first; a unit whose candidates are all evaluated
 gets no more.
 
-**Proposals** come from each unit's ``LayerSampler`` (the ``[inner] sampler``, by name in
-``LAYER_SAMPLERS``). With ``xgb`` a unit's candidates (its whole knob space on the design
-minus the ones whose analytic SRAM footprint overflows) are ranked by the shared
+**Proposals** come from each unit's ``LayerSampler`` (the ``[inner] sampler``, an open
+family as the outer samplers: ``search.samplers.layer_class``). With ``xgb`` a unit's
+candidates (its whole knob space on the design minus the ones whose analytic SRAM footprint
+overflows) are ranked by the shared
 ``NetworkCostModel`` -- re-ranked when the model is refit -- and taken best first, with a
 share ``eps`` of uniformly random picks so the model keeps seeing what it does not favour.
 Before the model is ready (too few feasible results in the whole study) the first proposal
@@ -223,11 +224,6 @@ class RankedLayerSampler(LayerSampler):
         return int(self.rng.integers(len(self.pool or [0])))
 
 
-#: The inner samplers by ``[inner] sampler`` name (``networks.space.INNER_SAMPLERS``).
-LAYER_SAMPLERS: dict[str, type[LayerSampler]] = {
-    c.name: c for c in (RankedLayerSampler, RandomLayerSampler)}
-
-
 @dataclass
 class _UnitState:
     unit: Unit
@@ -269,7 +265,9 @@ class DesignTuner:
         self.rng = np.random.default_rng(seed)
         self.issued = 0
         self.units: dict[str, _UnitState] = {}
-        cls = LAYER_SAMPLERS[sampler]
+        from vtatune.search.samplers import layer_class
+
+        cls = layer_class(sampler)
         for u in space.units:
             b = bounds(u.workload.macs, u.workload.compulsory_bytes(hw), hw, board)
             sp = space.unit_spaces[u.signature]

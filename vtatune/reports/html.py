@@ -322,7 +322,7 @@ def network_report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
                          f"— <code>vtatune export {escape(data.study)} --pick {label}</code>"
                          "</li>")
     hv = ("–" if data.ref_point is None else
-          f"{data.hypervolume:.4f} of the log box (reference point "
+          f"{data.hypervolume:.3f} of the log box (reference point "
           f"{formats.area(data.ref_point[0])} mm², {formats.ms(data.ref_point[1])} ms)")
     body = [
         f"<h1>vtatune report: {escape(data.study)}</h1>",

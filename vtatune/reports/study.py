@@ -4,8 +4,9 @@ A study's trials are design points whatever its kind: an operator study's trial 
 candidate (``TrialRecord``), a network study's trial one hardware design whose children are
 its layer results (``NetworkTrialRecord.layers``). ``load`` reads a study, with its trials,
 from the store once; the kind-specific parts (a network's host operators) hang off the model,
-which also picks the kind's report data (``Study.report_data``, ``compare_data``), so
-``report``, ``compare`` and ``export`` are one function each over it.
+which asks its kind (``vtatune.kinds``) for what differs (``Study.report_data``,
+``compare_data``, ``summary``), so ``report``, ``compare`` and ``export`` are one function
+each over it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from vtatune.statuses import Status
+from vtatune import kinds
 
 if TYPE_CHECKING:
+    from vtatune.kinds import StudyKind
     from vtatune.networks.network import HostOp
     from vtatune.reports.data import CompareData, ReportData, StudyNetwork
     from vtatune.store import Store
@@ -42,12 +44,17 @@ class Study:
 
     @property
     def kind(self) -> Kind:
-        return "network" if self.info.is_network else "operator"
+        return self.of.name  # type: ignore[return-value]
+
+    @property
+    def of(self) -> StudyKind:
+        """The study's kind (``vtatune.kinds``): what differs between kinds."""
+        return kinds.of(self.info)
 
     @property
     def operator_trials(self) -> list[TrialRecord]:
         """The trials of an operator study (empty for a network study)."""
-        return [] if self.kind == "network" else list(self.trials)
+        return list(self.trials) if self.kind == "operator" else []
 
     @property
     def designs(self) -> list[NetworkTrialRecord]:
@@ -57,74 +64,56 @@ class Study:
     @property
     def finished(self) -> list[Any]:
         """The trials that are done (a network study's designs still running left out)."""
-        if self.kind == "network":
-            return [t for t in self.trials if t.status != Status.RUNNING]
-        return list(self.trials)
+        return [t for t in self.trials if self.of.finished(t)]
 
     @property
     def has_feasible(self) -> bool:
         """Whether a finished trial is feasible."""
-        if self.kind == "network":
-            return any(t.feasible for t in self.finished)
-        return any(t.candidate.feasible for t in self.trials)
+        return any(self.of.feasible(t) for t in self.finished)
 
     def feasible_seconds(self) -> list[float]:
         """End-to-end seconds of every feasible design point, in trial order."""
-        if self.kind == "network":
-            times = [t.seconds for t in self.trials if t.status == Status.OK]
-        else:
-            times = [t.candidate.seconds for t in self.trials if t.candidate.feasible]
+        times = [self.of.seconds(t) for t in self.finished if self.of.feasible(t)]
         return [s for s in times if s is not None]
 
     @cached_property
     def host_ops(self) -> tuple[HostOp, ...] | None:
         """A network study's host operators as stored with it (None for an operator study
         or a network study made before they were recorded)."""
-        from vtatune.reports.data import study_host_ops
-
-        return study_host_ops(self.info) if self.kind == "network" else None
+        return self.of.host_ops(self.info)
 
     @cached_property
     def networks(self) -> tuple[StudyNetwork, ...]:
         """A study of several networks: each network with its weight, layers and host
         operators (empty for one network or an operator study)."""
-        from vtatune.reports.data import study_networks
-
-        return study_networks(self.info) if self.kind == "network" else ()
+        return self.of.networks(self.info)
 
     @property
     def noun(self) -> str:
         """What one trial of the study is called in messages."""
-        return "design" if self.kind == "network" else "trial"
+        return self.of.noun
 
     def require_feasible(self) -> None:
         """``UserError`` (one line) unless the study has a finished feasible trial: without
         one it has no front to report, compare on its own, or export from."""
-        from vtatune.reports import data
+        self.of.require_feasible(self.info, list(self.trials))
 
-        check = data.require_feasible_design if self.kind == "network" else \
-            data.require_feasible
-        check(self.info, list(self.trials))
+    def summary(self) -> dict[str, Any]:
+        """What ``show`` prints (``show --json``)."""
+        return self.of.summarize(self.info, list(self.trials))
 
     def report_data(self) -> ReportData:
         """What ``report`` draws and tabulates (``reports.data``)."""
-        from vtatune.reports import data
-
-        build = data.network_report_data if self.kind == "network" else data.report_data
-        return build(self.info, list(self.trials))
+        return self.of.report_data(self.info, list(self.trials))
 
 
 def compare_data(studies: list[Study]) -> CompareData:
     """Fronts, hypervolumes and convergence of ``studies`` (one kind) in one box."""
-    from vtatune.reports import data
-
-    build = data.network_compare_data if studies[0].kind == "network" else data.compare_data
-    return build([(s.info, s.finished) for s in studies])
+    return studies[0].of.compare_data([(s.info, s.finished) for s in studies])
 
 
 def load(study: str | StudyInfo, store: Store) -> Study:
     """Study ``study`` (a name, or the ``StudyInfo`` already read) of ``store`` with its
     trials (``StoreError`` if there is no such study)."""
     info = store.study(study) if isinstance(study, str) else study
-    records = store.network_trials(info.name) if info.is_network else store.trials(info.name)
-    return Study(info, tuple(records), store.display_url)
+    return Study(info, tuple(kinds.of(info).records(store, info.name)), store.display_url)

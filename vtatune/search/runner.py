@@ -1,5 +1,6 @@
-"""The search loop: ask the sampler, serve known candidates from the store, evaluate the rest
-in isolated workers, store every result, tell the sampler.
+"""The operator study kind (``CandidateEvaluator``, run by the study loop ``search.loop.run``):
+ask the sampler, serve known candidates from the store, evaluate the rest in isolated workers,
+store every result, tell the sampler.
 
 A trial is a candidate new to the study, as AutoTVM never re-measures a visited config. A
 proposal that realizes to a candidate the study has already seen (tile log-positions map
@@ -35,7 +36,6 @@ trial's result, and later trials and studies evaluate the candidate afresh.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -49,17 +49,22 @@ from vtatune.search.loop import (  # noqa: F401 - the loop's names, as this modu
     REFRESH_S,
     REPEATS_BEFORE_RANDOM,
     WAIT_S,
+    Evaluator,
     Heartbeat,
+    Job,
+    Outcome,
     Progress,
     SearchResult,
     StudyLoop,
     ownership,
 )
+from vtatune.search.loop import run as loop_run
+from vtatune.search.pareto import front_size
 from vtatune.search.samplers import Observation, Params, make
 from vtatune.search.space import NOT_STOCK, Candidate, SearchSpace
 from vtatune.statuses import Status
 from vtatune.store.identity import EvalContext
-from vtatune.store.records import TRANSIENT, CandidateRecord
+from vtatune.store.records import TRANSIENT, CandidateRecord, Slot
 
 #: Evaluations of one candidate within a run before a ``failed``/``timeout`` outcome is kept.
 MAX_ATTEMPTS = 2
@@ -170,176 +175,145 @@ def run(space: SearchSpace, *, sampler: str, trials: int, study: str, db: str | 
         warm_start: bool = True,
         on_progress: Callable[[Progress], None] | None = None,
         heartbeat_s: float = HEARTBEAT_S, grace_s: float = GRACE_S) -> SearchResult:
-    """Run ``study`` up to ``trials`` trials, together with any other process running it.
-    Raises ``UserError`` for bad input only.
+    """Run ``study`` up to ``trials`` trials, together with any other process running it
+    (``search.loop.run`` with a ``CandidateEvaluator``). Raises ``UserError`` for bad input
+    only.
 
     ``warm_start``: samplers that keep no state of their own (xgb) also learn from the stored
     results of the workload in other studies measured on the same board with the same models
     (judged by this study's constraints: ``judged``). ``heartbeat_s``/``grace_s``: how often
     this process says it is alive, and how long another host's silence means it died.
     """
-    from vtatune.search.pareto import front_size
-    from vtatune.search.screen import Screen
-    from vtatune.search.workers import WorkerPool, boot
-    from vtatune.store import Store
-    from vtatune.store.identity import context
-    from vtatune.store.records import Slot
+    ev = CandidateEvaluator(space, sampler, study, seed)  # an unavailable sampler: no study
+    return loop_run(ev, trials=trials, study=study, db=db, workers=workers, timeout=timeout,
+                    warm_start=warm_start, on_progress=on_progress, heartbeat_s=heartbeat_s,
+                    grace_s=grace_s)
 
-    store = Store(db)
-    wl = space.workload
-    n_obj = 2 if space.objective == "area-latency" else 1
-    smp = make(sampler, space, n_obj, seed)  # an unavailable sampler stores no study
-    ctx = context(space.board, space.constraints)
-    store.create_or_load_study(study, wl.signature, space.describe(), sampler, space.objective,
-                               space.board, seed, identity=study_identity(space, ctx))
-    store.adopt_trials(study)
-    own = store.trials(study)
-    if len(own) < trials:
-        boot()  # the workers' fork server warms up while the sampler is set up
-    # A resumed study replays its trials into the sampler; the cost-model sampler also learns
-    # from the stored results of the workload on this board and models.
-    if warm_start and smp.warm_starts:
-        mine = {t.candidate.key for t in own}
-        smp.warm_start(history(space, [r for r in store.history(wl.signature,
-                                                                 model=ctx.model_key)
-                                       if r.key not in mine]))
-    prog = Progress(total=trials, resumed_from=len(own))
-    points: list[tuple[float, float]] = []
-    told: set[int] = set()  # trial numbers the sampler has heard of
-    # candidates the study holds (not proposed again); a transient outcome stored by an earlier
-    # run leaves its candidate open to a new trial
-    seen: dict[str, CandidateRecord | None] = {}
 
-    def absorb(found: list[Any], replayed: bool) -> None:
-        """Trials stored by earlier runs (``replayed``) or by other processes: the sampler
-        learns them like its own."""
-        for t in found:
-            if t.number in told:
-                continue
-            told.add(t.number)
-            if set(t.params) == set(space.param_space()):
-                smp.tell(t.params, observation(space, t.candidate))
-            if not (replayed and t.candidate.status in TRANSIENT):
-                seen[t.candidate.key] = t.candidate
-            _account(prog, t.candidate, points, cached=t.cached, own=False,
-                     latency=space.latency)
+class CandidateEvaluator(Evaluator):
+    """An operator study's trials: one candidate each (hardware and schedule knobs), served
+    from the store or evaluated by a worker (a ``failed``/``timeout`` outcome retried once:
+    ``MAX_ATTEMPTS``)."""
 
-    absorb(own, replayed=True)
-    prog.pareto_size = front_size(points)
-    prog.started = time.monotonic()
+    def __init__(self, space: SearchSpace, sampler: str, study: str, seed: int | None):
+        from vtatune.search.screen import Screen
+        from vtatune.store.identity import context
 
-    def refresh() -> None:
-        numbers = store.trial_numbers(study)
-        missing = numbers - told
-        if missing:
-            absorb(store.trials(study, numbers=missing), replayed=False)
-            prog.pareto_size = front_size(points)
+        self.space, self.sampler, self.study, self.seed = space, sampler, study, seed
+        self.n_obj = 2 if space.objective == "area-latency" else 1
+        self.smp = make(sampler, space, self.n_obj, seed)
+        self.ctx = context(space.board, space.constraints)
+        self.context = self.ctx.key
+        self.screen = Screen(space)
+        self._unseen = _Unseen(space, random.Random(seed), self.screen)
+        self.points: list[tuple[float, float]] = []  # (area, latency) of feasible trials
 
-    # slot number -> (slot, candidate, attempts so far)
-    inflight: dict[int, tuple[Slot, Candidate, int]] = {}
-    pending: list[Slot] = []  # slots taken over from dead processes, waiting for a worker
-    screen = Screen(space)
-    unseen = _Unseen(space, random.Random(seed), screen)
+    def open(self, loop: StudyLoop, warm_start: bool) -> list[Outcome]:
+        from vtatune.search.workers import boot
 
-    def key_of(params: Params) -> tuple[str, tuple[Candidate | None, CandidateRecord | None]]:
-        cand, why = space.realize(params)
-        rec = None if cand is not None else hw_invalid_record(wl, space.hardware(params), why)
+        sp, store = self.space, loop.store
+        self.store, self.progress = store, loop.progress
+        wl = sp.workload
+        store.create_or_load_study(self.study, wl.signature, sp.describe(), self.sampler,
+                                   sp.objective, sp.board, self.seed,
+                                   identity=study_identity(sp, self.ctx))
+        store.adopt_trials(self.study)
+        own = self.stored(set())
+        if len(own) < loop.trials:
+            boot()  # the workers' fork server warms up while the sampler is set up
+        # A resumed study replays its trials into the sampler; the cost-model sampler also
+        # learns from the stored results of the workload on this board and models.
+        if warm_start and self.smp.warm_starts:
+            mine = {o.key for o in own}
+            self.smp.warm_start(history(sp, [r for r in store.history(
+                wl.signature, model=self.ctx.model_key) if r.key not in mine]))
+        return own
+
+    def key_of(self, params: Params) -> tuple[str, Any]:
+        sp = self.space
+        cand, why = sp.realize(params)
+        rec = None if cand is not None else hw_invalid_record(sp.workload, sp.hardware(params),
+                                                              why)
         return (cand.key if cand is not None else rec.key), (cand, rec)  # type: ignore
 
-    def finish(slot: Slot, rec: CandidateRecord, cached: bool) -> None:
-        if not cached:
-            rec = stamp(rec, ctx)
-        seen[slot.key] = rec
+    def unseen(self, taken: Callable[[str], bool]) -> list[Params]:
+        return self._unseen.take(taken)
 
-        def account() -> None:
-            told.add(slot.number)
-            _account(prog, rec, points, cached, own=True, latency=space.latency)
-            if rec.feasible and rec.area_mm2 is not None:
-                prog.pareto_size = front_size(points)
+    def start(self, slot: Slot, realized: Any) -> Job:
+        cand, rec = realized if realized is not None else self.key_of(slot.params)[1]
+        return _CandidateJob(self, slot, cand, rec)
 
-        loop.finish(slot, store.complete(slot, rec, sampler, cached, ctx.key), slot.params,
-                    observation(space, rec), account)
+    def stored(self, exclude: set[int]) -> list[Outcome]:
+        missing = self.store.trial_numbers(self.study) - exclude
+        names = set(self.space.param_space())
+        return [Outcome(t.number, t.candidate.key,
+                        t.params if set(t.params) == names else None, t.candidate,
+                        cached=t.cached)
+                for t in (self.store.trials(self.study, numbers=missing) if missing else [])]
 
-    def begin(slot: Slot, cand: Candidate | None, rec: CandidateRecord | None,
-              pool: Any, known: CandidateRecord | None) -> None:
-        """Serve ``slot`` from the store (``known``: its reusable record), or have a worker
-        evaluate it."""
-        if known is not None or rec is not None:
-            finish(slot, known or rec, cached=known is not None)  # type: ignore[arg-type]
-        else:
-            assert cand is not None
-            inflight[slot.number] = (slot, cand, 1)
-            pool.submit(slot.number, cand)
+    def complete(self, outcome: Outcome) -> bool:
+        assert outcome.slot is not None
+        return self.store.complete(outcome.slot, outcome.record, self.sampler, outcome.cached,
+                                   self.ctx.key)
 
-    def adopt(slot: Slot, pool: Any) -> None:
-        cand, rec = key_of(slot.params)[1]
-        begin(slot, cand, rec, pool, store.lookup(slot.key, ctx.key))
+    def observation(self, rec: Any) -> Observation:
+        return observation(self.space, rec)
 
-    last_check = last_refresh = 0.0
-    slots = store.slot_counts(study)[0]
-    with ownership(store, heartbeat_s) as owner:
-        loop = StudyLoop(store, study, owner, grace_s, smp, screen, prog, key_of, unseen.take,
-                         on_progress)
-        mirror = OptunaMirror(store.url, study, space, n_obj, owner)
-        try:
-            warmup, _ = space.realize({})  # the base hardware with suggested knobs
-            with WorkerPool(workers, space.board, space.fit_board, space.max_area_mm2,
-                            timeout, warmup=warmup, lazy=True) as pool:
-                while True:
-                    while pending and pool.idle:
-                        adopt(pending.pop(0), pool)
-                    room = pool.room  # each worker's next candidate waits in its pipe
-                    free = room - len(pending)
-                    if free > 0 and slots < trials and not loop.exhausted:
-                        if time.monotonic() - last_refresh >= REFRESH_S:
-                            refresh()  # learn what the other processes found before planning
-                            last_refresh = time.monotonic()
-                        wanted = loop.propose(min(free, trials - slots),
-                                              lambda key: key in seen)
-                        granted, refused, full = loop.claim(wanted, trials)
-                        known = store.lookup_many([s.key for s, _ in granted], ctx.key)
-                        for slot, (_, _, (cand, rec)) in granted:
-                            begin(slot, cand, rec, pool, known.get(slot.key))
-                        for key in refused:  # another process has it
-                            seen.setdefault(key, None)
-                        if full:
-                            slots = store.slot_counts(study)[0]  # the study is full: by whom?
-                        else:
-                            slots += len(granted)  # others' claims show when the limit is met
-                    # an idle worker with more to claim: look for results without waiting
-                    hungry = room > len(pending) and slots < trials and not loop.exhausted
-                    for task, rec in pool.poll(0.05 if inflight and not hungry else 0.0):
-                        slot, cand, attempts = inflight.pop(task)
-                        if rec.status in TRANSIENT and attempts < MAX_ATTEMPTS:
-                            inflight[task] = (slot, cand, attempts + 1)
-                            prog.retries += 1
-                            pool.submit(task, cand)  # the worker that failed is free again
-                            continue
-                        finish(slot, rec, cached=False)
-                    if inflight or pending:
-                        continue
-                    if slots < trials and not loop.exhausted:
-                        continue
-                    # nothing of ours in flight and nothing more to claim: wait for the other
-                    # processes' slots, taking over those whose process died
-                    last_check = loop.wait(last_check)
-                    pending += loop.take_over(trials)
-                    slots, running = store.slot_counts(study)
-                    if not pending and running == 0 and (slots >= trials or loop.exhausted):
-                        break
-            refresh()
-        finally:
-            smp.close()
-            mirror.close()
-    mine = prog.evaluated + prog.cached
-    return SearchResult(study=study, db=store.display_url, trials=len(told),
-                        new_trials=mine, evaluated=prog.evaluated, cached=prog.cached,
-                        repeats=prog.repeats, feasible=prog.feasible,
-                        best_cycles=prog.best_cycles, best_seconds=prog.best_seconds,
-                        elapsed_s=time.monotonic() - prog.started, exhausted=loop.exhausted,
-                        space_size=unseen.size, requested=trials,
-                        retries=prog.retries, mirror_error=mirror.error,
-                        screened=screen.describe(), space_screened=unseen.screened)
+    def count(self, progress: Progress, outcome: Outcome) -> None:
+        rec = outcome.record
+        _account(progress, rec, self.points, outcome.cached, own=outcome.own,
+                 latency=self.space.latency)
+        if rec.feasible and rec.area_mm2 is not None:
+            progress.pareto_size = front_size(self.points)
+
+    def pool(self, workers: int, timeout: float) -> Any:
+        from vtatune.search.workers import WorkerPool
+
+        sp = self.space
+        warmup, _ = sp.realize({})  # the base hardware with suggested knobs
+        return WorkerPool(workers, sp.board, sp.fit_board, sp.max_area_mm2, timeout,
+                          warmup=warmup, lazy=True)
+
+    def mirror(self, url: str, study: str, owner: str) -> Any:
+        return OptunaMirror(url, study, self.space, self.n_obj, owner)
+
+    def describe(self) -> dict[str, Any]:
+        return {"space_size": self._unseen.size, "space_screened": self._unseen.screened}
+
+
+class _CandidateJob(Job):
+    """One candidate: a hardware design the space cannot realize is its record at once."""
+
+    def __init__(self, ev: CandidateEvaluator, slot: Slot, cand: Candidate | None,
+                 rec: CandidateRecord | None):
+        self.ev, self.slot, self.cand, self.rec = ev, slot, cand, rec
+        self.cached = False
+        self.attempts = 0
+        self.want = rec is None
+
+    def next(self) -> Candidate | None:
+        if not self.want:
+            return None
+        self.want = False
+        return self.cand
+
+    def tell(self, cand: Candidate, rec: CandidateRecord, cached: bool) -> None:
+        self.attempts += 1
+        if rec.status in TRANSIENT and not cached and self.attempts < MAX_ATTEMPTS:
+            self.ev.progress.retries += 1
+            self.want = True  # again, at once
+            return
+        self.rec, self.cached = rec, cached
+
+    @property
+    def done(self) -> bool:
+        return self.rec is not None
+
+    def outcome(self) -> Outcome:
+        assert self.rec is not None
+        rec = self.rec if self.cached else stamp(self.rec, self.ev.ctx)
+        return Outcome(self.slot.number, self.slot.key, self.slot.params, rec,
+                       observation(self.ev.space, rec), cached=self.cached, slot=self.slot)
 
 
 class _Unseen:

@@ -46,6 +46,9 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         "board": info.board, "sampler": info.sampler, "trials": len(trials),
         "feasible": sum(t.candidate.feasible for t in trials),
         "best_cycles": min((t.candidate.cycles for t in feasible), default=None),
+        # the least end-to-end seconds per call, as a network study's (None without them)
+        "best_seconds": min((t.candidate.seconds for t in feasible
+                             if t.candidate.seconds is not None), default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
         "pareto": _distinct([with_area[i] for i in front], lambda t: (t.candidate.area_mm2,
                                                                         lat(t)), info.board),

@@ -85,6 +85,12 @@ def parse(kind: str, layer: str | None = None, shape: str | None = None) -> Work
     return parse_layer(kind, cls.DEFAULT)
 
 
+def shape_text(wl: Workload) -> str:
+    """The workload's shape as ``--shape`` takes it (its ``SHAPE`` fields, in order)."""
+    fields = [f.lower() for f in wl.SHAPE.split(",")]
+    return ",".join(str(getattr(wl, f)) for f in fields)
+
+
 def parse_layer(kind: str, text: str) -> Workload:
     """A workload of operator ``kind`` from one word: a named layer (``C8``, ``CT2``) or a
     shape (``1,64,56,56,64,3,3,1,1``), as network files write layers."""

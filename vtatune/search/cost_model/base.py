@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,3 +63,40 @@ class CostModel(ABC):
     @abstractmethod
     def load(cls, path: str | Path) -> CostModel:
         """The model ``save`` wrote to ``path``."""
+
+
+class TrainingSet:
+    """What a cost model learns from, as its users collect it: one entry per observation
+    (``items``: feature rows or points, the user's), whether it was feasible and its latency
+    target (read only where feasible), and when it was last fit (``new``: observations
+    since; ``version``: fits so far). The per-layer ``xgb`` sampler and the network tuner's
+    model both keep theirs here; each decides when a refit is due."""
+
+    def __init__(self, model: CostModel):
+        self.model = model
+        self.items: list[Any] = []
+        self.feasible: list[bool] = []
+        self.y: list[float] = []
+        self.fitted_at = 0  # observations at the last fit
+        self.version = 0  # fits so far
+
+    def add(self, item: Any, feasible: bool, y: float) -> None:
+        self.items.append(item)
+        self.feasible.append(feasible)
+        self.y.append(y)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def new(self) -> int:
+        """Observations since the last fit."""
+        return len(self.items) - self.fitted_at
+
+    def fit(self, x: np.ndarray, rng: np.random.Generator) -> None:
+        """Fit the model on ``x`` (the rows of ``items``), seeded from ``rng``."""
+        seed = int(rng.integers(2**31))
+        self.model.fit(x, np.asarray(self.y, dtype=np.float64),
+                       np.asarray(self.feasible, dtype=bool), seed=seed)
+        self.fitted_at = len(self.items)
+        self.version += 1

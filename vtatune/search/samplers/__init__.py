@@ -1,8 +1,10 @@
 """Search strategies behind one interface (``Sampler``), built by name with ``make``.
 
-The family is open and registers as operators do: every sampler is an entry point of the
-``vtatune.samplers`` group (vtatune's own are declared in pyproject.toml), so a sampler outside
-the package is an installed module away, and ``register`` adds one at run time. Classes are
+The family is open and registers as operators do (``vtatune.families``): every sampler is an
+entry point of the ``vtatune.samplers`` group (vtatune's own are declared in pyproject.toml),
+so a sampler outside the package is an installed module away, and ``register`` adds one at
+run time. The inner samplers of a network search are a family of their own, by the same
+means (``layer_names``, ``layer_class``, ``register_layer``). Classes are
 imported lazily, when first made, so listing the names (``--sampler``'s help) imports neither
 Optuna nor XGBoost.
 """
@@ -12,31 +14,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import UserError
-from vtatune.escaping import shown
+from vtatune.families import Family
 from vtatune.search.samplers._base import Observation, Params, Sampler
 
 if TYPE_CHECKING:
     from vtatune.search.space import SearchSpace
 
-__all__ = ["ENTRY_POINT_GROUP", "Observation", "Params", "Sampler", "described", "make", "names",
-           "register", "require"]
+__all__ = ["ENTRY_POINT_GROUP", "LAYER_ENTRY_POINT_GROUP", "Observation", "Params", "Sampler",
+           "described", "layer_class", "layer_names", "make", "names", "register",
+           "register_layer", "require"]
 
 #: Entry-point group of samplers (``name = "module:Class"``).
 ENTRY_POINT_GROUP = "vtatune.samplers"
+#: The samplers (``Sampler`` subclasses taking ``(space, n_objectives, seed, **kw)``).
+SAMPLERS = Family("sampler", ENTRY_POINT_GROUP, lambda: Sampler)
 
-#: Sampler name -> "module:Class", from the entry points and ``register``.
-_registry: dict[str, str] = {}
-_discovered = False
+#: Entry-point group of the inner samplers of a network search (``[inner] sampler``, how one
+#: design's layers are tuned: ``networks.tuner.LayerSampler`` subclasses taking the tuner's
+#: keywords); vtatune's own are named here.
+LAYER_ENTRY_POINT_GROUP = "vtatune.layer_samplers"
+LAYER_SAMPLERS = Family("inner sampler", LAYER_ENTRY_POINT_GROUP, lambda: Sampler, {
+    "xgb": "vtatune.networks.tuner:RankedLayerSampler",
+    "random": "vtatune.networks.tuner:RandomLayerSampler"})
 
 
 def register(name: str, module: str, cls: str) -> None:
-    """Make ``module.cls`` (a ``Sampler`` subclass taking ``(space, n_objectives, seed,
-    **kw)``) available as ``name``."""
-    _discover()
-    target = f"{module}:{cls}"
-    if _registry.get(name, target) != target:
-        raise ValueError(f"sampler {name!r} is already registered as {_registry[name]}")
-    _registry[name] = target
+    """Make ``module.cls`` (a ``Sampler`` subclass) available as ``name``."""
+    SAMPLERS.register(name, module, cls)
 
 
 def described() -> str:
@@ -50,8 +54,7 @@ def described() -> str:
 
 def names() -> tuple[str, ...]:
     """Every sampler name ``make`` accepts (vtatune's first, in pyproject.toml's order)."""
-    _discover()
-    return tuple(_registry)
+    return SAMPLERS.names()
 
 
 def make(name: str, space: SearchSpace, n_objectives: int, seed: int | None = None, **kw: Any
@@ -67,28 +70,23 @@ def require(name: str) -> None:
 
 
 def _class(name: str) -> type[Sampler]:
-    import importlib
-
-    _discover()
-    if not _registry:  # an install made before the group existed, or a bare checkout
+    if not names():  # an install made before the group existed, or a bare checkout
         raise UserError(f"no samplers are registered (entry-point group {ENTRY_POINT_GROUP}): "
                         "reinstall vtatune (make setup, or pip install -e .)")
-    if name not in _registry:
-        raise UserError(f"unknown sampler {shown(name)} (known: {', '.join(names())})")
-    module, _, attr = _registry[name].partition(":")
-    cls = getattr(importlib.import_module(module), attr)
-    if not (isinstance(cls, type) and issubclass(cls, Sampler)):
-        raise TypeError(f"sampler {name!r} ({_registry[name]}) is not a Sampler subclass")
-    return cls
+    return SAMPLERS.get(name)  # type: ignore[no-any-return]
 
 
-def _discover() -> None:
-    """Read the entry points of ``ENTRY_POINT_GROUP`` (once; nothing is imported)."""
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    from importlib.metadata import entry_points
+def layer_names() -> tuple[str, ...]:
+    """Every inner sampler name (``--inner-sampler``, ``[inner] sampler``)."""
+    return LAYER_SAMPLERS.names()
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        _registry.setdefault(ep.name, ep.value)
+
+def register_layer(name: str, module: str, cls: str) -> None:
+    """Make ``module.cls`` (a ``networks.tuner.LayerSampler`` subclass) the inner sampler
+    ``name``."""
+    LAYER_SAMPLERS.register(name, module, cls)
+
+
+def layer_class(name: str) -> type[Sampler]:
+    """The inner sampler class called ``name`` (``UserError`` naming the known ones)."""
+    return LAYER_SAMPLERS.get(name)  # type: ignore[no-any-return]

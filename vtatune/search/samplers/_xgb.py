@@ -42,9 +42,10 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from vtatune.search import cost_model as cost_models
 from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
+from vtatune.search.cost_model.base import CostModel, TrainingSet
 from vtatune.search.cost_model.features import Featurizer, Point
-from vtatune.search.cost_model.xgb_model import XGBCostModel
 from vtatune.search.samplers._base import Observation, Params, Sampler
 from vtatune.search.space import U_PREFIX, Candidate, SearchSpace
 
@@ -88,14 +89,12 @@ class XGBSampler(Sampler):
         self.initial_eps = initial_eps
         self.features = Featurizer(space)
         self.rng = np.random.default_rng(seed)
-        self.model = XGBCostModel(objective, infeasible_penalty=infeasible_penalty,
-                                  feasible_threshold=feasible_threshold)
-        self._points: list[Point] = []  # observations, in tell order
-        self._feasible: list[bool] = []
-        self._log_cycles: list[float] = []  # nan when infeasible
+        # observations in tell order: points, feasible, log cycles (nan when infeasible)
+        self.train = TrainingSet(cost_models.make(
+            "xgb", objective, infeasible_penalty=infeasible_penalty,
+            feasible_threshold=feasible_threshold))
         self._seen: set[Hashable] = set()  # told or proposed candidates
         self._plan: list[Point] = []
-        self._told_at_fit = -1
         self._norm: dict[str, float] = {}
         self._all: list[Point] | None = None  # every candidate, once enumerated
         self._movable = [n for n, (kind, values) in self.features.param_space.items()
@@ -132,39 +131,38 @@ class XGBSampler(Sampler):
         for params, obs in history:
             self._learn(params, obs)
 
+    @property
+    def model(self) -> CostModel:
+        return self.train.model
+
     def _learn(self, params: Params, obs: Observation) -> Point:
         p = self.features.point(params)
-        self._points.append(p)
-        self._feasible.append(obs.feasible)
         cycles = float(obs.values[-1]) if obs.feasible and obs.values else math.nan
         usable = math.isfinite(cycles) and cycles > 0
-        self._log_cycles.append(math.log(cycles) if usable else math.nan)
-        if obs.feasible and not usable:
-            self._feasible[-1] = False  # no usable latency: learn it as a failure
+        # no usable latency: learn it as a failure
+        self.train.add(p, obs.feasible and usable, math.log(cycles) if usable else math.nan)
         return p
 
     # ---- models --------------------------------------------------------------------------------
     def _model_ready(self) -> bool:
         """Enough feasible results to rank, or (in a mostly infeasible space) enough failures
         that the feasibility classifier alone is worth following."""
-        n_ok = sum(self._feasible)
+        n_ok = sum(self.train.feasible)
         return n_ok >= self.min_feasible or (
-            n_ok >= 2 and len(self._feasible) >= 4 * self.min_feasible)
+            n_ok >= 2 and len(self.train) >= 4 * self.min_feasible)
 
     def _stale(self) -> bool:
-        new = len(self._points) - self._told_at_fit
-        return self._told_at_fit < 0 or new >= self.plan_size or (not self._plan and new > 0)
+        new = self.train.new
+        return self.train.version == 0 or new >= self.plan_size or (not self._plan and new > 0)
 
     def _fit(self) -> None:
-        x = self.features.matrix(self._points)
-        ok = np.asarray(self._feasible, dtype=bool)
-        y = np.asarray(self._log_cycles, dtype=np.float64)
-        seed = int(self.rng.integers(2**31))
-        self.model.fit(x, y, ok, seed=seed)
-        self._told_at_fit = len(self._points)
+        x = self.features.matrix(self.train.items)
+        ok = np.asarray(self.train.feasible, dtype=bool)
+        y = np.asarray(self.train.y, dtype=np.float64)
+        self.train.fit(x, self.rng)
         # normalization of the scalarized objectives: the training points span [0, 1]
         pred = self.model.predict_latency(x[ok])
-        area = np.array([p.hw.log2_area_mm2 for p, f in zip(self._points, ok, strict=True)
+        area = np.array([p.hw.log2_area_mm2 for p, f in zip(self.train.items, ok, strict=True)
                          if f])
         self._norm = {"c0": float(pred.min()), "c1": float(pred.max()),
                       "a0": float(area.min()), "a1": float(area.max()),
@@ -253,10 +251,10 @@ class XGBSampler(Sampler):
     def _starts(self, w: np.ndarray) -> list[Point]:
         """Even chains start at the best observations (the k-th best for latency, the best
         under the chain's weight for area-latency), odd chains at random valid points."""
-        ok = [i for i, f in enumerate(self._feasible) if f]
-        y = _scale(np.array([self._log_cycles[i] for i in ok]), self._norm["y0"],
+        ok = [i for i, f in enumerate(self.train.feasible) if f]
+        y = _scale(np.array([self.train.y[i] for i in ok]), self._norm["y0"],
                    self._norm["y1"])
-        ar = _scale(np.array([self._points[i].hw.log2_area_mm2 for i in ok]),
+        ar = _scale(np.array([self.train.items[i].hw.log2_area_mm2 for i in ok]),
                     self._norm["a0"], self._norm["a1"])
         randoms = iter(self._random_valid(len(w) // 2))
         starts: list[Point] = []
@@ -265,7 +263,7 @@ class XGBSampler(Sampler):
             if q is None:
                 order = np.argsort(self._cost(y, ar, np.ones(len(ok)), w[k]), kind="stable")
                 rank = (k // 2) % len(ok) if self.n_objectives < 2 else 0
-                q = self._points[ok[int(order[rank])]]
+                q = self.train.items[ok[int(order[rank])]]
             starts.append(q)
         return starts
 
