@@ -156,3 +156,13 @@ def test_resnet18_board_power_range_holds_the_published_two_watts() -> None:
             energy[case] += n * e.board_j.pick(case)
     low, high = energy["low"] / seconds, energy["high"] / seconds
     assert low <= 2.0 <= high, (low, energy["value"] / seconds, high)
+
+
+def test_a_timing_profile_of_the_board_prices_with_the_board_constants() -> None:
+    """``pynq-z1@2019-07`` is the PYNQ-Z1 with another timing profile: the same constants."""
+    program = _c8()
+    cycles, seconds = _timed(program, "pynq-z1")
+    plain = estimate(program, cycles, seconds, boards.load("pynq-z1"))
+    profiled = estimate(program, cycles, seconds, boards.load("pynq-z1@2019-07"))
+    assert profiled.accelerator_j == plain.accelerator_j
+    assert profiled.board_j == plain.board_j

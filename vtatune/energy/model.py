@@ -164,8 +164,8 @@ def estimate(program: Program, cycles: int, seconds: float, board: Board,
 def estimate_activity(act: Activity, hw: HwConfig, cycles: int, seconds: float, board: Board,
                       constants: EnergyConstants | None = None) -> EnergyReport:
     """``estimate`` from events already counted."""
-    k = constants or _board_constants(board.name, board.family)
-    design = _design(hw, board.name, board)
+    k = constants or _board_constants(board.base, board.family)
+    design = _design(hw, board.base, board)
     logic_cells, ffs, dsp_share = design.logic_cells, design.ffs, design.dsp_share
 
     by_case: dict[str, dict[str, float]] = {name: {} for name in COMPONENTS}
