@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.energy.conftest import c8_program, timed
 from vtatune.energy.calibrate import PowerRecord, fit, power_record
 
 
@@ -67,3 +68,51 @@ def test_power_record_prices_a_real_program() -> None:
     assert 0 < r.dynamic_low_j < r.dynamic_j < r.dynamic_high_j
     # slower measured time, same events: the same dynamic energy but the clocked logic's
     assert r.dynamic_w < power_record("C8", p, t.cycles, t.seconds, b, 1.6, 2.1).dynamic_w
+
+
+def test_a_saved_profile_prices_the_board_it_names(tmp_path, monkeypatch) -> None:
+    """Fit, save as pynq-z1@lab, and price with --board pynq-z1@lab: the dynamic terms scale,
+    static and baseline power are the fitted baseline, and outputs say it is calibrated."""
+    from vtatune.energy import estimate
+    from vtatune.energy import profiles as pp
+    from vtatune.energy.calibrate import profile_of
+    from vtatune.hardware import boards
+
+    monkeypatch.setenv("VTATUNE_DATA", str(tmp_path))
+    recs = _records(1.9, 1.5, [0.1, 0.3, 0.5, 0.8, 1.2], noise=0.005)
+    f = fit(recs)
+    path = pp.save(profile_of(f, "pynq-z1", "lab"))
+    assert path == tmp_path / "energy" / "pynq-z1" / "lab.json"
+    prof = pp.load("pynq-z1", "lab")
+    assert prof is not None and prof.scale == pytest.approx(f.scale.value)
+
+    program = c8_program()
+    cycles, seconds = timed(program, "pynq-z1")
+    shipped = estimate(program, cycles, seconds, boards.load("pynq-z1"))
+    lab = estimate(program, cycles, seconds, boards.load("pynq-z1"), profile=prof)
+    assert lab.components["gemm"].value == pytest.approx(
+        prof.scale * shipped.components["gemm"].value)
+    static = lab.components["pl_static"].value + lab.components["base"].value
+    assert static == pytest.approx(prof.baseline_w * seconds)
+    assert "calibrated on 5 measured power records (profile lab" in lab.note
+    assert not lab.unsourced
+    assert lab.board_w.low <= lab.board_w.value <= lab.board_w.high
+    # a board named with the profile (pynq-z1@lab) picks it up by itself
+    import dataclasses
+
+    named_board = dataclasses.replace(boards.load("pynq-z1"), name="pynq-z1@lab",
+                                      profile="lab")
+    named = estimate(program, cycles, seconds, named_board)
+    assert named.board_j == lab.board_j and named.note == lab.note
+
+
+def test_a_damaged_profile_lists_its_problems(tmp_path) -> None:
+    from vtatune.energy import profiles as pp
+    from vtatune.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        pp.parse({"schema": 1, "board": "pynq-z1", "name": "x", "baseline_w": -1,
+                  "scale": "big"}, "p.json")
+    text = " ".join(err.value.problems)
+    for key in ("baseline_w", "scale", "records", "scale_pinned"):
+        assert key in text

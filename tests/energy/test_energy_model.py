@@ -6,44 +6,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from functools import cache
 from typing import Any
 
 import pytest
 
+from tests.energy.conftest import c8_program, timed
 from vtatune.energy import activity, estimate, estimate_activity
 from vtatune.energy import constants as ec
 from vtatune.energy.model import COMPONENTS, primitives_per_access
 from vtatune.hardware import boards, config
 from vtatune.paths import project_root
 
-TUTORIAL_C8 = dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=1, tile_co=8, h_nthread=1,
-                   oc_nthread=2)
-
-
-@cache
-def _c8() -> Any:
-    from vtatune.compiler import compile_candidate
-    from vtatune.runtime import build_program
-    from vtatune.workloads import RESNET18
-
-    hw = config.default()
-    res = compile_candidate(RESNET18["C8"], hw, TUTORIAL_C8)
-    assert res.ok, res.reason
-    return build_program(res, RESNET18["C8"], hw)
-
-
-def _timed(program: Any, board: str) -> tuple[int, float]:
-    from vtatune.simulator import simulate
-
-    t = simulate(program, board)
-    return t.cycles, t.seconds
-
 
 def test_every_figure_is_within_its_range_and_sums_up() -> None:
-    program = _c8()
+    program = c8_program()
     b = boards.load("pynq-z1")
-    cycles, seconds = _timed(program, "pynq-z1")
+    cycles, seconds = timed(program, "pynq-z1")
     r = estimate(program, cycles, seconds, b)
     assert tuple(r.components) == COMPONENTS
     for f in (*r.components.values(), r.accelerator_j, r.board_j, r.accelerator_w, r.board_w):
@@ -62,9 +40,9 @@ def test_every_figure_is_within_its_range_and_sums_up() -> None:
                                    *(f"sram_writes.{s}" for s in ("inp", "wgt", "acc", "out",
                                                                   "uop"))])
 def test_energy_grows_with_every_counted_event(field: str) -> None:
-    program = _c8()
+    program = c8_program()
     b = boards.load("pynq-z1")
-    cycles, seconds = _timed(program, "pynq-z1")
+    cycles, seconds = timed(program, "pynq-z1")
     act = activity(program)
     if "." in field:
         which, buf = field.split(".")
@@ -88,10 +66,10 @@ def test_energy_grows_with_every_counted_event(field: str) -> None:
 
 @pytest.mark.parametrize("board", ["pynq-z1", "ultra96", "zcu104", "de10-nano"])
 def test_board_power_lies_between_static_power_and_the_supply(board: str) -> None:
-    program = _c8()
+    program = c8_program()
     b = boards.load(board)
     k = ec.load().for_board(b.name, b.family)
-    cycles, seconds = _timed(program, board)
+    cycles, seconds = timed(program, board)
     r = estimate(program, cycles, seconds, b)
     for case in ("value", "low", "high"):
         static = k["pl_static_w"].pick(case) + k["base_w"].pick(case)
@@ -148,7 +126,7 @@ def test_resnet18_board_power_range_holds_the_published_two_watts() -> None:
         res = compile_candidate(wl, hw, r["knobs"])
         assert res.ok, (r["knobs"], res.reason)
         program = build_program(res, wl, hw)
-        cycles, t = _timed(program, "pynq-z1")
+        cycles, t = timed(program, "pynq-z1")
         e = estimate(program, cycles, t, b)
         n = runs.get((s["cin"], s["h"], s["cout"], s["kh"], s["stride"]), 1)
         seconds += n * t
@@ -160,8 +138,8 @@ def test_resnet18_board_power_range_holds_the_published_two_watts() -> None:
 
 def test_a_timing_profile_of_the_board_prices_with_the_board_constants() -> None:
     """``pynq-z1@2019-07`` is the PYNQ-Z1 with another timing profile: the same constants."""
-    program = _c8()
-    cycles, seconds = _timed(program, "pynq-z1")
+    program = c8_program()
+    cycles, seconds = timed(program, "pynq-z1")
     plain = estimate(program, cycles, seconds, boards.load("pynq-z1"))
     profiled = estimate(program, cycles, seconds, boards.load("pynq-z1@2019-07"))
     assert profiled.accelerator_j == plain.accelerator_j

@@ -27,10 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from vtatune.energy.model import COMPONENTS
-
-#: The components that scale with the program's events (all but static and baseline power).
-DYNAMIC = tuple(c for c in COMPONENTS if c not in ("pl_static", "base"))
+from vtatune.energy.model import DYNAMIC_COMPONENTS as DYNAMIC
 
 
 @dataclass(frozen=True)
@@ -139,3 +136,12 @@ def power_record(name: str, program: Any, cycles: int, seconds: float, board: An
     dyn = {case: sum(e.components[c].pick(case) for c in DYNAMIC)
            for case in ("value", "low", "high")}
     return PowerRecord(name, dyn["value"], dyn["low"], dyn["high"], seconds, idle_w, running_w)
+
+
+def profile_of(fitted: PowerFit, board: str, name: str) -> Any:
+    """The power profile ``name`` of ``board`` that ``fitted`` makes (``energy.profiles``)."""
+    from vtatune.energy.profiles import PowerProfile
+
+    return PowerProfile(board, name, fitted.baseline_w.value, fitted.baseline_w.stderr,
+                        fitted.scale.value, fitted.scale.stderr, fitted.scale.pinned,
+                        fitted.records, fitted.median_abs_error)

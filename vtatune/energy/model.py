@@ -35,8 +35,10 @@ from vtatune.area.model import estimate as estimate_area
 from vtatune.area.model import sram_mappings
 from vtatune.area.sram import MemoryMapping
 from vtatune.energy import constants as energy_constants
+from vtatune.energy import profiles as power_profiles
 from vtatune.energy.activity import SRAMS, Activity, activity
 from vtatune.energy.constants import EnergyConstants
+from vtatune.energy.profiles import RANGE_SIGMAS, PowerProfile
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
 from vtatune.program.program import Program
@@ -48,6 +50,8 @@ PJ, FJ = 1e-12, 1e-15
 COMPONENTS = (*(f"sram.{s}" for s in SRAMS), "gemm", "alu", "dram", "pl_logic", "pl_static",
               "base")
 BASE = "base"
+#: The components that scale with the program's events (not static or baseline power).
+DYNAMIC_COMPONENTS = tuple(c for c in COMPONENTS if c not in ("pl_static", BASE))
 #: What outputs say about the constants until a board's power is measured (``calibrate``).
 ESTIMATE_NOTE = "estimate from the shipped constants (not calibrated on measured power)"
 
@@ -155,15 +159,20 @@ def primitives_per_access(mapping: MemoryMapping, half_block: float) -> float:
 
 
 def estimate(program: Program, cycles: int, seconds: float, board: Board,
-             constants: EnergyConstants | None = None) -> EnergyReport:
+             constants: EnergyConstants | None = None,
+             profile: PowerProfile | None = None) -> EnergyReport:
     """Energy of one call of ``program`` on ``board``: ``cycles`` accelerator cycles and
     ``seconds`` per call in all (accelerator + host), e.g. from ``simulator.simulate``."""
-    return estimate_activity(activity(program), program.hw, cycles, seconds, board, constants)
+    return estimate_activity(activity(program), program.hw, cycles, seconds, board, constants,
+                             profile)
 
 
 def estimate_activity(act: Activity, hw: HwConfig, cycles: int, seconds: float, board: Board,
-                      constants: EnergyConstants | None = None) -> EnergyReport:
-    """``estimate`` from events already counted."""
+                      constants: EnergyConstants | None = None,
+                      profile: PowerProfile | None = None) -> EnergyReport:
+    """``estimate`` from events already counted. With no ``profile`` (and no ``constants``
+    given) your power profile of the board's name (``pynq-z1@NAME``) applies when you have
+    one (``vtatune.energy.profiles``)."""
     k = constants or _board_constants(board.base, board.family)
     design = _design(hw, board.base, board)
     logic_cells, ffs, dsp_share = design.logic_cells, design.ffs, design.dsp_share
@@ -186,10 +195,35 @@ def estimate_activity(act: Activity, hw: HwConfig, cycles: int, seconds: float, 
         by_case["pl_static"][case] = c("pl_static_w") * seconds
         by_case[BASE][case] = c("base_w") * seconds
 
+    prof = profile if profile is not None else (
+        None if constants is not None else power_profiles.load(board.base, board.profile))
+    note = ESTIMATE_NOTE
+    if prof is not None:
+        _apply(prof, by_case, seconds)
+        note = prof.note
     components = {name: Figure.of(v) for name, v in by_case.items()}
     acc = Figure.of({case: sum(v[case] for n, v in by_case.items() if n != BASE)
                      for case in CASES})
     brd = Figure.of({case: acc.pick(case) + by_case[BASE][case] for case in CASES})
     inv = 1.0 / seconds if seconds > 0 else 0.0
     return EnergyReport(board.name, seconds, components, acc, brd, acc.scaled(inv),
-                        brd.scaled(inv), act, k.unsourced)
+                        brd.scaled(inv), act, () if prof is not None else k.unsourced, note)
+
+
+def _apply(prof: PowerProfile, by_case: dict[str, dict[str, float]], seconds: float) -> None:
+    """Replace the shipped constants' figures by a fitted profile's: dynamic terms times the
+    fitted scale, static and baseline power by the fitted baseline (the fabric's static share
+    kept as shipped, at most the baseline), each range the fit's +- RANGE_SIGMAS errors."""
+    k = RANGE_SIGMAS
+    if prof.scale_pinned:
+        lo, hi = max(prof.scale - k * prof.scale_se, 0.0), prof.scale + k * prof.scale_se
+        for name in DYNAMIC_COMPONENTS:
+            v = by_case[name]["value"]
+            by_case[name] = {"value": v * prof.scale, "low": v * lo, "high": v * hi}
+    base = {"value": prof.baseline_w,
+            "low": max(prof.baseline_w - k * prof.baseline_se, 0.0),
+            "high": prof.baseline_w + k * prof.baseline_se}
+    for case in CASES:
+        static = min(by_case["pl_static"]["value"], base[case] * seconds)
+        by_case["pl_static"][case] = static
+        by_case[BASE][case] = base[case] * seconds - static
