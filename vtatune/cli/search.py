@@ -175,9 +175,9 @@ def _operator_line(sp: Any) -> Any:
                 f"({formats.ms_of_cycles(p.best_cycles, clock)} ms)")
         else:  # the study's latency: end to end per call, as its tables
             best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
-        front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+        front = f", front {p.pareto_size}" if is_front(sp.objective) else ""
         screened = sum(p.screened.values())
-        return (f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
+        return (f"{p.rate:.1f} trials/s, best {best}{front}{_energy_text(sp, p)}, infeasible "
                 f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
                 + (f", {screened} designs screened" if screened else ""))
 
@@ -190,10 +190,27 @@ def _network_line(sp: Any, p: Any) -> str:
 
     best = "-" if p.best_cycles is None else (
         f"{formats.cycles(p.best_cycles)} cycles ({formats.ms(1e3 * p.best_seconds)} ms)")
-    front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+    front = f", front {p.pareto_size}" if is_front(sp.objective) else ""
     screened = sum(p.screened.values())
-    return (f"best {best}{front}, {p.rate:.1f} layer evals/s, from store {p.cached}"
+    return (f"best {best}{front}{_energy_text(sp, p)}, {p.rate:.1f} layer evals/s, "
+            f"from store {p.cached}"
             + (f", {screened} designs screened" if screened else ""))
+
+
+def is_front(objective: str) -> bool:
+    from vtatune.search import objectives
+
+    return objectives.is_front(objective)
+
+
+def _energy_text(sp: Any, p: Any) -> str:
+    """``, least energy 1.2 mJ`` for a study whose objective has energy ("" otherwise)."""
+    from vtatune import formats
+    from vtatune.search import objectives
+
+    if not objectives.uses_energy(sp.objective):
+        return ""
+    return f", least energy {formats.energy(p.best_energy_j)}"
 
 
 def _hide_password(url: str) -> str:
@@ -224,13 +241,15 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
             "cached": result.cached, "repeats": result.repeats,
             "feasible": data["feasible"],
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
+            "best_accelerator_energy_j": data["best_accelerator_energy_j"],
             "elapsed_s": round(result.elapsed_s, 2),
             "statuses": data["statuses"], "objective": data["objective"],
             "latency": data["latency"],
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
                                           "accelerator_seconds", "host_seconds", "area_mm2",
-                                          "efficiency", "stock_vta", "stock_vta_problems",
-                                          "ties")}
+                                          "efficiency", "accelerator_energy_j",
+                                          "board_energy_j", "stock_vta",
+                                          "stock_vta_problems", "ties")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
             "space_size": result.space_size, "screened": result.screened})
@@ -253,10 +272,8 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
         console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
         console.line(console.nothing_new(result.study, data["trials"], "trial"))
-    rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
-    lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
-    title = f"Pareto front (area vs {lat})" if data["objective"] == "area-latency" \
-        else f"fastest trials (by {lat})"
+    rows = data["pareto"] if is_front(data["objective"]) else data["top"]
+    title = console.designs_title(data["objective"], data["latency"])
     if rows:
         console.designs(title, rows, wl)
     else:

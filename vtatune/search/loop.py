@@ -92,6 +92,8 @@ class Progress:
     best_cycles: int | None = None
     #: the least end-to-end seconds per call of a feasible trial (accelerator + host)
     best_seconds: float | None = None
+    #: the least accelerator energy per call (joules) of a feasible trial with energy
+    best_energy_j: float | None = None
     pareto_size: int = 0
     statuses: Counter = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
@@ -255,6 +257,9 @@ class Evaluator(ABC):
     #: trials proposed at a time / evaluated at the same time (None: as the pool has room)
     batch: int | None = None
     max_active: int | None = None
+    #: the objective scores energy: a stored feasible candidate without it (stored before
+    #: energy was) is evaluated again instead of served
+    needs_energy: bool = False
 
     @abstractmethod
     def open(self, loop: StudyLoop, warm_start: bool) -> list[Outcome]:
@@ -546,6 +551,9 @@ class StudyLoop:
                 break
             job, cand = got
             known = self.store.lookup(cand.key, self.evaluator.context)
+            if known is not None and self.evaluator.needs_energy and known.feasible \
+                    and known.accelerator_energy_j is None:
+                known = None  # stored before energy: evaluated again (the row gains it)
             if known is not None:
                 self._tell(job, cand, known, cached=True)
                 continue

@@ -43,6 +43,8 @@ def network_trial_values(rec: NetworkTrialRecord, study_id: int) -> dict[str, An
         "seconds": None if rec.seconds is None else float(rec.seconds),
         "accelerator_seconds": _float(rec.accelerator_seconds),
         "host_seconds": _float(rec.host_seconds),
+        "accelerator_energy_j": _float(rec.accelerator_energy_j),
+        "board_energy_j": _float(rec.board_energy_j),
         "bound_cycles": None if rec.bound_cycles is None else float(rec.bound_cycles),
         "layers": {"layers": [la.as_dict() for la in rec.layers],
                    **({"networks": [n.as_dict() for n in rec.networks]}
@@ -65,7 +67,9 @@ def network_trial_record(study: str, m: Any, created_at: datetime | None) -> Net
         bound_cycles=m["bound_cycles"], layers=layers, resources=dict(m["resources"] or {}),
         params=dict(m["params"] or {}), sampler=m["sampler"], evaluated=m["evaluated"] or 0,
         cached=m["cached"] or 0, created_at=created_at,
-        networks=None if networks is None else tuple(_network(d) for d in networks))
+        networks=None if networks is None else tuple(_network(d) for d in networks),
+        accelerator_energy_j=m.get("accelerator_energy_j"),
+        board_energy_j=m.get("board_energy_j"))
 
 
 def network_study_stats(s: Session, ids: list[int] | None
@@ -89,7 +93,9 @@ def _layer(d: dict[str, Any]) -> LayerResult:
                        accelerator_seconds=d.get("accelerator_seconds"),
                        host_seconds=d.get("host_seconds"),
                        bound_cycles=d.get("bound_cycles"), trials=int(d.get("trials", 0)),
-                       status=d.get("status", Status.OK))
+                       status=d.get("status", Status.OK),
+                       accelerator_energy_j=d.get("accelerator_energy_j"),
+                       board_energy_j=d.get("board_energy_j"))
 
 
 def _network(d: dict[str, Any]) -> NetworkResult:
@@ -98,7 +104,9 @@ def _network(d: dict[str, Any]) -> NetworkResult:
                          accelerator_seconds=d.get("accelerator_seconds"),
                          host_seconds=d.get("host_seconds"),
                          bound_cycles=d.get("bound_cycles"),
-                         layers=tuple(_layer(la) for la in d.get("layers", [])))
+                         layers=tuple(_layer(la) for la in d.get("layers", [])),
+                         accelerator_energy_j=d.get("accelerator_energy_j"),
+                         board_energy_j=d.get("board_energy_j"))
 
 
 def _float(x: float | None) -> float | None:
