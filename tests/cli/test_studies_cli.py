@@ -151,7 +151,8 @@ def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
     p = d["pareto"][0]
     assert set(p) == {"trial", "hw", "hw_name", "knobs", "cycles", "seconds", "area_mm2",
                       "efficiency", "accelerator_seconds", "host_seconds", "stock_vta",
-                      "stock_vta_problems", "ties"}
+                      "stock_vta_problems", "ties", "accelerator_energy_j", "board_energy_j"}
+    assert p["accelerator_energy_j"] is None  # a record without energy (as stored before it)
     assert d["latency"] == "end-to-end"
     assert p["hw"]["LOG_BLOCK_IN"] == 3 and p["knobs"] == {"tile_h": 2}
     assert p["seconds"] == pytest.approx(9e-6) and p["efficiency"] == 0.5

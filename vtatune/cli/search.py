@@ -47,7 +47,9 @@ def search(
         "--sampler", help=f"{samplers.described()} (default {DEFAULT_SAMPLER}; for a network: "
         "over its hardware designs).")] = None,
     objective: Annotated[str | None, typer.Option(
-        "--objective", help="area-latency (Pareto front) or latency.")] = None,
+        "--objective", help="area-latency (Pareto front) or latency; with the accelerator's "
+        "energy: area-energy, latency-energy (fronts), edp (energy x latency) or "
+        "area-latency-energy (a front of three).")] = None,
     latency: Annotated[str | None, typer.Option(
         "--latency", help="What latency means: end-to-end (seconds per call, accelerator + "
         "host; default) or accelerator (cycles). Default: the space's [objective] latency.")

@@ -6,12 +6,14 @@ from typing import Any
 
 import typer
 
+from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption
 
 
 def studies(db: DbOption = None, json_: JsonOption = False) -> None:
-    """List the studies in the results database (trials, feasible, best cycles)."""
+    """List the studies in the results database (trials, feasible, best cycles; the least
+    accelerator energy when a study has energy)."""
     from vtatune.store import Store, database_exists, normalize_url
 
     exists = database_exists(db)  # a read-only command does not create a SQLite file
@@ -24,12 +26,15 @@ def studies(db: DbOption = None, json_: JsonOption = False) -> None:
     if not infos:
         console.line(f"no studies in {where}" + ("" if exists else " (no database there yet)"))
         return
+    energy = any(i.best_accelerator_energy_j is not None for i in infos)  # known: a column
     rows: list[list[Any]] = [
         [i.name, i.n_trials, i.n_feasible, "-" if i.best_cycles is None else i.best_cycles,
+         *([formats.energy(i.best_accelerator_energy_j)] if energy else []),
          i.objective, i.sampler, i.board, _when(i.created_at), i.workload + _weights(i)]
         for i in infos
     ]
-    for text in aligned(["study", "trials", "feasible", "best cycles", "objective", "sampler",
+    for text in aligned(["study", "trials", "feasible", "best cycles",
+                         *(["least energy"] if energy else []), "objective", "sampler",
                          "board", "created", "workload"], rows):
         console.line(text)
     n = len(infos)
@@ -58,6 +63,7 @@ def _as_json(i: Any) -> dict[str, Any]:
     return {"name": i.name, "workload": i.workload, "sampler": i.sampler,
             "objective": i.objective, "board": i.board, "seed": i.seed, "trials": i.n_trials,
             "feasible": i.n_feasible, "best_cycles": i.best_cycles,
+            "best_accelerator_energy_j": i.best_accelerator_energy_j,
             "created_at": i.created_at.isoformat() if i.created_at else None,
             "optuna_study_name": i.optuna_study_name,
             **({"networks": [{"network": m.network, "weight": m.weight}

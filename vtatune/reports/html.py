@@ -222,6 +222,12 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
         image(images["convergence"], "convergence") if "convergence" in images else "",
         "<h2>Parameters and latency</h2>",
         image(images["params"], "parameters") if "params" in images else "",
+        *(["<h2>Energy (area vs accelerator energy; the knee's energy by component)</h2>",
+           image(images["energy"], "energy"),
+           '<p class="note">Energy per call from the energy model (estimates from its '
+           "constants unless the board's power was calibrated): the accelerator's (what the "
+           "design changes) and the board's (with the processor and board's baseline power). "
+           "Files: energy.png, energy.svg.</p>"] if "energy" in images else []),
     ]
     return page(f"vtatune report: {data.study}", "\n".join(body))
 

@@ -10,6 +10,7 @@ study did not run it).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -718,3 +719,83 @@ def network_compare_figure(data: CompareData) -> Figure:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
     return fig
+
+
+# ---- energy.png ------------------------------------------------------------------------------
+
+#: Components' labels in the energy breakdown (``energy.model.COMPONENTS``).
+_COMPONENT_LABELS = {"sram.inp": "input SRAM", "sram.wgt": "weight SRAM",
+                     "sram.acc": "accumulator SRAM", "sram.out": "output SRAM",
+                     "sram.uop": "micro-op SRAM", "gemm": "GEMM MACs", "alu": "ALU",
+                     "dram": "DRAM", "pl_logic": "clocked logic (FF, LUT)",
+                     "pl_static": "fabric static", "base": "processor and board (baseline)"}
+
+
+def energy_front(points: Sequence[DesignPoint]) -> list[DesignPoint]:
+    """Feasible points with energy, non-dominated in (area, accelerator energy), by area."""
+    from vtatune.search.pareto import pareto_front
+
+    pts = [p for p in points if p.feasible and p.area_mm2 is not None
+           and p.accelerator_energy_j is not None]
+    return [pts[i] for i in pareto_front([(float(p.area_mm2 or 0.0),
+                                           float(p.accelerator_energy_j or 0.0))
+                                          for p in pts])]
+
+
+def energy_design(data: ReportData) -> DesignPoint | None:
+    """The design whose energy the breakdown shows: the knee, else the least energy."""
+    if data.knee is not None and data.knee.energy_components:
+        return data.knee
+    with_parts = [p for p in data.points if p.feasible and p.energy_components]
+    return min(with_parts, key=lambda p: (p.accelerator_energy_j or math.inf, p.trial),
+               default=None)
+
+
+@_plain_text
+def energy_figure(data: ReportData) -> Figure:
+    """Area vs the accelerator's energy per call with its front (left), and one design's
+    energy per call by component (right: the knee, else the least energy), board baseline
+    apart."""
+    fig = _figure(13.0, 5.5)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    fig.suptitle(f"{_n(data.study)}: energy per call — {_n(data.workload)} on "
+                 f"{_n(data.board)} (estimates from the energy model's constants)", fontsize=12)
+    pts = [p for p in data.points if p.feasible and p.area_mm2 is not None
+           and p.accelerator_energy_j is not None]
+    front = energy_front(data.points)
+    if pts:
+        left.scatter([_uj(p) for p in pts], [p.area_mm2 for p in pts], s=14,
+                     color="tab:gray", alpha=0.6, label="feasible trials")
+        _step_front(left, [_uj(p) for p in front], [float(p.area_mm2 or 0.0) for p in front],
+                    color="tab:red", lw=1.5, label="front (area vs energy)")
+        left.scatter([_uj(p) for p in front], [p.area_mm2 for p in front], s=24,
+                     color="tab:red")
+        _log_if_spread(left, "x", [_uj(p) for p in pts])
+        left.legend(fontsize=8, loc="upper right")
+    left.set_xlabel("accelerator energy per call (uJ)")
+    left.set_ylabel("area (mm²)")
+    left.set_title("Area vs accelerator energy")
+    chosen = energy_design(data)
+    if chosen is not None:
+        parts = chosen.energy_components
+        names = [n for n in _COMPONENT_LABELS if n in parts]
+        values = [parts[n] * 1e6 for n in names]
+        colors = ["tab:gray" if n == "base" else "tab:blue" for n in names]
+        right.barh(range(len(names)), values, color=colors)
+        if any(v > 0 for v in values):  # the baseline dwarfs the rest: a log axis shows all
+            right.set_xscale("log")
+            right.set_xlim(left=min(v for v in values if v > 0) / 2)
+        right.set_yticks(range(len(names)), [_COMPONENT_LABELS[n] for n in names], fontsize=8)
+        right.invert_yaxis()
+        right.set_xlabel("energy per call (uJ)")
+        which = "knee" if chosen is data.knee else "least energy"
+        right.set_title(f"Trial {chosen.trial} ({which}, {_n(chosen.hw_name)}): accelerator "
+                        f"{formats.energy(chosen.accelerator_energy_j)}, board "
+                        f"{formats.energy(chosen.board_energy_j)}", fontsize=9)
+    else:
+        right.set_axis_off()
+    return fig
+
+
+def _uj(p: DesignPoint) -> float:
+    return float(p.accelerator_energy_j or 0.0) * 1e6

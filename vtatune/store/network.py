@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, null, select
 
 from vtatune.statuses import Status
 from vtatune.store.candidates import _candidate, row_key
@@ -72,18 +72,22 @@ def network_trial_record(study: str, m: Any, created_at: datetime | None) -> Net
         board_energy_j=m.get("board_energy_j"))
 
 
-def network_study_stats(s: Session, ids: list[int] | None
-                        ) -> dict[int, tuple[int, int, int | None]]:
-    """study id -> (finished network trials, feasible ones, best feasible network cycles)."""
+def network_study_stats(s: Session, ids: list[int] | None, energy: bool = True
+                        ) -> dict[int, tuple[int, int, int | None, float | None]]:
+    """study id -> (finished network trials, feasible ones, best feasible network cycles,
+    least feasible accelerator energy per inference; None when the table has no ``energy``
+    column, a read-only older database)."""
     t = NetworkTrialRow.__table__
     ok = t.c.status == Status.OK
+    least = func.min(case((ok, t.c.accelerator_energy_j), else_=None)) if energy else null()
     q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
-                func.min(case((ok, t.c.cycles), else_=None)))
+                func.min(case((ok, t.c.cycles), else_=None)), least)
          .where(t.c.status != Status.RUNNING).group_by(t.c.study_id))
     if ids is not None:
         q = q.where(t.c.study_id.in_(ids))
-    return {sid: (int(n), int(f or 0), None if b is None else int(b))
-            for sid, n, f, b in s.execute(q)}
+    return {sid: (int(n), int(f or 0), None if b is None else int(b),
+                  None if e is None else float(e))
+            for sid, n, f, b, e in s.execute(q)}
 
 
 def _layer(d: dict[str, Any]) -> LayerResult:

@@ -136,6 +136,9 @@ class StudyInfo:
     optuna_study_name: str
     best_cycles: int | None = None
     identity: dict[str, Any] | None = None
+    #: the least accelerator energy (J per call; per inference for a network) of a feasible
+    #: trial with energy (None without)
+    best_accelerator_energy_j: float | None = None
 
     @property
     def is_network(self) -> bool:
