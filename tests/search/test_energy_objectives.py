@@ -212,3 +212,13 @@ def test_network_energy_is_the_count_weighted_sum_of_its_layers(tiny, tmp_path) 
         assert t.board_energy_j == pytest.approx(total_board, rel=1e-12)
     info = store.study("n")
     assert info.objective == "latency-energy"
+    assert info.best_accelerator_energy_j == min(t.accelerator_energy_j for t in designs)
+    # the Optuna mirror: the design's two values
+    import optuna
+
+    assert r.mirror_error is None
+    study = optuna.load_study(study_name="n", storage=db)
+    assert study.metric_names == ["seconds", "accelerator_energy_j"]
+    mirrored = {t.user_attrs["vtatune_trial"]: t for t in study.trials}
+    for t in designs:
+        assert mirrored[t.number].values == [t.seconds, t.accelerator_energy_j]

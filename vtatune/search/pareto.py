@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 Point = tuple[float, float]
 
@@ -24,7 +25,7 @@ def pareto_front(points: Sequence[tuple[float, ...]]) -> list[int]:
     """
     if points and len(points[0]) != 2:
         return _front_nd(points)
-    _check(points)
+    _check(cast(Sequence[Point], points))
     order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1], i))
     front: list[int] = []
     best_y = math.inf  # lowest second objective among points with a smaller first objective

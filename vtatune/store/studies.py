@@ -39,7 +39,7 @@ def _candidate_study_stats(s: Connection, ids: list[int] | None, have: dict[str,
         return {}
     ok = c.c.status == Status.OK
     energy = func.min(case((ok, c.c.accelerator_energy_j), else_=None)) \
-        if "accelerator_energy_j" in have[c.name] else null()
+        if "accelerator_energy_j" in have[CandidateRow.__tablename__] else null()
     q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
                 func.min(case((ok, c.c.cycles), else_=None)), energy)
          .select_from(t.join(c, t.c.candidate_id == c.c.id)).group_by(t.c.study_id))
