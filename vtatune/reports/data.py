@@ -122,6 +122,8 @@ class LayerShare:
     efficiency: float | None  # physical bound / cycles of one run
     knobs: dict[str, int]
     trials: int
+    #: the accelerator's energy of one run (joules; None without energy)
+    energy_j: float | None = None
 
 
 @dataclass(frozen=True)
@@ -829,7 +831,8 @@ def layer_share(la: LayerResult, network_seconds: float | None) -> LayerShare:
     share = (total / (1e3 * network_seconds)) if total is not None and network_seconds \
         else None
     eff = (la.bound_cycles / la.cycles) if la.bound_cycles and la.cycles else None
-    return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials)
+    return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials,
+                      la.accelerator_energy_j)
 
 
 def require_feasible_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -> None:

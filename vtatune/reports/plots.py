@@ -743,23 +743,30 @@ def energy_front(points: Sequence[DesignPoint]) -> list[DesignPoint]:
 
 
 def energy_design(data: ReportData) -> DesignPoint | None:
-    """The design whose energy the breakdown shows: the knee, else the least energy."""
-    if data.knee is not None and data.knee.energy_components:
+    """The design whose energy the breakdown shows (an operator trial's by component, a
+    network design's by layer): the knee, else the least energy."""
+    def shown(p: DesignPoint) -> bool:
+        return bool(p.energy_components) or (
+            bool(p.networks) and p.accelerator_energy_j is not None)
+
+    if data.knee is not None and shown(data.knee):
         return data.knee
-    with_parts = [p for p in data.points if p.feasible and p.energy_components]
+    with_parts = [p for p in data.points if p.feasible and shown(p)]
     return min(with_parts, key=lambda p: (p.accelerator_energy_j or math.inf, p.trial),
                default=None)
 
 
 @_plain_text
 def energy_figure(data: ReportData) -> Figure:
-    """Area vs the accelerator's energy per call with its front (left), and one design's
-    energy per call by component (right: the knee, else the least energy), board baseline
-    apart."""
+    """Area vs the accelerator's energy per call (per inference for a network study) with its
+    front (left), and one design's energy (right: the knee, else the least energy): an
+    operator trial's by component, board baseline apart; a network design's by layer."""
     fig = _figure(13.0, 5.5)
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
-    fig.suptitle(f"{_n(data.study)}: energy per call — {_n(data.workload)} on "
-                 f"{_n(data.board)} (estimates from the energy model's constants)", fontsize=12)
+    per = "inference" if data.network is not None else "call"
+    fig.suptitle(f"{_n(data.study)}: energy per {per} — {_n(data.network or data.workload)} "
+                 f"on {_n(data.board)} (estimates from the energy model's constants)",
+                 fontsize=12)
     pts = [p for p in data.points if p.feasible and p.area_mm2 is not None
            and p.accelerator_energy_j is not None]
     front = energy_front(data.points)
@@ -772,11 +779,13 @@ def energy_figure(data: ReportData) -> Figure:
                      color="tab:red")
         _log_if_spread(left, "x", [_uj(p) for p in pts])
         left.legend(fontsize=8, loc="upper right")
-    left.set_xlabel("accelerator energy per call (uJ)")
+    left.set_xlabel(f"accelerator energy per {per} (uJ)")
     left.set_ylabel("area (mm²)")
     left.set_title("Area vs accelerator energy")
     chosen = energy_design(data)
-    if chosen is not None:
+    if chosen is not None and chosen.networks:  # a network design: per layer
+        _layer_energy(right, chosen, "knee" if chosen is data.knee else "least energy")
+    elif chosen is not None:
         parts = chosen.energy_components
         names = [n for n in _COMPONENT_LABELS if n in parts]
         values = [parts[n] * 1e6 for n in names]
@@ -795,6 +804,21 @@ def energy_figure(data: ReportData) -> Figure:
     else:
         right.set_axis_off()
     return fig
+
+
+def _layer_energy(ax: Axes, p: DesignPoint, which: str) -> None:
+    """A network design's accelerator energy per inference by layer: count x one run's
+    (several networks: weight x count x one run's, named ``NETWORK.LAYER``)."""
+    rows = [(f"{n.network}.{la.name}" if p.multi else la.name,
+             n.weight * la.count * float(la.energy_j) * 1e6)
+            for n in p.networks for la in n.layers if la.energy_j is not None]
+    ax.barh(range(len(rows)), [v for _, v in rows], color="tab:blue")
+    ax.set_yticks(range(len(rows)), [_n(name) for name, _ in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("accelerator energy per inference by layer (uJ): count × one run's")
+    ax.set_title(f"Trial {p.trial} ({which}, {_n(p.hw_name)}): accelerator "
+                 f"{formats.energy(p.accelerator_energy_j)}, board "
+                 f"{formats.energy(p.board_energy_j)}", fontsize=9)
 
 
 def _uj(p: DesignPoint) -> float:

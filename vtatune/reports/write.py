@@ -44,7 +44,8 @@ def write_report(data: ReportData, out: Path) -> dict[str, Path]:
     written: dict[str, Path] = {}
     pngs: dict[str, bytes] = {}
     figures = dict(NETWORK_FIGURES if net else FIGURES)
-    if not net and any(p.energy_components for p in data.points):
+    if any(p.energy_components or (net and p.accelerator_energy_j is not None)
+           for p in data.points):
         figures["energy"] = plots.energy_figure  # trials stored with energy
     for name, draw in figures.items():
         fig = draw(data)
