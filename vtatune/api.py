@@ -106,6 +106,9 @@ class SearchSummary:
     #: the least latency of a feasible trial, end to end (seconds per call; a network
     #: search: per network run)
     best_seconds: float | None = None
+    #: the least accelerator energy of a feasible trial (joules per call; a network search:
+    #: per inference); None without energy
+    best_accelerator_energy_j: float | None = None
 
 
 def open_store(db: str | Store | None = None, *, create: bool = False) -> Store:
@@ -237,6 +240,7 @@ def search(workload: str | Sequence[str] = "conv2d", *, weights: Sequence[float]
                          feasible=res.feasible, best_cycles=res.best_cycles,
                          elapsed_s=res.elapsed_s, exhausted=res.exhausted,
                          space_size=res.space_size, best_seconds=res.best_seconds,
+                         best_accelerator_energy_j=res.best_energy_j,
                          network=job.space.network.name if job.network else None)
 
 

@@ -133,6 +133,9 @@ class SearchResult:
     best_seconds: float | None = None
     retries: int = 0
     mirror_error: str | None = None
+    #: the least accelerator energy of a feasible trial with energy (J per call; a network
+    #: study: per inference)
+    best_energy_j: float | None = None
     #: operator studies: the candidates of an enumerated space that pass the screen; network
     #: studies: the designs of the hardware space, once enumerated (``MAX_ENUMERATE``)
     space_size: int | None = None
@@ -657,7 +660,7 @@ def run(evaluator: Evaluator, *, trials: int, study: str, db: str | None = None,
     return SearchResult(
         study=study, db=store.display_url, trials=p.done, new_trials=loop.mine,
         evaluated=p.evaluated, cached=p.cached, repeats=p.repeats, feasible=p.feasible,
-        best_cycles=p.best_cycles, best_seconds=p.best_seconds,
+        best_cycles=p.best_cycles, best_seconds=p.best_seconds, best_energy_j=p.best_energy_j,
         elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted, requested=trials,
         retries=p.retries, mirror_error=mirror.error, screened=loop.screen.describe(),
         **evaluator.describe())
