@@ -159,6 +159,10 @@ def test_a_stored_candidate_without_energy_is_evaluated_again_for_an_energy_obje
     assert served.cached == 5 and served.evaluated == 0  # latency needs no energy: served
     old = {t.candidate.key: t.candidate for t in Store(db).trials("old")}
     sp = spaces.load("dense", shape=SHAPE, objective="edp")
+    stored = list(old.values())
+    # a warm start learns nothing from a feasible record without the energy it needs
+    assert len(runner.history(sp, stored)) == sum(not c.feasible for c in stored)
+    assert len(runner.history(lat, stored)) == len(stored)
     r = runner.run(sp, sampler="random", trials=5, study="new", db=db, workers=1, seed=4)
     n_ok = sum(c.feasible for c in old.values())
     assert r.evaluated == n_ok and r.cached == 5 - n_ok  # only feasible ones needed energy

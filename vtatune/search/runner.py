@@ -142,12 +142,15 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
 
     out = []
     passes = space.passes.fingerprint if space.passes is not None else ""
+    energy = objectives.uses_energy(space.objective)
     for stored in records:
         if stored.key.partition("|passes=")[2] != passes:
             continue  # compiled with other user passes (or none): another program
         rec = judged(space, stored)
         if rec is None:
             continue
+        if energy and rec.feasible and rec.accelerator_energy_j is None:
+            continue  # stored before energy, which the objective needs: nothing to learn
         if not rec.knobs or any(rec.hw.get(k) not in v for k, v in space.hw_choices.items()):
             continue
         hw = HwConfig.from_params(rec.hw)
