@@ -83,7 +83,8 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
                       right=[True] * (5 + len(nets) + 2 * energy) + [False, False])
         console.line(console.BOUND_LEGEND)
         if energy:
-            console.line(console.ENERGY_LEGEND.replace("per call", "per inference"))
+            console.line(console.ENERGY_LEGEND.replace("per call", "per inference")
+                         .replace("over the call", "over the inference"))
         if console.stock_note(rows):
             console.line(console.stock_note(rows))
     else:
