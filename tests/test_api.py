@@ -133,6 +133,16 @@ def test_search_from_python(tmp_path) -> None:
     acc = vt.search("dense", shape="16,64,64", hw="default", trials=2, sampler="random",
                     seed=0, db=db, workers=1, latency="accelerator")
     assert acc.study != res.study and acc.cached == 2  # same candidates, served from the store
+    # energy: per trial in the frames, the least in the summary, an objective of its own study
+    ok = df[df["feasible"]]
+    assert ok["accelerator_energy_j"].notna().all() and (
+        ok["board_energy_j"] > ok["accelerator_energy_j"]).all()
+    assert res.best_accelerator_energy_j == pytest.approx(ok["accelerator_energy_j"].min())
+    edp = vt.search("dense", shape="16,64,64", hw="default", trials=3, sampler="random",
+                    seed=0, db=db, workers=1, objective="edp")
+    assert edp.study.endswith("-edp-random") and edp.cached == 3
+    front = vt.front(edp.study, db)
+    assert len(front) >= 1 and front["accelerator_energy_j"].notna().all()
 
 
 def test_import_is_light() -> None:

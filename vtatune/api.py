@@ -24,17 +24,22 @@ Columns of ``trials`` and ``front`` (units in the names where they have one):
   ``area_mm2``, ``efficiency`` (0..1, the larger physical lower bound / cycles),
   ``bound_cycles``, the board resources (``lut`` or ``alm``, ``ff``, ``bram36`` or ``m10k``,
   ``uram``, ``dsp``, ``fits``), and the record's other scalar fields (``accelerator_seconds``,
-  ``host_seconds``, ``compile_ms``, ``sim_ms``, ...);
+  ``host_seconds``, ``accelerator_energy_j`` and ``board_energy_j`` -- joules per call, the
+  energy model's estimate, empty for trials stored before energy --, ``compile_ms``,
+  ``sim_ms``, ...);
 - ``key`` (the candidate's identity in the store), ``created_at``.
 
-``front`` has the same columns for the front's trials (by increasing area) plus ``knee``.
+``front`` has the same columns for the front's trials (by increasing area) plus ``knee``; the
+front is over the study's objective (area and latency, or with energy:
+``vtatune.search.objectives``).
 
 A network study (``search("resnet18")``, or a space file with a ``[network]`` table) is one
 trial per hardware design with every layer's schedule tuned. Its ``trials`` and ``front`` have
 one row per design: ``trial``, ``status`` (``vtatune.store.records.NETWORK_STATUSES``),
 ``reason``, ``feasible``, ``hw_name``, the decoded hardware, then the network totals
 (``cycles``, ``latency_ms`` per network run end to end, ``accelerator_seconds``,
-``host_seconds``, ``area_mm2``, ``efficiency`` = ``bound_cycles`` / ``cycles``), the board
+``host_seconds``, ``area_mm2``, ``efficiency`` = ``bound_cycles`` / ``cycles``,
+``accelerator_energy_j`` and ``board_energy_j`` per inference), the board
 resources, ``layers`` (how many), ``layer_evaluations`` and ``layer_cached`` (layer candidates
 compiled or served from the store for the design), ``sampler``, ``key`` (the hardware's key),
 ``created_at``. ``layers(study)`` has one row per design and layer: what each layer got on it.
@@ -101,6 +106,9 @@ class SearchSummary:
     #: the least latency of a feasible trial, end to end (seconds per call; a network
     #: search: per network run)
     best_seconds: float | None = None
+    #: the least accelerator energy of a feasible trial (joules per call; a network search:
+    #: per inference); None without energy
+    best_accelerator_energy_j: float | None = None
 
 
 def open_store(db: str | Store | None = None, *, create: bool = False) -> Store:
@@ -232,6 +240,7 @@ def search(workload: str | Sequence[str] = "conv2d", *, weights: Sequence[float]
                          feasible=res.feasible, best_cycles=res.best_cycles,
                          elapsed_s=res.elapsed_s, exhausted=res.exhausted,
                          space_size=res.space_size, best_seconds=res.best_seconds,
+                         best_accelerator_energy_j=res.best_energy_j,
                          network=job.space.network.name if job.network else None)
 
 
@@ -277,7 +286,7 @@ def _row(t: TrialRecord) -> dict[str, Any]:
 # ---- network studies: one row per design, one per design and layer ---------------------------
 
 _DESIGN_RESULTS = ("cycles", "latency_ms", "accelerator_seconds", "host_seconds", "area_mm2",
-                   "efficiency", "bound_cycles")
+                   "efficiency", "bound_cycles", "accelerator_energy_j", "board_energy_j")
 
 
 def _designs_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
@@ -302,7 +311,8 @@ def _design_row(t: NetworkTrialRecord) -> dict[str, Any]:
                accelerator_seconds=t.accelerator_seconds, host_seconds=t.host_seconds,
                area_mm2=t.area_mm2,
                efficiency=(t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
-               bound_cycles=t.bound_cycles)
+               bound_cycles=t.bound_cycles, accelerator_energy_j=t.accelerator_energy_j,
+               board_energy_j=t.board_energy_j)
     for n in t.networks or ():
         row[f"{n.network}_weight"] = n.weight
         row[f"{n.network}_latency_ms"] = None if n.seconds is None else 1e3 * n.seconds
@@ -327,7 +337,8 @@ def _layers_frame(pd: Any, records: list[NetworkTrialRecord]) -> pd.DataFrame:
     cols = ["trial", "hw_name", "design_status", *(("network", "weight") if multi else ()),
             "layer", "workload", "count", "status",
             "cycles", "latency_ms", "accelerator_seconds", "host_seconds", "total_ms", "share",
-            "bound_cycles", "efficiency", "trials", *knob_names, "key"]
+            "bound_cycles", "efficiency", "accelerator_energy_j", "board_energy_j", "trials",
+            *knob_names, "key"]
     return _frame(pd, rows, cols, ints=("cycles", *knob_names))
 
 
@@ -349,6 +360,8 @@ def _layer_rows(t: NetworkTrialRecord, net_layers: Any, seconds: float | None,
             "bound_cycles": la.bound_cycles,
             "efficiency": (la.bound_cycles / la.cycles)
             if la.bound_cycles and la.cycles else None,
+            "accelerator_energy_j": la.accelerator_energy_j,
+            "board_energy_j": la.board_energy_j,
             "trials": la.trials, **la.knobs, "key": la.key})
     return rows
 
@@ -361,7 +374,8 @@ def _network_front(pd: Any, study: Study) -> pd.DataFrame:
     from vtatune.reports.data import knee, network_point
 
     info = study.info
-    designs = front_trials([t for t in study.designs if t.status != Status.RUNNING])
+    designs = front_trials([t for t in study.designs if t.status != Status.RUNNING],
+                           info.objective)
     try:
         clock = boards.device(info.board).clock_mhz
     except Exception:  # noqa: BLE001 - the knee needs no clock (area and latency only)

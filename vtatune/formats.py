@@ -17,6 +17,7 @@ Missing values (an infeasible design has no latency) are ``-``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -101,6 +102,43 @@ def kib(nbytes: float | None) -> str:
 def seconds(v: float | None) -> str:
     """Wall time: ``12.3 s``."""
     return MISSING if _missing(v) else f"{v:.1f} s"
+
+
+def energy(joules: float | None) -> str:
+    """Energy with an SI prefix, three significant digits: ``812 mJ``, ``3.41 uJ``."""
+    return MISSING if _missing(joules) else _si(joules, "J")
+
+
+def power(watts: float | None) -> str:
+    """Power with an SI prefix, three significant digits: ``1.93 W``, ``84.2 mW``."""
+    return MISSING if _missing(watts) else _si(watts, "W")
+
+
+def energy_range(f: dict[str, float], ranged: bool = True) -> str:
+    """An energy figure ``{value, low, high}``: ``812 mJ (640 mJ-1.02 J)``."""
+    return _ranged(f, energy, ranged)
+
+
+def power_range(f: dict[str, float], ranged: bool = True) -> str:
+    """A power figure ``{value, low, high}``: ``1.93 W (1.71-2.30 W)``."""
+    return _ranged(f, power, ranged)
+
+
+def _ranged(f: dict[str, float], one: Callable[[float | None], str], ranged: bool) -> str:
+    text = one(f["value"])
+    return f"{text} ({one(f['low'])} to {one(f['high'])})" if ranged else text
+
+
+_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"))
+
+
+def _si(v: float, unit: str) -> str:
+    if v == 0:
+        return f"0 {unit}"
+    for scale, prefix in _PREFIXES:
+        if abs(v) >= scale or scale == _PREFIXES[-1][0]:
+            return f"{v / scale:.3g} {prefix}{unit}"
+    raise AssertionError("unreachable")
 
 
 def knobs(values: dict[str, int]) -> str:

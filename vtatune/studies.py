@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtatune.errors import UserError
 from vtatune.hardware.boards import DEFAULT_BOARD  # noqa: F401 - a study default too
+from vtatune.search import objectives
 
 if TYPE_CHECKING:
     from vtatune.networks.space import NetworkSpace
@@ -237,9 +238,10 @@ def default_space(workload: str, hw: str | None) -> str:
 
 def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: bool = True,
                stock_flag: bool = False) -> str:
-    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator][-stock]-SAMPLER[-passes-FP]``
-    (``stock``: ``--stock-vta``): searches that cannot share a study get different default
-    names (a study refuses a continuation that differs)."""
+    """``KIND-LAYER[-SPACE][-BOARD][-sched-HWNAME][-accelerator][-OBJECTIVE][-stock]-SAMPLER
+    [-passes-FP]`` (``OBJECTIVE``: an objective with energy, e.g. ``edp``; ``stock``:
+    ``--stock-vta``): searches that cannot share a study get different default names (a study
+    refuses a continuation that differs)."""
     wl = sp.workload
     parts = [wl.kind, wl.name or wl.signature]
     if not default_space:
@@ -250,6 +252,8 @@ def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: boo
         parts += ["sched", sp.hardware({}).name]
     if sp.latency != "end-to-end":
         parts.append(sp.latency)
+    if objectives.uses_energy(sp.objective):
+        parts.append(sp.objective)
     if stock_flag:
         parts.append("stock")
     parts.append(sampler)
@@ -260,10 +264,11 @@ def study_name(sp: SearchSpace, sampler: str, hw: str | None, default_space: boo
 
 def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
                        stock_flag: bool = False) -> str:
-    """``network-NAME[-MODELFP][-sched][-stock]-SAMPLER``: the default name of a network study
-    (an ONNX model's adds the first 8 hex digits of its fingerprint; ``stock``:
-    ``--stock-vta``). Several networks: ``network-A+B[-SET][-wWA_WB][-MODELFPS]...`` (a
-    network-set file's name; the weights when they are not all 1)."""
+    """``network-NAME[-MODELFP][-sched][-OBJECTIVE][-stock]-SAMPLER``: the default name of a
+    network study (an ONNX model's adds the first 8 hex digits of its fingerprint;
+    ``OBJECTIVE`` one with energy; ``stock``: ``--stock-vta``). Several networks:
+    ``network-A+B[-SET][-wWA_WB][-MODELFPS]...`` (a network-set file's name; the weights when
+    they are not all 1)."""
     model = f"{sp.network.fingerprint[:8]}-" if sp.network.fingerprint else ""
     if sp.multi:  # NAME is A+B; a set file's name, weights other than 1 each follow it
         model = "".join(f"{m.network.fingerprint[:8]}-" for m in sp.networks
@@ -272,7 +277,8 @@ def network_study_name(sp: NetworkSpace, sampler: str, hw: str | None,
             model = "w" + "_".join(f"{m.weight:g}" for m in sp.networks) + "-" + model
         if sp.name != sp.network.name:
             model = f"{sp.name}-{model}"
-    return (f"network-{sp.network.name}-{model}{'sched-' if hw else ''}"
+    energy = f"{sp.objective}-" if objectives.uses_energy(sp.objective) else ""
+    return (f"network-{sp.network.name}-{model}{'sched-' if hw else ''}{energy}"
             f"{'stock-' if stock_flag else ''}{sampler}")
 
 

@@ -30,6 +30,7 @@ def test_report_writes_every_file(capsys, studies, tmp_path) -> None:
     assert rc == 0, err
     d = json.loads(out)
     assert set(d["files"]) == {"pareto.png", "pareto.svg", "convergence.png", "params.png",
+                               "energy.png", "energy.svg",  # its trials have energy
                                "front.csv", "trials.csv", "index.html"}
     assert d["knee"]["trial"] in [p["trial"] for p in d["front"]]
     rc, out, _ = _run(capsys, "report", studies.tpe, "--db", studies.db, "--out",

@@ -194,3 +194,31 @@ def test_stock_vta_option_screens_designs_and_the_front_is_marked(capsys, tmp_pa
     rc, out, err = _run(capsys, *base[:5], "7", *base[6:], "--stock-vta")
     assert rc == 0, err
     assert "screened before evaluation (not trials):" in out and "not_stock_vta" in out
+
+
+def test_an_energy_objective_search_shows_energy_everywhere(capsys, tmp_path) -> None:
+    """--objective latency-energy: a front of latency and the accelerator's energy in the
+    JSON, show's table and studies, under a default name that says the objective."""
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    rc, out, err = _run(capsys, "search", "dense", "--shape", "16,64,64", "--trials", "6",
+                        "--sampler", "random", "--seed", "0", "--workers", "1", "--db", db,
+                        "--objective", "latency-energy", "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["study"] == "dense-dense_m16_k64_n64-latency-energy-random"
+    assert d["objective"] == "latency-energy" and d["pareto"]
+    pts = [(p["seconds"], p["accelerator_energy_j"]) for p in d["pareto"]]
+    assert all(e is not None and e > 0 for _, e in pts)
+    for a in pts:  # no listed point dominates another
+        assert not any(b != a and b[0] <= a[0] and b[1] <= a[1] for b in pts)
+    assert d["best_accelerator_energy_j"] == min(e for _, e in pts)
+    rc, out, _ = _run(capsys, "show", d["study"], "--db", db)
+    assert rc == 0
+    assert "Pareto front, ms per call vs accelerator energy" in out
+    assert "accel J" in out and "board J" in out
+    rc, out, _ = _run(capsys, "studies", "--db", db, "--json")
+    (s,) = json.loads(out)["studies"]
+    assert s["best_accelerator_energy_j"] == d["best_accelerator_energy_j"]
+    rc, out, err = _run(capsys, "search", "dense", "--shape", "16,64,64", "--trials", "2",
+                        "--objective", "energy", "--db", db)
+    assert rc == 2 and "energy" in err and "\n" not in err.strip()

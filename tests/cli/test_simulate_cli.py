@@ -31,6 +31,8 @@ def test_tutorial_layer_report_and_check(capsys: pytest.CaptureFixture[str]) -> 
     assert "epilogue clip(acc >> 8, 0, 127)" in out
     assert "gemm_counter 451,584" in out and "alu_counter 9,408" in out
     assert "check: bit-exact vs numpy" in out
+    assert "energy per call: accelerator" in out and "average power" in out
+    assert "energy: estimate from the shipped constants" in out
 
 
 def test_json_has_the_promised_keys(capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,6 +50,17 @@ def test_json_has_the_promised_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert 0 < d["efficiency"] <= 1
     assert d["instructions"]["total"] == d["build"]["insns"]
     assert d["counters"]["gemm_counter"] > 0  # read off the program without running it
+    e = d["energy"]
+    assert e["board"] == "ultra96" and e["seconds"] == pytest.approx(d["seconds"])
+    for key in ("accelerator_j", "board_j", "accelerator_w", "board_w"):
+        assert 0 < e[key]["low"] <= e[key]["value"] <= e[key]["high"]
+    assert e["board_w"]["value"] == pytest.approx(e["board_j"]["value"] / d["seconds"])
+    # the events are the program's: GEMM micro-ops as VTA counts them, plus reset GEMMs
+    act = e["activity"]
+    assert act["gemm_uops"] - act["gemm_reset_uops"] == d["counters"]["gemm_counter"]
+    assert act["alu_uops"] == d["counters"]["alu_counter"]
+    assert "base_w" in e["unsourced_constants"]  # Ultra96's baseline has no public figure
+    assert "not calibrated" in e["note"]
 
 
 def test_check_with_random_inputs_and_other_shift(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,7 +110,7 @@ def test_invalid_candidate_under_json(capsys: pytest.CaptureFixture[str]) -> Non
     assert rc == 1
     d = json.loads(out)
     assert d["status"] == "invalid" and "inp buffer" in d["reason"]
-    assert d["cycles"] is None and d["check"] is None
+    assert d["cycles"] is None and d["check"] is None and d["energy"] is None
 
 
 def _bad_npz(tmp_path: Path, **arrays: np.ndarray) -> str:

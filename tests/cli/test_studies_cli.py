@@ -155,8 +155,10 @@ def test_show_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
     p = d["pareto"][0]
     assert set(p) == {"trial", "hw", "hw_name", "knobs", "cycles", "seconds", "area_mm2",
                       "efficiency", "accelerator_seconds", "host_seconds", "stock_vta",
-                      "stock_vta_problems", "timing_domain", "ties"}
+                      "stock_vta_problems", "timing_domain", "ties", "accelerator_energy_j",
+                      "board_energy_j"}
     assert p["timing_domain"]["extrapolated"]  # a 1x8x8 design: not among the fitted
+    assert p["accelerator_energy_j"] is None  # a record without energy (as stored before it)
     assert d["latency"] == "end-to-end"
     assert p["hw"]["LOG_BLOCK_IN"] == 3 and p["knobs"] == {"tile_h": 2}
     assert p["seconds"] == pytest.approx(9e-6) and p["efficiency"] == 0.5

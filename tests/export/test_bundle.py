@@ -54,6 +54,14 @@ def test_bundle_files_and_manifest(bundle, studies) -> None:
     assert entry["cycles"] == trial.candidate.cycles == res.cycles
     res_json = json.loads((res.folder / "resources.json").read_text())
     assert res_json["area_mm2"] == trial.candidate.area_mm2 and res_json["fits"] is True
+    # energy of the rebuilt program = what the search stored for the trial (its own path)
+    energy = manifest["energy"]
+    assert energy["accelerator_j"]["value"] == pytest.approx(
+        trial.candidate.accelerator_energy_j, rel=1e-9)
+    assert energy["board_j"]["value"] == pytest.approx(trial.candidate.board_energy_j, rel=1e-9)
+    assert energy["accelerator_j"]["low"] <= energy["accelerator_j"]["value"] <= \
+        energy["accelerator_j"]["high"]
+    assert "estimate" in energy["note"]
 
 
 def test_export_then_verify_passes_every_check(bundle) -> None:

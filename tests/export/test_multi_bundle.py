@@ -47,6 +47,23 @@ def test_one_bundle_with_each_network(bundle) -> None:
             (la.name, la.count) for la in n.layers]
         assert all((folder / la["program"]).is_file() for la in doc["network"]["layers"])
     assert manifest["weighted"]["latency_ms"] == pytest.approx(1e3 * t.seconds, rel=1e-6)
+    # energy per inference: the weighted sum of the networks' count-weighted layer energies,
+    # each layer's the rebuilt program's = the stored pick's
+    energy = manifest["energy"]
+    by_net = {m["network"]: m for m in energy["networks"]}
+    for n in t.networks:
+        rows = by_net[n.network]["layers"]
+        assert [(r["name"], r["count"]) for r in rows] == [(la.name, la.count)
+                                                             for la in n.layers]
+        for r, la in zip(rows, n.layers, strict=True):
+            assert r["accelerator_j"]["value"] == pytest.approx(la.accelerator_energy_j,
+                                                                 rel=1e-9)
+        assert by_net[n.network]["accelerator_j"]["value"] == pytest.approx(
+            n.accelerator_energy_j, rel=1e-9)
+    assert energy["per_inference"]["accelerator_j"]["value"] == pytest.approx(
+        t.accelerator_energy_j, rel=1e-9)
+    assert energy["per_inference"]["board_j"]["value"] == pytest.approx(t.board_energy_j,
+                                                                        rel=1e-9)
     # the shape tiny.a, tiny.a2 and other.x share: one program
     union = json.loads((folder / "schedule.json").read_text())
     progs = {la["name"]: la["program"] for la in union["network"]["layers"]}

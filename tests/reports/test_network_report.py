@@ -186,3 +186,24 @@ def test_network_csv_cells_are_never_formulas(network_studies, data) -> None:
                                                 for s in cmp.series))
     rows = list(csv.DictReader(io.StringIO(csv_files.network_compare_csv(cmp))))
     assert rows and {r["study"] for r in rows} == {"'" + evil}
+
+
+def test_the_energy_figure_of_a_network_gives_the_knees_energy_by_layer(data, tmp_path) -> None:
+    from vtatune.reports import plots
+
+    feas = [p for p in data.points if p.feasible]
+    assert all(p.accelerator_energy_j is not None for p in feas)
+    knee = plots.energy_design(data)
+    assert knee is data.knee
+    # the design's energy per inference is its layers' count x one run's, summed
+    layers = [la for n in knee.networks for la in n.layers]
+    assert sum(la.count * la.energy_j for la in layers) == pytest.approx(
+        knee.accelerator_energy_j, rel=1e-12)
+    fig = plots.energy_figure(data)
+    bars = fig.axes[1].patches
+    assert [b.get_width() for b in bars] == pytest.approx(
+        [la.count * la.energy_j * 1e6 for la in layers])
+    assert "per inference" in fig.axes[0].get_xlabel()
+    files = write_network_report(data, tmp_path)
+    assert {"energy.png", "energy.svg"} <= set(files)
+    assert "energy by layer" in (tmp_path / "index.html").read_text()

@@ -96,6 +96,7 @@ def test_report_files(tpe_data, tmp_path) -> None:
         assert float(r["latency_ms"]) == p.latency_ms and r["hw_name"] == p.hw_name
         assert int(r["LOG_BLOCK_IN"]) == p.hw["LOG_BLOCK_IN"]
         assert all(int(r[k]) == v for k, v in p.knobs.items())
+        assert float(r["accelerator_energy_j"]) == p.accelerator_energy_j
     assert [r["knee"] for r in rows].count("1") == 1
     assert rows[[r["knee"] for r in rows].index("1")]["trial"] == str(tpe_data.knee.trial)
     every = list(csv.DictReader(io.StringIO((tmp_path / "trials.csv").read_text())))
@@ -106,7 +107,8 @@ def test_index_html_is_self_contained_and_holds_the_front(tpe_data, tmp_path) ->
     write_report(tpe_data, tmp_path)
     page = (tmp_path / "index.html").read_text()
     assert "http://" not in page and "https://" not in page and "//cdn" not in page
-    assert page.count("<img") == 3 and page.count('src="data:image/png;base64,') == 3
+    # pareto, convergence, params and energy (its trials have energy)
+    assert page.count("<img") == 4 and page.count('src="data:image/png;base64,') == 4
     assert "<script>" in page and 'class="sortable"' in page
     for p in tpe_data.front:
         assert f'data-v="{p.trial}"' in page and p.hw_name in page
@@ -126,3 +128,32 @@ def test_comparison_files(studies, tmp_path) -> None:
     page = (tmp_path / "index.html").read_text()
     assert "http://" not in page and "https://" not in page
     assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_energy_figure_shows_the_area_energy_front_and_the_knees_components(
+        tpe_data, tmp_path) -> None:
+    import numpy as np
+
+    pts = [p for p in tpe_data.points if p.feasible]
+    assert pts and all(p.accelerator_energy_j is not None for p in pts)  # stored per trial
+    # the front of area and accelerator energy, against a brute-force non-dominated filter
+    xy = np.array([[p.area_mm2, p.accelerator_energy_j] for p in pts])
+    brute = {pts[i].trial for i in range(len(pts))
+             if not (((xy <= xy[i]).all(axis=1)) & ((xy < xy[i]).any(axis=1))).any()}
+    assert {p.trial for p in plots.energy_front(tpe_data.points)} == brute
+    knee = plots.energy_design(tpe_data)
+    assert knee is tpe_data.knee
+    # the components add up to the board's energy; the baseline is the board's share
+    assert sum(knee.energy_components.values()) == pytest.approx(knee.board_energy_j)
+    assert knee.energy_components["base"] == pytest.approx(
+        knee.board_energy_j - knee.accelerator_energy_j)
+    fig = plots.energy_figure(tpe_data)
+    text = _texts(fig)
+    for needle in ("Area vs accelerator energy", "accelerator energy per call (uJ)",
+                   f"Trial {knee.trial} (knee", "estimates"):
+        assert needle in text, needle
+    bars = fig.axes[1].patches
+    assert len(bars) == len(knee.energy_components)
+    written = write_report(tpe_data, tmp_path / "r")
+    assert {"energy.png", "energy.svg"} <= set(written)
+    assert "energy.png" in (tmp_path / "r" / "index.html").read_text()

@@ -69,13 +69,15 @@ def test_a_database_of_vtatune_0_1_reads_the_same(tmp_path: Path) -> None:
     """pre_alembic.sqlite: an operator, a network and a two-network study written by the code
     before schema versions (tests/store/data/read_studies.py says how); every record, API
     frame and `show --json` reads back as that code read them."""
-    expected = json.loads((DATA / "pre_alembic.json").read_text())
+    expected = _without_later_fields(json.loads((DATA / "pre_alembic.json").read_text()))
     db = tmp_path / "old.sqlite"
     shutil.copy(DATA / "pre_alembic.sqlite", db)
     before = db.read_bytes()
+    reader = _read_studies().read
 
-    def read(url: str, readonly: bool) -> dict:
-        return _without_added_keys(_read_studies().read(url, readonly=readonly))
+    def read(url: str, readonly: bool) -> Any:
+        return _without_later_fields(reader(url, readonly=readonly))
+
     assert read(str(db), readonly=True) == expected  # a reader reads it as it is
     assert db.read_bytes() == before and _revision(db) is None
     store = Store(f"sqlite:///{db}")  # a writer upgrades it in place
@@ -89,36 +91,45 @@ def test_a_database_of_vtatune_0_1_reads_the_same(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM alembic_version").fetchone()[0] == 1
 
 
-#: Keys `show --json` gained on purpose after 0.1 (each named in CHANGELOG): an operator
-#: study's best_seconds (issue 32: the same keys as a network's), a network study's best_trial
-#: (issue 34: the best line names the design it is of), and each front or top row's
-#: timing_domain (issue 35: whether its time is extrapolated).
-ADDED_SHOW_KEYS = ("best_seconds", "best_trial")
-ADDED_ROW_KEYS = ("timing_domain",)
+#: Fields added after pre_alembic.json was written (revision 0002: energy); in what the
+#: old database reads back they must be empty (None), and are then left out.
+LATER_FIELDS = {"accelerator_energy_j", "board_energy_j", "energy",
+                "best_accelerator_energy_j"}
+#: Keys added after it that read a value from the old rows, left out on both sides (each named
+#: in CHANGELOG): ``show --json``'s ``best_seconds`` of an operator study (issue 32: the same
+#: keys as a network's) and ``best_trial`` of a network study (issue 34: the best line names
+#: its design), and each front or top row's ``timing_domain`` (issue 35: whether its time is
+#: extrapolated).
+LATER_KEYS = {"best_seconds", "best_trial"}
+LATER_ROW_KEYS = {"timing_domain"}
 
 
-def _without_added_keys(read: dict) -> dict:
-    """What 0.1's code read, from what today's reads: the keys added since dropped when 0.1's
-    reading (pre_alembic.json) has no such key."""
-    expected = json.loads((DATA / "pre_alembic.json").read_text())
-    for got, old in zip(read["studies"], expected["studies"], strict=True):
-        for key in ADDED_SHOW_KEYS:
-            if key in got.get("show_json", {}) and key not in old.get("show_json", {}):
-                del got["show_json"][key]
-        for rows in ("pareto", "top"):
-            for row in got.get("show_json", {}).get(rows) or []:
-                for key in ADDED_ROW_KEYS:
-                    row.pop(key, None)
-    return read
+def _without_later_fields(obj: Any, path: str = "") -> Any:
+    if isinstance(obj, dict):
+        row = path.endswith(("show_json/pareto", "show_json/top"))
+        return {k: _without_later_fields(v, f"{path}/{k}") for k, v in obj.items()
+                if not (k in LATER_FIELDS and v in (None, {}))
+                and not (k in LATER_KEYS and path.endswith("show_json"))
+                and not (k in LATER_ROW_KEYS and row)}
+    if isinstance(obj, list):
+        return [_without_later_fields(v, path) for v in obj]
+    return obj
 
 
 def _as_vtatune_0_1(url: str) -> None:
     """Make the database at ``url`` look like one an earlier vtatune 0.1 wrote: no version
-    table, and no ``host_seconds`` columns (added late in 0.1)."""
-    Store(url).close()
+    table, and no ``host_seconds`` columns (added late in 0.1): the baseline's frozen tables
+    (later revisions' columns are not there)."""
+    spec = importlib.util.spec_from_file_location(
+        "baseline_0001", migrations.VERSIONS / "0001_baseline.py")
+    assert spec is not None and spec.loader is not None
+    baseline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(baseline)
+    if url.startswith("sqlite:///"):
+        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url)
+    baseline.metadata.create_all(engine)
     with engine.begin() as conn:
-        conn.execute(text(f"DROP TABLE {migrations.VERSION_TABLE}"))
         for table in ("vt_candidates", "vt_network_trials"):
             conn.execute(text(f"ALTER TABLE {table} DROP COLUMN host_seconds"))
     engine.dispose()
@@ -143,8 +154,10 @@ def test_an_earlier_database_is_upgraded_in_place(url: str, make_record: Any) ->
     store.save(make_record(1))
     revision, columns = _state(url)
     assert revision == migrations.head() and "host_seconds" in columns
+    assert {"accelerator_energy_j", "board_energy_j", "energy"} <= columns  # revision 0002
     got = store.lookup(make_record(1).key)
     assert got is not None and replace(got, created_at=None) == make_record(1)
+    assert (got.accelerator_energy_j, got.board_energy_j, got.energy) == (None, None, {})
     store.close()
     Store(url).close()  # at the head: nothing more to do
     assert _state(url)[0] == migrations.head()
@@ -210,3 +223,59 @@ def test_the_cli_on_a_database_of_a_later_vtatune(tmp_path: Path) -> None:
         assert res.stderr.startswith(f"vtatune: error: database 'sqlite:///{db}' was written "
                                      "by vtatune 1.4.0 or later (schema 0007_vtatune_1.4.0)")
         assert len(res.stderr.splitlines()) == 1
+
+
+def test_energy_columns_round_trip_and_rows_stored_before_read_none(
+        url: str, make_record: Any) -> None:
+    """Revision 0002 (energy) on SQLite and PostgreSQL: a candidate's and a network design's
+    energy are stored and read back exactly; a row stored without them reads None (not
+    recomputed), and a database at revision 0001 reaches the head with its rows intact."""
+    from vtatune.store import LayerResult, NetworkTrialRecord
+
+    energy = {"accelerator_j": {"value": 2e-3, "low": 1e-3, "high": 4e-3},
+              "board_j": {"value": 9e-3, "low": 7e-3, "high": 1.2e-2},
+              "components_j": {"gemm": 1e-3, "base": 7e-3}, "note": "estimate"}
+    with_energy = make_record(2, accelerator_energy_j=2e-3, board_energy_j=9e-3, energy=energy)
+    store = Store(url)
+    store.save_many([make_record(1), with_energy])
+    old, new = store.lookup(make_record(1).key), store.lookup(with_energy.key)
+    assert old is not None and old.accelerator_energy_j is None and old.energy == {}
+    assert new is not None and replace(new, created_at=None) == with_energy
+    store.create_or_load_study("net", "network:x", {"network": {"name": "x"}}, "tpe",
+                               "area-energy", "pynq-z1", 0)
+    layer = LayerResult("C1", "w1", 3, key="k", cycles=10, seconds=1e-3,
+                        accelerator_energy_j=1e-4, board_energy_j=2e-3)
+    trial = NetworkTrialRecord(study="net", number=0, hw_key="h", hw={}, hw_name="h",
+                               status="ok", area_mm2=1.0, cycles=30, seconds=3e-3,
+                               layers=(layer, LayerResult("C2", "w2", 1)),
+                               accelerator_energy_j=3e-4, board_energy_j=6e-3)
+    store.save_network_trial(trial)
+    (got,) = store.network_trials("net")
+    assert (got.accelerator_energy_j, got.board_energy_j) == (3e-4, 6e-3)
+    assert got.layers == trial.layers  # a layer's energy in the JSON; absent reads None
+    store.close()
+
+    # back to revision 0001: the energy columns gone, as an older vtatune left them
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for table, cols in (("vt_candidates", ("accelerator_energy_j", "board_energy_j",
+                                               "energy")),
+                            ("vt_network_trials", ("accelerator_energy_j", "board_energy_j"))):
+            for col in cols:
+                conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {col}"))
+        conn.execute(text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = "
+                          f"'{migrations.known()[0]}'"))
+    engine.dispose()
+    reader = Store(url, readonly=True)
+    read = reader.lookup(with_energy.key)
+    assert read is not None and read.accelerator_energy_j is None  # readers cope
+    reader.close()
+    store = Store(url)  # a writer upgrades it to the head
+    assert _state(url)[0] == migrations.head()
+    again = store.lookup(with_energy.key)
+    assert again is not None and again.accelerator_energy_j is None and again.cycles == \
+        with_energy.cycles
+    store.save(with_energy)
+    again = store.lookup(with_energy.key)
+    assert again is not None and replace(again, created_at=None) == with_energy
+    store.close()

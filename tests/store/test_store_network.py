@@ -93,8 +93,11 @@ def test_network_trials_stored_before_the_time_split_migrate_and_read(tmp_path) 
     store.save_network_trial(_trial(0))
     del store
     with sqlite3.connect(path) as conn:  # as a database written before the split
-        for col in ("accelerator_seconds", "host_seconds"):
+        for col in ("accelerator_seconds", "host_seconds",
+                    "accelerator_energy_j", "board_energy_j"):  # (energy: revision 0002)
             conn.execute(f"ALTER TABLE vt_network_trials DROP COLUMN {col}")
+        for col in ("accelerator_energy_j", "board_energy_j", "energy"):
+            conn.execute(f"ALTER TABLE vt_candidates DROP COLUMN {col}")
         conn.execute("DROP TABLE vt_alembic_version")  # vtatune 0.1: no schema revision
     (old,) = Store(url, readonly=True).network_trials("net")
     assert (old.seconds, old.accelerator_seconds, old.host_seconds) == (5e-3, None, None)

@@ -27,7 +27,7 @@ from typing import Any
 
 from vtatune.area import coefficients as coeffs
 from vtatune.area.coefficients import Coefficients, FamilyCoefficients
-from vtatune.area.sram import Memory, map_memory
+from vtatune.area.sram import Memory, MemoryMapping, map_memory
 from vtatune.hardware.boards import Board
 from vtatune.hardware.config import HwConfig
 
@@ -60,6 +60,7 @@ class _Part:
     res: dict[str, float]
     detail: str
     memory_bits: int = 0
+    dsp_multipliers: int = 0  # gemm: multipliers mapped to DSP blocks (the rest are in logic)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class AreaReport:
     area_mm2: float
     node: str
     notes: tuple[str, ...] = field(default=())
+    gemm_dsp_multipliers: int = 0  # GEMM multipliers in DSP blocks (of ``macs_per_cycle``)
 
     def component(self, name: str) -> ComponentArea:
         for c in self.components:
@@ -151,6 +153,7 @@ def estimate(cfg: HwConfig, board: Board, coefficients: Coefficients | None = No
         area_mm2=sum(c.area_mm2 for c in components),
         node=co.area.node,
         notes=tuple(notes),
+        gemm_dsp_multipliers=gemm.dsp_multipliers,
     )
 
 
@@ -204,7 +207,8 @@ def _gemm(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, dsp_budget: 
     ff += lanes * acc  # accumulator result register
     detail = (f"{n_mult} mult {a}x{b}b: {in_dsp} in {dsp} DSP, {soft} in logic; "
               f"{lanes} lanes x {cfg.block_in}-input tree")
-    return _Part("gemm", "compute", {ven.logic_kind: logic, "ff": ff, "dsp": dsp}, detail)
+    return _Part("gemm", "compute", {ven.logic_kind: logic, "ff": ff, "dsp": dsp}, detail,
+                 dsp_multipliers=in_dsp)
 
 
 def _alu(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients) -> _Part:
@@ -230,8 +234,8 @@ def _alu(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients) -> _Part:
     return _Part("alu", "compute", {ven.logic_kind: lanes * per_lane, "ff": ff}, detail)
 
 
-def _memories(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, uram_allowed: bool
-              ) -> list[_Part]:
+def sram_memories(cfg: HwConfig, co: Coefficients) -> dict[str, Memory]:
+    """The scratchpads of ``cfg`` as memories to map: one tile (or micro-op) wide."""
     vta = co.vta
     rows = {
         "inp": (cfg.inp_tile_bytes * 8, cfg.inp_depth),
@@ -240,10 +244,26 @@ def _memories(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, uram_all
         "out": (cfg.out_tile_bytes * 8, cfg.out_depth),
         "uop": (vta.uop_bits, cfg.uop_depth),
     }
+    return {name: Memory(name, *rows[name], vta.port_modes[name]) for name in SRAMS}
+
+
+def sram_mappings(cfg: HwConfig, board: Board, coefficients: Coefficients | None = None
+                  ) -> dict[str, MemoryMapping]:
+    """How each scratchpad of ``cfg`` is built on ``board``'s family (as ``estimate`` maps
+    it): what the energy model needs to know how many primitives one access enables."""
+    co = coefficients or coeffs.load()
+    fam = co.family(board.family)
+    uram = board.resources.get("uram", 0) > 0
+    return {name: map_memory(mem, fam, co.vta.max_port_bits, uram)
+            for name, mem in sram_memories(cfg, co).items()}
+
+
+def _memories(cfg: HwConfig, fam: FamilyCoefficients, co: Coefficients, uram_allowed: bool
+              ) -> list[_Part]:
+    vta = co.vta
     out = []
-    for name in SRAMS:
-        width, depth = rows[name]
-        mem = Memory(name, width, depth, vta.port_modes[name])
+    for name, mem in sram_memories(cfg, co).items():
+        width, depth = mem.width_bits, mem.depth
         m = map_memory(mem, fam, vta.max_port_bits, uram_allowed)
         detail = f"{width}b x {depth} ({width * depth // 8192} KiB): {m.describe()}"
         out.append(_Part(f"sram.{name}", "memory", {m.primitive: m.blocks}, detail, mem.bits))

@@ -188,7 +188,9 @@ def run(quick: bool = False, also: tuple[str, ...] = ()) -> str:
     def short(part: str) -> bool:
         return quick and part not in also
 
-    rows += (bench_simulator() + bench_timing(short("timing")) + bench_area()
+    from vtatune.bench.energy import bench_energy
+
+    rows += (bench_simulator() + bench_timing(short("timing")) + bench_area() + bench_energy()
              + bench_store(quick) + bench_search(quick, heldout_quick=short("heldout")))
     rows += (bench_reports(quick) + bench_network_speed(short("network-speed"))
              + bench_network_quality(short("network-quality")))

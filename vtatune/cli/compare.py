@@ -93,6 +93,7 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
                          "feasible": s.n_feasible,
                          **({"layer_evaluations": s.evaluated} if net else
                             {"best_cycles": s.best_cycles}), "best_ms": s.best_ms,
+                         "best_accelerator_energy_j": s.least_energy_j,
                          "hypervolume": s.hypervolume, "front_size": len(s.front),
                          "front": [point_json(p) for p in s.front]} for s in data.series],
             "elapsed_s": elapsed})
@@ -112,23 +113,34 @@ def compare(studies: StudiesArg, db: DbOption = None, out: OutOption = None,
         console.line(f"{data.workload} on {data.board};{hv}{ref_text}" if ref else data.workload)
     # "ms" is what the studies minimize, as show, report, compare.csv and index.html give it
     best_ms = "best ms" if latency == "end-to-end" else "best accel ms"
+    energy = any(s.least_energy_j is not None for s in data.series)  # known: a column
+
+    def least(s: Any) -> list[str]:
+        return [formats.energy(s.least_energy_j)] if energy else []
+
     if net:
         for text in aligned(["study", "sampler", "designs", "feasible", "best ms", "front",
-                             "hypervolume", "layer evals"],
+                             "hypervolume", "layer evals",
+                             *(["least energy"] if energy else [])],
                             [[s.study, s.sampler, s.n_trials, s.n_feasible,
                               formats.ms(s.best_ms), len(s.front) if s.front else "empty",
-                              formats.hypervolume(s.hypervolume), s.evaluated]
+                              formats.hypervolume(s.hypervolume), s.evaluated, *least(s)]
                              for s in data.series]):
             console.line(text)
     else:
         rows = [[s.study, s.sampler, formats.count(s.n_trials), formats.count(s.n_feasible),
                  formats.cycles(s.best_cycles), formats.ms(s.best_ms),
                  str(len(s.front)) if s.front else "empty",
-                 formats.hypervolume(s.hypervolume)]
+                 formats.hypervolume(s.hypervolume), *least(s)]
                 for s in data.series]
         console.table(None, ["study", "sampler", "trials", "feasible", "best cycles", best_ms,
-                             "front", "hypervolume"], rows, right=[False, False] + [True] * 6)
+                             "front", "hypervolume", *(["least energy"] if energy else [])],
+                      rows, right=[False, False] + [True] * (6 + energy))
     console.line(f"{best_ms}: {BEST_MS['networks' if members else 'network' if net else latency]}")
+    if energy:
+        console.line("least energy: the least energy of the accelerator per "
+                     f"{'inference' if net else 'call'} among feasible "
+                     f"{'designs' if net else 'trials'} (an estimate: docs/methods/energy.md)")
     console.line(f"wrote {Path(folder) / 'index.html'}, compare.png, compare.svg, compare.csv "
                  f"in {elapsed:.1f} s")
 

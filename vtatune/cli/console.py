@@ -240,6 +240,11 @@ def _terminal(v: Any) -> str:
 DESIGNS_LEGEND = ("ms: time per call end to end = accel ms (the accelerator) + host ms (the "
                   "host CPU's runtime work); eff.: the physical lower bound (compute and "
                   "compulsory memory traffic) / the accelerator's cycles")
+#: What the energy columns mean (shown when the rows have energy).
+ENERGY_LEGEND = ("accel J: the accelerator's energy per call (what the design changes; the "
+                 "energy objectives' figure), board J: with the processor and board's baseline "
+                 "power over the call; estimates from the shipped constants unless calibrated "
+                 "(docs/methods/energy.md)")
 #: What a network table's ``of bound`` means.
 BOUND_LEGEND = ("of bound: the network's physical lower bound (compute and compulsory memory "
                 "traffic of every layer run) / the accelerator's cycles")
@@ -254,14 +259,19 @@ def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) ->
         return formats.ms(None if seconds is None else 1e3 * seconds)
 
     stock = any(r.get("stock_vta") is not None for r in rows)  # known: a column
+    energy = any(r.get("accelerator_energy_j") is not None for r in rows)  # known: columns
     columns = ["trial", "cycles", "ms", "accel ms", "host ms", "mm²", "eff.",
+               *(["accel J", "board J"] if energy else []),
                *(["stock"] if stock else []), "hardware", "knobs"]
     cells = [[formats.count(r["trial"]), formats.cycles(r["cycles"]), ms(r["seconds"]),
               ms(r.get("accelerator_seconds")), ms(r.get("host_seconds")),
               formats.area(r["area_mm2"]), formats.percent(r["efficiency"]),
+              *([formats.energy(r.get("accelerator_energy_j")),
+                 formats.energy(r.get("board_energy_j"))] if energy else []),
               *([stock_mark(r)] if stock else []), str(r["hw_name"]),
               formats.knobs(r["knobs"])] for r in rows]
-    table(title, columns, cells, right=[True] * 7 + [False] * (len(columns) - 7))
+    n_right = 9 if energy else 7
+    table(title, columns, cells, right=[True] * n_right + [False] * (len(columns) - n_right))
     ties = [(r, tie) for r in rows for tie in r.get("ties", ())]
     if ties:
         line("equal to a listed design (same hardware area and latency, other knobs): "
@@ -269,6 +279,8 @@ def designs(title: str, rows: Sequence[dict[str, Any]], workload: Any = None) ->
                          f"({formats.knobs(_differ(tie['knobs'], r['knobs']))})"
                          for r, tie in ties))
     line(DESIGNS_LEGEND)
+    if energy:
+        line(ENERGY_LEGEND)
     if workload is not None and workload.KNOBS:
         line("knobs: " + "; ".join(f"{k.name} = {k.doc}" for k in workload.KNOBS))
     if any(_generated_name(r["hw_name"]) for r in rows):
@@ -291,6 +303,23 @@ def domain_note(rows: Sequence[dict[str, Any]]) -> str:
     return (text if len(rows) == 1 else
             f"{text} — {len(out)} of these {len(rows)} designs"
             + ("" if len(out) == 1 else " (the first shown)"))
+
+
+def designs_title(objective: str, latency: str = "end-to-end", per: str = "call",
+                  noun: str = "trials") -> str:
+    """The title of a study's designs table: its front (``Pareto front (area vs ms per call)``,
+    ``(area vs ms per call vs accel J)``) or its best (``fastest trials (by ms per call)``,
+    ``least energy x delay trials``)."""
+    from vtatune.search import objectives
+
+    lat = "cycles" if latency == "accelerator" else f"ms per {per}"
+    names = {"area": "area", "latency": lat, "energy": "accel J"}
+    terms = objectives.terms(objective)
+    if objectives.is_front(objective):
+        return f"Pareto front ({' vs '.join(names[t] for t in terms)})"
+    if terms == ("edp",):
+        return f"least energy x delay {noun} (accel J x {lat})"
+    return f"fastest {noun} (by {lat})"
 
 
 def stock_text(p: Any) -> str:
@@ -351,7 +380,7 @@ def next_steps(study: str, url: str, db: str | None, objective: str = "area-late
     if not feasible:
         return out
     out.append(f"  {cmd('report')}  # plots, tables and one HTML page")
-    if exportable and objective == "area-latency":
+    if exportable and objective == "area-latency":  # the knee of a front of area and latency
         out.append(f"  {cmd('export')}  # a bundle of the knee design (--pick fastest, "
                    "smallest or a trial; --stock-vta: of designs VTA's own flow deploys)")
     elif exportable:

@@ -9,6 +9,7 @@ from typing import Any
 from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import ms_of
+from vtatune.search import objectives
 from vtatune.statuses import Status
 
 
@@ -26,6 +27,7 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
             "evaluated": result.evaluated, "cached": result.cached,
             "repeats": result.repeats, "feasible": data["feasible"],
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
+            "best_accelerator_energy_j": data["best_accelerator_energy_j"],
             "elapsed_s": round(result.elapsed_s, 2), "exhausted": result.exhausted,
             "statuses": data["statuses"], "objective": data["objective"],
             "latency": data["latency"], "screened": result.screened,
@@ -52,24 +54,36 @@ def _report(result: Any, sp: Any, json_: bool, db: str | None) -> None:
         console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
         console.line(console.nothing_new(result.study, data["trials"], "design"))
-    rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
+    front = objectives.is_front(data["objective"])
+    rows = data["pareto"] if front else data["top"]
     # several networks: "ms" is the weighted sum (the objective); each network's ms after it
     nets = [f"{n['network']} ms" for n in data.get("networks", [])]
+    energy = any(r.get("accelerator_energy_j") is not None for r in rows)
     if rows:
-        title = ("Pareto front (area vs network latency)"
-                 if data["objective"] == "area-latency" else "fastest designs")
+        if data["objective"] == "area-latency":
+            title = "Pareto front (area vs network latency)"
+        elif front or data["objective"] == "edp":
+            title = console.designs_title(data["objective"], per="inference", noun="designs")
+        else:
+            title = "fastest designs"
         if nets:
             title += f"; ms: the {WEIGHTED_SUM} (" + " + ".join(
                 f"{n['weight']:g} x {n['network']}" for n in data["networks"]) + ")"
-        console.table(title, ["trial", "ms", *nets, "cycles", "mm²", "of bound", "stock VTA",
+        console.table(title, ["trial", "ms", *nets, "cycles", "mm²", "of bound",
+                              *(["accel J", "board J"] if energy else []), "stock VTA",
                               "hardware"],
                       [[formats.count(r["trial"]), ms_of(r["seconds"]),
                         *[ms_of(n["seconds"]) for n in r.get("networks") or ()][:len(nets)],
                         formats.cycles(r["cycles"]), formats.area(r["area_mm2"]),
-                        formats.percent(r["efficiency"]), console.stock_mark(r),
-                        r["hw_name"]] for r in rows],
-                      right=[True] * (5 + len(nets)) + [False, False])
+                        formats.percent(r["efficiency"]),
+                        *([formats.energy(r.get("accelerator_energy_j")),
+                           formats.energy(r.get("board_energy_j"))] if energy else []),
+                        console.stock_mark(r), r["hw_name"]] for r in rows],
+                      right=[True] * (5 + len(nets) + 2 * energy) + [False, False])
         console.line(console.BOUND_LEGEND)
+        if energy:
+            console.line(console.ENERGY_LEGEND.replace("per call", "per inference")
+                         .replace("over the call", "over the inference"))
         if console.stock_note(rows):
             console.line(console.stock_note(rows))
         if console.domain_note(rows):

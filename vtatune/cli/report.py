@@ -114,8 +114,9 @@ def point_json(p: Any) -> dict[str, Any] | None:
     if p is None:
         return None
     out = {"trial": p.trial, "hw_name": p.hw_name, "hw": p.hw, "cycles": p.cycles,
-           "latency_ms": p.latency_ms, "area_mm2": p.area_mm2, "stock_vta": p.stock_vta,
-           "stock_vta_problems": list(p.stock_vta_problems)}
+           "latency_ms": p.latency_ms, "area_mm2": p.area_mm2,
+           "accelerator_energy_j": p.accelerator_energy_j, "board_energy_j": p.board_energy_j,
+           "stock_vta": p.stock_vta, "stock_vta_problems": list(p.stock_vta_problems)}
     if p.multi:  # several networks: latency_ms is the weighted sum; each network's own
         return {**out, "bound_ms": p.bound_ms, "networks": [
             {"network": n.network, "weight": n.weight, "latency_ms": n.latency_ms,

@@ -47,7 +47,9 @@ def search(
         "--sampler", help=f"{samplers.described()} (default {DEFAULT_SAMPLER}; for a network: "
         "over its hardware designs).")] = None,
     objective: Annotated[str | None, typer.Option(
-        "--objective", help="area-latency (Pareto front) or latency.")] = None,
+        "--objective", help="area-latency (Pareto front) or latency; with the accelerator's "
+        "energy: area-energy, latency-energy (fronts), edp (energy x latency) or "
+        "area-latency-energy (a front of three).")] = None,
     latency: Annotated[str | None, typer.Option(
         "--latency", help="What latency means: end-to-end (seconds per call, accelerator + "
         "host; default) or accelerator (cycles). Default: the space's [objective] latency.")
@@ -191,9 +193,9 @@ def _operator_line(sp: Any) -> Any:
                 f"({formats.cycles(p.best_cycles)} cycles)")
         else:  # the study's latency: end to end per call, as its tables
             best = f"{formats.ms(1e3 * p.best_seconds)} ms per call"
-        front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+        front = f", front {p.pareto_size}" if is_front(sp.objective) else ""
         screened = sum(p.screened.values())
-        return (f"{p.rate:.1f} trials/s, best {best}{front}, infeasible "
+        return (f"{p.rate:.1f} trials/s, best {best}{front}{_energy_text(sp, p)}, infeasible "
                 f"{formats.percent(p.infeasible_share)}, from store {p.cached}"
                 + console.screened_note(screened))
 
@@ -206,10 +208,26 @@ def _network_line(sp: Any, p: Any) -> str:
 
     # (the least latency alone: the fewest cycles may be another design's)
     best = "-" if p.best_seconds is None else f"{formats.ms(1e3 * p.best_seconds)} ms per run"
-    front = f", front {p.pareto_size}" if sp.objective == "area-latency" else ""
+    front = f", front {p.pareto_size}" if is_front(sp.objective) else ""
     screened = sum(p.screened.values())
-    return (f"best {best}{front}, {p.rate:.1f} layer evals/s, from store {p.cached}"
-            + console.screened_note(screened))
+    return (f"best {best}{front}{_energy_text(sp, p)}, {p.rate:.1f} layer evals/s, "
+            f"from store {p.cached}" + console.screened_note(screened))
+
+
+def is_front(objective: str) -> bool:
+    from vtatune.search import objectives
+
+    return objectives.is_front(objective)
+
+
+def _energy_text(sp: Any, p: Any) -> str:
+    """``, least energy 1.2 mJ`` for a study whose objective has energy ("" otherwise)."""
+    from vtatune import formats
+    from vtatune.search import objectives
+
+    if not objectives.uses_energy(sp.objective):
+        return ""
+    return f", least energy {formats.energy(p.best_energy_j)}"
 
 
 def _hide_password(url: str) -> str:
@@ -239,13 +257,15 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
             "cached": result.cached, "repeats": result.repeats,
             "feasible": data["feasible"],
             "best_cycles": data["best_cycles"], "best_seconds": data["best_seconds"],
+            "best_accelerator_energy_j": data["best_accelerator_energy_j"],
             "elapsed_s": round(result.elapsed_s, 2),
             "statuses": data["statuses"], "objective": data["objective"],
             "latency": data["latency"],
             "pareto": [{k: r[k] for k in ("trial", "hw", "hw_name", "knobs", "cycles", "seconds",
                                           "accelerator_seconds", "host_seconds", "area_mm2",
-                                          "efficiency", "stock_vta", "stock_vta_problems",
-                                          "timing_domain", "ties")}
+                                          "efficiency", "accelerator_energy_j",
+                                          "board_energy_j", "stock_vta",
+                                          "stock_vta_problems", "timing_domain", "ties")}
                        for r in data["pareto"]],
             "top": data["top"], "exhausted": result.exhausted,
             "space_size": result.space_size, "screened": result.screened})
@@ -268,10 +288,8 @@ def _report(result: Any, json_: bool, db: str | None, exportable: bool = True) -
         console.line(_exhausted(result, data["trials"]))
     elif result.new_trials == 0:
         console.line(console.nothing_new(result.study, data["trials"], "trial"))
-    rows = data["pareto"] if data["objective"] == "area-latency" else data["top"]
-    lat = "cycles" if data["latency"] == "accelerator" else "ms per call"
-    title = f"Pareto front (area vs {lat})" if data["objective"] == "area-latency" \
-        else f"fastest trials (by {lat})"
+    rows = data["pareto"] if is_front(data["objective"]) else data["top"]
+    title = console.designs_title(data["objective"], data["latency"])
     if rows:
         console.designs(title, rows, wl)
     else:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from vtatune import formats
 from vtatune.cli import console
 from vtatune.cli.options import DbOption, JsonOption, ms_of, valid_text
+from vtatune.search import objectives
 from vtatune.statuses import Status
 
 if TYPE_CHECKING:
@@ -56,10 +57,19 @@ def show_operator(study: Study, json_: bool) -> None:
     if not data["feasible"]:
         console.line("no feasible trial yet")
         return
+    terms = objectives.terms(info.objective)
     if info.objective == "area-latency":
         console.designs(f"Pareto front, area vs {lat} "
                         f"({formats.counted(len(data['pareto']), 'point')}):",
                         data["pareto"], wl)
+    elif objectives.is_front(info.objective):
+        names = {"area": "area", "latency": lat, "energy": "accelerator energy"}
+        console.designs(f"Pareto front, {' vs '.join(names[t] for t in terms)} "
+                        f"({formats.counted(len(data['pareto']), 'point')}):",
+                        data["pareto"], wl)
+    elif terms == ("edp",):
+        console.designs(f"top {len(data['top'])} by accelerator energy x {lat}:",
+                        data["top"], wl)
     else:
         console.designs(f"top {len(data['top'])} by {lat}:", data["top"], wl)
 
@@ -105,10 +115,16 @@ def show_network(study: Study, json_: bool) -> None:
         console.line("no feasible design yet")
         return
     against = f"the {WEIGHTED_SUM}" if members else "network latency"
-    if info.objective == "area-latency":
+    terms = objectives.terms(info.objective)
+    if objectives.is_front(info.objective):
         rows = data["pareto"]
-        console.line(f"Pareto front, area_mm2 vs {against} "
+        names = {"area": "area_mm2", "latency": against, "energy": "accelerator energy"}
+        console.line(f"Pareto front, {' vs '.join(names[t] for t in terms)} "
                      f"({formats.counted(len(rows), 'design')}):")
+    elif terms == ("edp",):
+        rows = data["top"]
+        console.line(f"top {formats.counted(len(rows), 'design')} by accelerator energy x "
+                     f"{against}:")
     else:
         rows = data["top"]
         console.line(f"top {formats.counted(len(rows), 'design')} by {against}:")
@@ -121,7 +137,7 @@ def show_network(study: Study, json_: bool) -> None:
         console.line(f"trial {r['trial']}: {r['hw_name']}, {ms_of(r['seconds'])} ms{per} "
                      f"({split}{formats.cycles(r['cycles'])} cycles, "
                      f"{formats.percent(r['efficiency'])} of the bound), "
-                     f"{formats.area(r['area_mm2'])} mm²; stock VTA: "
+                     f"{formats.area(r['area_mm2'])} mm²{_energy(r, per)}; stock VTA: "
                      + ("yes" if r.get("stock_vta") else
                         "no (" + "; ".join(r.get("stock_vta_problems") or ()) + ")"))
         if not members:
@@ -143,14 +159,18 @@ def show_network(study: Study, json_: bool) -> None:
 
 
 def _layer_table(layers: list[dict], indent: str) -> None:
-    """A design's layers, one line each (``share``: of its network's latency)."""
+    """A design's layers, one line each (``share``: of its network's latency; ``accel J``:
+    the accelerator's energy of one run of the layer, when the picks have it)."""
     from vtatune.cli.studies import aligned
 
+    energy = any(la.get("accelerator_energy_j") is not None for la in layers)
     for text in aligned(
-            [f"{indent}layer", "count", "cycles", "ms", "share", "trials", "knobs"],
+            [f"{indent}layer", "count", "cycles", "ms", "share",
+             *(["accel J"] if energy else []), "trials", "knobs"],
             [[f"{indent}{la['name']}", la["count"], formats.cycles(la["cycles"]),
-              ms_of(la["seconds"]), formats.percent(la["share"]), la["trials"],
-              formats.knobs(la["knobs"])]
+              ms_of(la["seconds"]), formats.percent(la["share"]),
+              *([formats.energy(la.get("accelerator_energy_j"))] if energy else []),
+              la["trials"], formats.knobs(la["knobs"])]
              for la in layers]):
         console.line(text)
 
@@ -162,3 +182,11 @@ _SHOW: dict[str, Callable[[Study, bool], None]] = {"operator": show_operator,
 
 def register(app: typer.Typer) -> None:
     app.command("show")(show)
+
+
+def _energy(row: dict[str, Any], per: str) -> str:
+    """``, energy 41.2 mJ per run (board 812 mJ)`` of a design with energy ("" without)."""
+    if row.get("accelerator_energy_j") is None:
+        return ""
+    return (f", energy {formats.energy(row['accelerator_energy_j'])}{per} (board "
+            f"{formats.energy(row.get('board_energy_j'))})")

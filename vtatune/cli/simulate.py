@@ -88,7 +88,7 @@ def simulate_cmd(
             console.print_json({"status": res.status, "reason": res.reason, **head,
                                 "cycles": None, "seconds": None,
                                 "accelerator_seconds": None, "host_seconds": None,
-                                "counters": None,
+                                "counters": None, "energy": None,
                                 "bounds": None, "efficiency": None, "check": None})
             raise typer.Exit(1)
         raise UserError(f"candidate is {res.status}: {res.reason}")
@@ -108,6 +108,9 @@ def simulate_cmd(
         if output is not None:
             _write_output(output, run.output)
 
+    from vtatune.energy import estimate as estimate_energy
+
+    energy = estimate_energy(program, timing.cycles, timing.seconds, brd)
     summary = {
         "status": res.status, **head, "macs": wl.macs,
         "cycles": timing.cycles, "seconds": timing.seconds,
@@ -124,6 +127,7 @@ def simulate_cmd(
                     for m, t in timing.modules.items()},
         "dram_bytes": {"read": timing.dram_read_bytes, "write": timing.dram_write_bytes},
         "uop_image_bytes": program.uop_image_bytes,
+        "energy": energy.as_dict(),
         "build": dict(program.meta["build"]), "compile_ms": res.compile_ms,
         "output": str(output) if output is not None else None,
     }
@@ -185,10 +189,26 @@ def _report(wl: Any, cfg: Any, s: dict[str, Any]) -> None:
                  f"{n['ALU']:,}; STORE {n['STORE']:,}; {s['build']['nops']:,} no-ops); "
                  f"built in {s['build']['build_ms']:.1f} ms")
     console.line("counters: " + ", ".join(f"{k} {v:,}" for k, v in s["counters"].items()))
+    _report_energy(s["energy"])
     if s["check"] is not None:
         console.line("check: " + ("bit-exact vs numpy" if s["check"] else "MISMATCH vs numpy"))
     if s["output"]:
         console.line(f"output: {s['output']}")
+
+
+def _report_energy(e: dict[str, Any]) -> None:
+    from vtatune.formats import energy_range, power_range
+
+    console.line(f"energy per call: accelerator {energy_range(e['accelerator_j'])}, board "
+                 f"{energy_range(e['board_j'])}; average power: accelerator "
+                 f"{power_range(e['accelerator_w'])}, board {power_range(e['board_w'])}")
+    parts = sorted(e["components_j"].items(), key=lambda kv: -kv[1]["value"])
+    console.line("energy by component: " + ", ".join(
+        f"{name} {energy_range(f, ranged=False)}" for name, f in parts if f["value"] > 0))
+    note = e["note"]
+    if e["unsourced_constants"]:
+        note += "; unsourced constants: " + ", ".join(e["unsourced_constants"])
+    console.line(f"energy: {note}")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,8 @@ from vtatune.cli.options import DbOption, JsonOption
 
 
 def studies(db: DbOption = None, json_: JsonOption = False) -> None:
-    """List the studies in the results database (trials, feasible, best ms and cycles)."""
+    """List the studies in the results database (trials, feasible, best ms and cycles; the
+    least accelerator energy when a study has energy)."""
     from vtatune import formats
     from vtatune.reports.study import best_ms
     from vtatune.store import Store, database_exists, normalize_url
@@ -28,14 +29,17 @@ def studies(db: DbOption = None, json_: JsonOption = False) -> None:
     if not infos:
         console.line(f"no studies in {where}" + ("" if exists else " (no database there yet)"))
         return
+    energy = any(i.best_accelerator_energy_j is not None for i in infos)  # known: a column
     rows: list[list[Any]] = [
         [i.name, i.n_trials, i.n_feasible, formats.ms(best[i.name]),
          "-" if i.best_cycles is None else i.best_cycles,
+         *([formats.energy(i.best_accelerator_energy_j)] if energy else []),
          i.objective, i.sampler, i.board, _when(i.created_at), i.workload + _weights(i)]
         for i in infos
     ]
-    for text in aligned(["study", "trials", "feasible", "best ms", "best cycles", "objective",
-                         "sampler", "board", "created", "workload"], rows):
+    for text in aligned(["study", "trials", "feasible", "best ms", "best cycles",
+                         *(["least energy"] if energy else []), "objective", "sampler",
+                         "board", "created", "workload"], rows):
         console.line(text)
     n = len(infos)
     console.line(f"{n} {'study' if n == 1 else 'studies'} in {where}; "
@@ -63,6 +67,7 @@ def _as_json(i: Any) -> dict[str, Any]:
     return {"name": i.name, "workload": i.workload, "sampler": i.sampler,
             "objective": i.objective, "board": i.board, "seed": i.seed, "trials": i.n_trials,
             "feasible": i.n_feasible, "best_cycles": i.best_cycles,
+            "best_accelerator_energy_j": i.best_accelerator_energy_j,
             "created_at": i.created_at.isoformat() if i.created_at else None,
             "optuna_study_name": i.optuna_study_name,
             **({"networks": [{"network": m.network, "weight": m.weight}

@@ -272,6 +272,7 @@ def _write_design(out: Path, built: Built, board: Board, source: dict[str, Any],
         "host_seconds": built.timing.host_seconds, "timing_model": built.timing.model_version,
         "timing_domain": timing_profiles.domain(board.name, built.hw,
                                                 [built.workload.kind]).as_dict(),
+        "energy": energy_of_built(built, board),
         **vta_flow(built.hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
                   for name, data in contents.items()},
@@ -487,6 +488,7 @@ def write_network_bundle(info: StudyInfo, trials: Sequence[NetworkTrialRecord], 
         "timing_domain": timing_profiles.domain(
             board.name, hw, sorted({timing_profiles.kind_of(la.workload)
                                     for la in (t.layers or ())} - {""})).as_dict(),
+        "energy": network_energy(t, units, board),
         **({"networks": members, "weighted": weighted(members)} if members else {}),
         **vta_flow(hw, log),
         "files": {name: {"sha256": sha256(data), "bytes": len(data)}
@@ -570,6 +572,53 @@ def _schedule_doc(name: str, net_layers: Sequence[Any], units: dict[str, tuple[s
                         "accelerator_ms": round(totals["accelerator_seconds"] * 1e3, 9),
                         "host_ms": round(totals["host_seconds"] * 1e3, 9)},
             "workloads": workloads}
+
+
+def energy_of_built(built: Built, board: Board) -> dict[str, Any]:
+    """The manifest's ``energy`` of one call of a rebuilt program (``energy.estimate``):
+    the accelerator's and the board's joules with their range, and the model's note."""
+    from vtatune.energy import estimate
+    from vtatune.errors import ConfigError
+
+    try:
+        e = estimate(built.program, built.timing.cycles, built.timing.seconds, board)
+    except ConfigError as exc:  # a board of your own without energy constants
+        return {"accelerator_j": None, "board_j": None, "note": "; ".join(exc.problems)}
+    return {"accelerator_j": e.accelerator_j.as_dict(), "board_j": e.board_j.as_dict(),
+            "note": e.note}
+
+
+def network_energy(t: NetworkTrialRecord, units: dict[str, tuple[str, Built]],
+                   board: Any) -> dict[str, Any]:
+    """A network bundle's ``energy``: per layer (one run of it, its rebuilt program's) and per
+    inference (the count-weighted sums; each range end summed alike; several networks: each
+    network's, and ``per_inference`` their weighted sum, the study's objective), and the
+    model's note."""
+    per_unit = {sig: energy_of_built(b, board) for sig, (_, b) in units.items()}
+    parts = ("accelerator_j", "board_j")
+
+    def layers_of(net_layers: Sequence[Any]) -> list[dict[str, Any]]:
+        return [{"name": la.name, "count": la.count,
+                 **{k: per_unit[la.workload][k] for k in parts}} for la in net_layers]
+
+    def total(rows: list[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
+        """sum(weight x each figure) over ``rows`` (None if one is unknown)."""
+        known = all(r[k] is not None for _, r in rows for k in parts)
+        return {k: {end: sum(w * r[k][end] for w, r in rows)
+                    for end in ("value", "low", "high")} if known else None for k in parts}
+
+    notes = "; ".join(sorted({e["note"] for e in per_unit.values()}))
+    if not t.networks:
+        layers = layers_of(t.layers)
+        return {"per_inference": total([(la["count"], la) for la in layers]),
+                "layers": layers, "note": notes}
+    nets = []
+    for n in t.networks:
+        layers = layers_of(n.layers)
+        nets.append({"network": n.network, "weight": n.weight,
+                     **total([(la["count"], la) for la in layers]), "layers": layers})
+    return {"per_inference": total([(m["weight"], m) for m in nets]), "networks": nets,
+            "note": notes}
 
 
 def _times_ms(timing: Any) -> dict[str, float]:

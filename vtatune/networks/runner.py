@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from vtatune.networks.cost_model import NetworkCostModel, NetworkFeatures
 from vtatune.networks.space import NetworkSpace
 from vtatune.networks.tuner import DesignTuner, Request
+from vtatune.search import objectives
 from vtatune.search.loop import (
     GRACE_S,
     HEARTBEAT_S,
@@ -146,7 +147,11 @@ class DesignEvaluator(Evaluator):
         # as a per-layer study on this board, constraints and models would
         self.ctx = context(space.board, space.hw_space.constraints)
         self.context = self.ctx.key
-        self.n_obj = 2 if space.objective == "area-latency" else 1
+        self.n_obj = objectives.count(space.objective)
+        self.needs_energy = objectives.uses_energy(space.objective)
+        #: the lower bound stops designs early only for objectives of area and latency: it
+        #: bounds latency, not energy
+        self.bounded = not self.needs_energy
         self.features = NetworkFeatures(space)
         self.model = NetworkCostModel(self.features, seed)
         self.smp = make(sampler, space.hw_space, self.n_obj, seed)
@@ -156,6 +161,7 @@ class DesignEvaluator(Evaluator):
         self._passing: list[tuple[str, Params]] | None = None  # (hw key, params) that pass
         self.rng = random.Random(seed)
         self.front: list[tuple[float, float, int]] = []  # (area, seconds, trial) of ok designs
+        self.points: list[tuple[tuple[float, ...], int]] = []  # (objective values, trial)
         self.store: Store | None = None
 
     # ---- opening: the study, its cost model warm-started ------------------------------------
@@ -279,7 +285,7 @@ class DesignEvaluator(Evaluator):
                             sampler=inner.sampler, seed=self.rng.randrange(2**31))
         bound_s = tuner.bound_seconds
         job.base["bound_cycles"] = tuner.bound_cycles
-        by = self.dominated_by(job.area_mm2, bound_s)
+        by = self.dominated_by(job.area_mm2, bound_s) if self.bounded else None
         if by is not None and not replay:
             a, s, n = by
             return job.close(NetworkTrialRecord(
@@ -320,10 +326,17 @@ class DesignEvaluator(Evaluator):
         assert self.store is not None and outcome.slot is not None
         return self.store.finish_network_trial(outcome.slot, outcome.record)
 
+    def values(self, rec: Any) -> tuple[float, ...] | None:
+        """The objective's values of a design (``search.objectives``; None unless ``ok``
+        with every value it needs)."""
+        if rec.status != Status.OK or rec.seconds is None:
+            return None
+        return objectives.values(self.space.objective, float(rec.area_mm2 or 0.0),
+                                 float(rec.seconds), rec.accelerator_energy_j)
+
     def observation(self, rec: Any, violation: float = 1.0) -> Observation:
-        if rec.status == Status.OK and rec.seconds is not None:
-            values = (float(rec.area_mm2 or 0.0), float(rec.seconds)) if self.n_obj == 2 \
-                else (float(rec.seconds),)
+        values = self.values(rec)
+        if values is not None:
             return Observation(values, 0.0, "ok")
         if rec.status == Status.NO_FIT and rec.resources:
             violation = _fit_violation(rec.resources, rec.area_mm2, self.space.max_area_mm2)
@@ -342,12 +355,21 @@ class DesignEvaluator(Evaluator):
             p.feasible += 1
             if p.best_seconds is None or rec.seconds < p.best_seconds:
                 p.best_seconds, p.best_cycles = rec.seconds, rec.cycles
+            e = rec.accelerator_energy_j
+            if e is not None and (p.best_energy_j is None or e < p.best_energy_j):
+                p.best_energy_j = e
             self.front.append((float(rec.area_mm2 or 0.0), float(rec.seconds), rec.number))
             pts = [(a, s) for a, s, _ in self.front]
             keep = pareto_front(pts) if self.n_obj == 2 else [
                 min(range(len(pts)), key=lambda i: pts[i][1])]
             self.front = [self.front[i] for i in keep]
             p.pareto_size = len(self.front)
+            values = self.values(rec)
+            if not self.bounded and values is not None:  # the front of the objective's values
+                self.points.append((values, rec.number))
+                keep = pareto_front([v for v, _ in self.points])
+                self.points = [self.points[i] for i in keep]
+                p.pareto_size = len(self.points)
 
     def pool(self, workers: int, timeout: float) -> Any:
         from vtatune.search.workers import WorkerPool
@@ -436,7 +458,9 @@ class DesignJob(Job):
                 self.close(NetworkTrialRecord(
                     status=Status.OK, cycles=split.cycles, seconds=split.seconds,
                     accelerator_seconds=split.accelerator_seconds,
-                    host_seconds=split.host_seconds, **base), 0.0)
+                    host_seconds=split.host_seconds,
+                    accelerator_energy_j=split.accelerator_energy_j,
+                    board_energy_j=split.board_energy_j, **base), 0.0)
             t.forget()
         rec = self.record
         assert rec is not None

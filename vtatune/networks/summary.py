@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from vtatune.search import objectives
 from vtatune.search.pareto import pareto_front
 from vtatune.search.summary import not_feasible
 from vtatune.statuses import Status
@@ -26,15 +27,32 @@ from vtatune.store.records import LayerResult, NetworkTrialRecord, StudyInfo
 TOP_N = 10
 
 
-def front_trials(trials: list[NetworkTrialRecord]) -> list[NetworkTrialRecord]:
-    """Finished feasible designs, non-dominated in (area, network seconds), by area."""
+def values(t: NetworkTrialRecord, objective: str) -> tuple[float, ...] | None:
+    """A finished design's objective values (``search.objectives``), None without one."""
+    return objectives.values(objective, t.area_mm2, t.seconds, t.accelerator_energy_j)
+
+
+def front_trials(trials: list[NetworkTrialRecord], objective: str = "area-latency"
+                 ) -> list[NetworkTrialRecord]:
+    """Finished feasible designs, non-dominated in the objective's values when it has
+    several (else in (area, network seconds)), by area."""
     ok = [t for t in trials if t.feasible and t.seconds is not None and t.area_mm2 is not None]
+    if objectives.is_front(objective) and objective != "area-latency":
+        ok = [t for t in ok if values(t, objective) is not None]
+        return [ok[i] for i in pareto_front([values(t, objective) or () for t in ok])]
     return [ok[i] for i in pareto_front([(float(t.area_mm2 or 0.0), float(t.seconds or 0.0))
                                          for t in ok])]
 
 
-def fastest(trials: list[NetworkTrialRecord], n: int = TOP_N) -> list[NetworkTrialRecord]:
+def fastest(trials: list[NetworkTrialRecord], n: int = TOP_N, objective: str = "latency"
+            ) -> list[NetworkTrialRecord]:
+    """The best designs of a single objective: the fastest (the least energy x latency for
+    ``edp``)."""
     ok = [t for t in trials if t.feasible and t.seconds is not None]
+    if objective == "edp":
+        ok = [t for t in ok if values(t, objective) is not None]
+        return sorted(ok, key=lambda t: (values(t, objective), t.area_mm2 or 0.0,
+                                         t.number))[:n]
     return sorted(ok, key=lambda t: (t.seconds, t.area_mm2 or 0.0, t.number))[:n]
 
 
@@ -62,8 +80,11 @@ def summarize(info: StudyInfo, trials: list[NetworkTrialRecord], top_n: int = TO
                           "weight": m.get("weight")} for m in info.space["networks"]
                          if isinstance(m, dict)]}
            if isinstance(info.space.get("networks"), list) else {}),
-        "pareto": [design_row(t, info.board) for t in front_trials(finished)],
-        "top": [design_row(t, info.board) for t in fastest(finished, top_n)],
+        "best_accelerator_energy_j": min((t.accelerator_energy_j for t in ok
+                                          if t.accelerator_energy_j is not None), default=None),
+        "pareto": [design_row(t, info.board)
+                   for t in front_trials(finished, info.objective)],
+        "top": [design_row(t, info.board) for t in fastest(finished, top_n, info.objective)],
         "not_feasible": not_feasible((t.status, t.number, t.hw_name, t.reason)
                                      for t in finished),
     }
@@ -88,11 +109,14 @@ def design_row(t: NetworkTrialRecord, board: str | None = None) -> dict[str, Any
             "accelerator_seconds": t.accelerator_seconds, "host_seconds": t.host_seconds,
             "bound_cycles": t.bound_cycles,
             "efficiency": (t.bound_cycles / t.cycles) if t.bound_cycles and t.cycles else None,
+            "accelerator_energy_j": t.accelerator_energy_j, "board_energy_j": t.board_energy_j,
             "layers": _layer_rows(t.layers, t.seconds),
             **({"networks": [
                 {"network": n.network, "weight": n.weight, "cycles": n.cycles,
                  "seconds": n.seconds, "accelerator_seconds": n.accelerator_seconds,
                  "host_seconds": n.host_seconds, "bound_cycles": n.bound_cycles,
+                 "accelerator_energy_j": n.accelerator_energy_j,
+                 "board_energy_j": n.board_energy_j,
                  "layers": _layer_rows(n.layers, n.seconds)} for n in t.networks]}
                if t.networks is not None else {})}
 
@@ -106,6 +130,8 @@ def _layer_rows(layers: tuple[LayerResult, ...], total: float | None
              "host_seconds": la.host_seconds,
              "share": (la.count * la.seconds / total)
              if la.seconds is not None and total else None,
+             "accelerator_energy_j": la.accelerator_energy_j,
+             "board_energy_j": la.board_energy_j,
              "trials": la.trials} for la in layers]
 
 

@@ -71,6 +71,10 @@ class NetworkTime:
     seconds: float
     accelerator_seconds: float
     host_seconds: float | None
+    #: energy per inference (joules): count-weighted sums of the picks' energies, None when
+    #: a pick has none (a record stored before energy)
+    accelerator_energy_j: float | None = None
+    board_energy_j: float | None = None
 
 
 @dataclass(frozen=True)
@@ -319,6 +323,8 @@ class DesignTuner:
                 cycles=b.cycles if b else None, seconds=_seconds(b, self.board) if b else None,
                 accelerator_seconds=_accelerator_seconds(b, self.board) if b else None,
                 host_seconds=b.host_seconds if b else None,
+                accelerator_energy_j=b.accelerator_energy_j if b else None,
+                board_energy_j=b.board_energy_j if b else None,
                 bound_cycles=s.bound_cycles, trials=len(s.records), status=status))
         return tuple(out)
 
@@ -343,7 +349,9 @@ class DesignTuner:
             host = None if host is None or t.host_seconds is None else host + w * t.host_seconds
         return NetworkTime(int(sum(w * t.cycles for w, t in times)),
                            sum(w * t.seconds for w, t in times),
-                           sum(w * t.accelerator_seconds for w, t in times), host)
+                           sum(w * t.accelerator_seconds for w, t in times), host,
+                           _weighted([(w, t.accelerator_energy_j) for w, t in times]),
+                           _weighted([(w, t.board_energy_j) for w, t in times]))
 
     def networks(self) -> tuple[NetworkResult, ...] | None:
         """Per network of a study of several (None for one): its weight, time, bound and
@@ -361,6 +369,8 @@ class DesignTuner:
                 seconds=None if t is None else t.seconds,
                 accelerator_seconds=None if t is None else t.accelerator_seconds,
                 host_seconds=None if t is None else t.host_seconds,
+                accelerator_energy_j=None if t is None else t.accelerator_energy_j,
+                board_energy_j=None if t is None else t.board_energy_j,
                 bound_cycles=sum(u.count * self.units[u.signature].bound_cycles
                                  for u in units),
                 layers=self.layers(m.network)))
@@ -380,7 +390,10 @@ class DesignTuner:
             h = s.best.host_seconds
             # a record stored before the split: the network's host time is unknown
             host = None if host is None or h is None else host + n * float(h)
-        return NetworkTime(int(cycles), seconds, accel, host)
+        bests = [(u.count, self.units[u.signature].best) for u in units]
+        return NetworkTime(int(cycles), seconds, accel, host,
+                           _weighted([(n, b.accelerator_energy_j) for n, b in bests if b]),
+                           _weighted([(n, b.board_energy_j) for n, b in bests if b]))
 
     def unsolved(self) -> list[str]:
         """Names of the units without a feasible schedule."""
@@ -484,6 +497,13 @@ class DesignTuner:
             s.sampler.forget()
         for f in self.features.featurizers.values():
             f.forget_rows()
+
+
+def _weighted(terms: list[tuple[float, float | None]]) -> float | None:
+    """sum(weight x value), None when a value is None (energy a record does not have)."""
+    if any(v is None for _, v in terms):
+        return None
+    return sum(w * float(v) for w, v in terms if v is not None)
 
 
 def _seconds(rec: CandidateRecord, board: Board) -> float:

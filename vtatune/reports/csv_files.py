@@ -20,7 +20,8 @@ def point_columns(points: Sequence[DesignPoint]) -> list[str]:
     logic, bram = _kinds(points)
     return ["trial", "status", "hw_name", *LOG_KEYS, *knobs, "cycles", "latency_ms",
             "accelerator_ms", "host_ms", "area_mm2", logic, "ff", bram, "dsp", "bound_cycles",
-            "efficiency", "stock_vta", "stock_vta_problems", "reason"]
+            "efficiency", "accelerator_energy_j", "board_energy_j", "stock_vta",
+            "stock_vta_problems", "reason"]
 
 
 def point_row(p: DesignPoint, logic: str, bram: str) -> dict[str, Any]:
@@ -30,7 +31,9 @@ def point_row(p: DesignPoint, logic: str, bram: str) -> dict[str, Any]:
                            "accelerator_ms": p.accelerator_ms, "host_ms": p.host_ms,
                            "area_mm2": p.area_mm2, logic: p.lut, "ff": p.ff, bram: p.bram,
                            "dsp": p.dsp, "bound_cycles": p.bound_cycles,
-                           "efficiency": p.efficiency, "stock_vta": p.stock_vta,
+                           "efficiency": p.efficiency,
+                           "accelerator_energy_j": p.accelerator_energy_j,
+                           "board_energy_j": p.board_energy_j, "stock_vta": p.stock_vta,
                            "stock_vta_problems": "; ".join(p.stock_vta_problems),
                            "reason": p.reason}
     row.update({k: p.hw.get(k) for k in LOG_KEYS})

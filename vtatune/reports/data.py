@@ -82,6 +82,12 @@ class DesignPoint:
     evaluated: int = 0
     cached: int = 0
     bound_ms: float | None = None
+    #: energy per call (joules; per inference for a network design): the accelerator's and
+    #: the board's, and an operator trial's components (central joules by component,
+    #: ``energy.model.COMPONENTS``); None/empty for records stored before energy
+    accelerator_energy_j: float | None = None
+    board_energy_j: float | None = None
+    energy_components: dict[str, float] = field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
@@ -116,6 +122,8 @@ class LayerShare:
     efficiency: float | None  # physical bound / cycles of one run
     knobs: dict[str, int]
     trials: int
+    #: the accelerator's energy of one run (joules; None without energy)
+    energy_j: float | None = None
 
 
 @dataclass(frozen=True)
@@ -372,7 +380,10 @@ def design_point(t: TrialRecord, board: str | None = None,
         fits=res.get("fits") if isinstance(res.get("fits"), bool) else None,
         accelerator_ms=None if c.accelerator_seconds is None else c.accelerator_seconds * 1e3,
         host_ms=None if c.host_seconds is None else c.host_seconds * 1e3,
-        objective_ms=objective_ms(c, latency), **_stock(c.hw, board))
+        objective_ms=objective_ms(c, latency), accelerator_energy_j=c.accelerator_energy_j,
+        board_energy_j=c.board_energy_j,
+        energy_components=dict((c.energy or {}).get("components_j") or {}),
+        **_stock(c.hw, board))
 
 
 def _stock(hw: dict[str, int], board: str | None) -> dict[str, Any]:
@@ -664,6 +675,12 @@ class StudySeries:
         return min((p.objective_ms for p in self.front if p.objective_ms is not None),
                    default=None)
 
+    @property
+    def least_energy_j(self) -> float | None:
+        """The least accelerator energy (J per call or inference) of a feasible point."""
+        return min((p.accelerator_energy_j for p in self.points
+                    if p.feasible and p.accelerator_energy_j is not None), default=None)
+
 
 @dataclass(frozen=True)
 class CompareData:
@@ -806,7 +823,10 @@ def network_point(t: NetworkTrialRecord, clock_mhz: float, board: str | None = N
         bound_cycles=t.bound_cycles, fits=None, accelerator_ms=accel,
         host_ms=_ms(t.host_seconds) if ok else None, objective_ms=ms,
         networks=shares, evaluated=t.evaluated,
-        cached=t.cached, bound_ms=bound, **(_stock(dict(t.hw), board) if board else {}))
+        cached=t.cached, bound_ms=bound,
+        accelerator_energy_j=t.accelerator_energy_j if ok else None,
+        board_energy_j=t.board_energy_j if ok else None,
+        **(_stock(dict(t.hw), board) if board else {}))
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -819,7 +839,8 @@ def layer_share(la: LayerResult, network_seconds: float | None) -> LayerShare:
     share = (total / (1e3 * network_seconds)) if total is not None and network_seconds \
         else None
     eff = (la.bound_cycles / la.cycles) if la.bound_cycles and la.cycles else None
-    return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials)
+    return LayerShare(la.name, la.count, one, total, share, eff, dict(la.knobs), la.trials,
+                      la.accelerator_energy_j)
 
 
 def require_feasible_design(info: StudyInfo, trials: Sequence[NetworkTrialRecord]) -> None:

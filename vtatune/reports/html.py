@@ -224,6 +224,12 @@ def report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
         image(images["convergence"], "convergence") if "convergence" in images else "",
         "<h2>Parameters and latency</h2>",
         image(images["params"], "parameters") if "params" in images else "",
+        *(["<h2>Energy (area vs accelerator energy; the knee's energy by component)</h2>",
+           image(images["energy"], "energy"),
+           '<p class="note">Energy per call from the energy model (estimates from its '
+           "constants unless the board's power was calibrated): the accelerator's (what the "
+           "design changes) and the board's (with the processor and board's baseline power). "
+           "Files: energy.png, energy.svg.</p>"] if "energy" in images else []),
     ]
     return page(f"vtatune report: {data.study}", "\n".join(body))
 
@@ -379,6 +385,12 @@ def network_report_page(data: ReportData, images: Mapping[str, bytes]) -> str:
               f"per run; shares of its latency</h3>" + layers_table(replace(data.knee,
                                                                            networks=(n,)))
               for n in data.knee.networks]]
+    if "energy" in images:
+        body += ["<h2>Energy (area vs the accelerator's energy per inference; the knee's "
+                 "energy by layer)</h2>", image(images["energy"], "energy"),
+                 '<p class="note">Energy per inference from the energy model: the count-'
+                 "weighted sum of the layers' picks (estimates from its constants unless the "
+                 "board's power was calibrated). Files: energy.png, energy.svg.</p>"]
     body += ["<h2>Convergence</h2>", image(images["convergence"], "convergence"),
              '<p class="meta">latency = end to end per network run: every layer run is one '
              "call, the accelerator's time plus the host's (accel + host). of bound = the "

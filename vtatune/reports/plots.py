@@ -10,6 +10,7 @@ study did not run it).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -800,3 +801,107 @@ def network_compare_figure(data: CompareData) -> Figure:
         if ax.get_legend_handles_labels()[0]:
             _legend_below(ax, fontsize=8)
     return fig
+
+
+# ---- energy.png ------------------------------------------------------------------------------
+
+#: Components' labels in the energy breakdown (``energy.model.COMPONENTS``).
+_COMPONENT_LABELS = {"sram.inp": "input SRAM", "sram.wgt": "weight SRAM",
+                     "sram.acc": "accumulator SRAM", "sram.out": "output SRAM",
+                     "sram.uop": "micro-op SRAM", "gemm": "GEMM MACs", "alu": "ALU",
+                     "dram": "DRAM", "pl_logic": "clocked logic (FF, LUT)",
+                     "pl_static": "fabric static", "base": "processor and board (baseline)"}
+
+
+def energy_front(points: Sequence[DesignPoint]) -> list[DesignPoint]:
+    """Feasible points with energy, non-dominated in (area, accelerator energy), by area."""
+    from vtatune.search.pareto import pareto_front
+
+    pts = [p for p in points if p.feasible and p.area_mm2 is not None
+           and p.accelerator_energy_j is not None]
+    return [pts[i] for i in pareto_front([(float(p.area_mm2 or 0.0),
+                                           float(p.accelerator_energy_j or 0.0))
+                                          for p in pts])]
+
+
+def energy_design(data: ReportData) -> DesignPoint | None:
+    """The design whose energy the breakdown shows (an operator trial's by component, a
+    network design's by layer): the knee, else the least energy."""
+    def shown(p: DesignPoint) -> bool:
+        return bool(p.energy_components) or (
+            bool(p.networks) and p.accelerator_energy_j is not None)
+
+    if data.knee is not None and shown(data.knee):
+        return data.knee
+    with_parts = [p for p in data.points if p.feasible and shown(p)]
+    return min(with_parts, key=lambda p: (p.accelerator_energy_j or math.inf, p.trial),
+               default=None)
+
+
+@_plain_text
+def energy_figure(data: ReportData) -> Figure:
+    """Area vs the accelerator's energy per call (per inference for a network study) with its
+    front (left), and one design's energy (right: the knee, else the least energy): an
+    operator trial's by component, board baseline apart; a network design's by layer."""
+    fig = _figure(13.0, 5.5)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    per = "inference" if data.network is not None else "call"
+    fig.suptitle(f"{_n(data.study)}: energy per {per} — {_n(data.network or data.workload)} "
+                 f"on {_n(data.board)} (estimates from the energy model's constants)",
+                 fontsize=12)
+    pts = [p for p in data.points if p.feasible and p.area_mm2 is not None
+           and p.accelerator_energy_j is not None]
+    front = energy_front(data.points)
+    if pts:
+        left.scatter([_uj(p) for p in pts], [p.area_mm2 for p in pts], s=14,
+                     color="tab:gray", alpha=0.6, label="feasible trials")
+        _step_front(left, [_uj(p) for p in front], [float(p.area_mm2 or 0.0) for p in front],
+                    color="tab:red", lw=1.5, label="front (area vs energy)")
+        left.scatter([_uj(p) for p in front], [p.area_mm2 for p in front], s=24,
+                     color="tab:red")
+        _log_if_spread(left, "x", [_uj(p) for p in pts])
+        left.legend(fontsize=8, loc="upper right")
+    left.set_xlabel(f"accelerator energy per {per} (uJ)")
+    left.set_ylabel("area (mm²)")
+    left.set_title("Area vs accelerator energy")
+    chosen = energy_design(data)
+    if chosen is not None and chosen.networks:  # a network design: per layer
+        _layer_energy(right, chosen, "knee" if chosen is data.knee else "least energy")
+    elif chosen is not None:
+        parts = chosen.energy_components
+        names = [n for n in _COMPONENT_LABELS if n in parts]
+        values = [parts[n] * 1e6 for n in names]
+        colors = ["tab:gray" if n == "base" else "tab:blue" for n in names]
+        right.barh(range(len(names)), values, color=colors)
+        if any(v > 0 for v in values):  # the baseline dwarfs the rest: a log axis shows all
+            right.set_xscale("log")
+            right.set_xlim(left=min(v for v in values if v > 0) / 2)
+        right.set_yticks(range(len(names)), [_COMPONENT_LABELS[n] for n in names], fontsize=8)
+        right.invert_yaxis()
+        right.set_xlabel("energy per call (uJ)")
+        which = "knee" if chosen is data.knee else "least energy"
+        right.set_title(f"Trial {chosen.trial} ({which}, {_n(chosen.hw_name)}): accelerator "
+                        f"{formats.energy(chosen.accelerator_energy_j)}, board "
+                        f"{formats.energy(chosen.board_energy_j)}", fontsize=9)
+    else:
+        right.set_axis_off()
+    return fig
+
+
+def _layer_energy(ax: Axes, p: DesignPoint, which: str) -> None:
+    """A network design's accelerator energy per inference by layer: count x one run's
+    (several networks: weight x count x one run's, named ``NETWORK.LAYER``)."""
+    rows = [(f"{n.network}.{la.name}" if p.multi else la.name,
+             n.weight * la.count * float(la.energy_j) * 1e6)
+            for n in p.networks for la in n.layers if la.energy_j is not None]
+    ax.barh(range(len(rows)), [v for _, v in rows], color="tab:blue")
+    ax.set_yticks(range(len(rows)), [_n(name) for name, _ in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("accelerator energy per inference by layer (uJ): count × one run's")
+    ax.set_title(f"Trial {p.trial} ({which}, {_n(p.hw_name)}): accelerator "
+                 f"{formats.energy(p.accelerator_energy_j)}, board "
+                 f"{formats.energy(p.board_energy_j)}", fontsize=9)
+
+
+def _uj(p: DesignPoint) -> float:
+    return float(p.accelerator_energy_j or 0.0) * 1e6

@@ -27,12 +27,14 @@ NETWORK_FIGURES: dict[str, Callable[[ReportData], Figure]] = {
 }
 
 #: Figures also written as SVG (vector, for papers).
-SVG_FIGURES = ("pareto", "front", "breakdown")
+SVG_FIGURES = ("pareto", "front", "breakdown", "energy")
 
 
 def write_report(data: ReportData, out: Path) -> dict[str, Path]:
     """Write a study's report into ``out`` (created); returns name -> path. An operator
-    study's: ``pareto.png``/``.svg``, ``convergence.png``, ``params.png``, ``front.csv``,
+    study's: ``pareto.png``/``.svg``, ``convergence.png``, ``params.png``, ``energy.png``/
+    ``.svg`` (when its trials have energy: area vs accelerator energy, the knee's energy by
+    component), ``front.csv``,
     ``trials.csv`` (one row per candidate evaluated, its first trial, every status),
     ``index.html``; a network study's: ``front.png``/``.svg``, ``breakdown.png``/``.svg``,
     ``convergence.png``, ``front.csv`` (each layer's latency, share and knobs),
@@ -41,7 +43,11 @@ def write_report(data: ReportData, out: Path) -> dict[str, Path]:
     net = data.network is not None
     written: dict[str, Path] = {}
     pngs: dict[str, bytes] = {}
-    for name, draw in (NETWORK_FIGURES if net else FIGURES).items():
+    figures = dict(NETWORK_FIGURES if net else FIGURES)
+    if any(p.energy_components or (net and p.accelerator_energy_j is not None)
+           for p in data.points):
+        figures["energy"] = plots.energy_figure  # trials stored with energy
+    for name, draw in figures.items():
         fig = draw(data)
         pngs[name] = plots.to_bytes(fig, "png")
         written[f"{name}.png"] = _put(out / f"{name}.png", pngs[name])

@@ -105,11 +105,13 @@ def _set_times(ft: Any, times: tuple[datetime, datetime] | None) -> Any:
     return ft
 
 
-def metric_names(n_objectives: int, latency: str = "end-to-end") -> list[str]:
+def metric_names(objective: str, latency: str = "end-to-end") -> list[str]:
     """Names of the objective values (``evaluate.objective_values``): the latency is seconds
-    per call end to end, or the accelerator's cycles."""
-    lat = "cycles" if latency == "accelerator" else "seconds"
-    return ["area_mm2", lat] if n_objectives == 2 else [lat]
+    per call end to end, or the accelerator's cycles; energy is the accelerator's joules
+    (``search.objectives.label``)."""
+    from vtatune.search import objectives
+
+    return [objectives.label(t, latency) for t in objectives.terms(objective)]
 
 
 def knob_bounds(space: SearchSpace) -> dict[str, int]:
@@ -159,6 +161,9 @@ def optuna_trial(space: SearchSpace, trial: Any, bounds: dict[str, int],
         dists[knob] = IntDistribution(1, max(top, value, 1), log=not threads)
     attrs = {TRIAL_ATTR: trial.number, "status": c.status, "hw_name": c.hw_name,
              "cached": trial.cached, "vtatune_params": trial.params}
+    if c.accelerator_energy_j is not None:
+        attrs.update(accelerator_energy_j=c.accelerator_energy_j,
+                     board_energy_j=c.board_energy_j)
     if c.reason:
         attrs["reason"] = c.reason[:1000]
     values = objective_values(space, c)
@@ -182,12 +187,16 @@ def network_optuna_trial(space: NetworkSpace, design: NetworkTrialRecord,
     import optuna
     from optuna.distributions import CategoricalDistribution
 
+    from vtatune.search import objectives
+
     params = {k: int(design.hw[k]) for k in space.searched_hw if k in design.hw}
     dists = {k: CategoricalDistribution(list(space.searched_hw[k])) for k in params}
     attrs: dict[str, Any] = {
         TRIAL_ATTR: design.number, "status": design.status, "hw_name": design.hw_name,
         "cycles": design.cycles, "accelerator_seconds": design.accelerator_seconds,
         "host_seconds": design.host_seconds, "bound_cycles": design.bound_cycles,
+        "accelerator_energy_j": design.accelerator_energy_j,
+        "board_energy_j": design.board_energy_j,
         "layer_evaluations": design.evaluated, "layer_cached": design.cached,
         "vtatune_params": design.params}
     if design.reason:
@@ -201,10 +210,11 @@ def network_optuna_trial(space: NetworkSpace, design: NetworkTrialRecord,
                                   "share": share, "trials": la.trials, "status": la.status,
                                   "knobs": dict(la.knobs)}
         attrs[f"layer {name} ms"] = ms
-    if design.feasible and design.seconds is not None:
-        values = [float(design.area_mm2 or 0.0), float(design.seconds)] \
-            if n_objectives == 2 else [float(design.seconds)]
-        ft = optuna.trial.create_trial(params=params, distributions=dists, values=values,
+    values = objectives.values(space.objective, float(design.area_mm2 or 0.0),
+                               float(design.seconds), design.accelerator_energy_j) \
+        if design.feasible and design.seconds is not None else None
+    if values is not None:
+        ft = optuna.trial.create_trial(params=params, distributions=dists, values=list(values),
                                        user_attrs=attrs, system_attrs={CONSTRAINTS_ATTR: [0.0]})
     else:
         ft = optuna.trial.create_trial(
@@ -447,7 +457,7 @@ class OptunaMirror:
                 study = optuna.create_study(storage=self.url, study_name=self.name,
                                             load_if_exists=True,
                                             directions=["minimize"] * self.n_objectives)
-                names = metric_names(self.n_objectives, self.latency)
+                names = metric_names(self.space.objective, self.latency)
                 if study.metric_names != names:
                     with warnings.catch_warnings():  # "experimental" since Optuna 3.2
                         warnings.simplefilter("ignore")

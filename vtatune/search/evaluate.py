@@ -77,12 +77,39 @@ def evaluate(cand: Candidate, board: Board, fit_board: bool = True,
     sim_ms = (time.perf_counter() - t) * 1e3
     b = bounds(wl.macs, wl.compulsory_bytes(hw), hw, board)
     timing = m.timing
+    try:
+        energy = energy_of(m, hw, board)
+    except VtatuneError as exc:  # a board without energy constants: the candidate stands
+        energy = None
+        why = f"{type(exc).__name__}: {exc}"
     return CandidateRecord(
         status=Status.OK, cycles=int(timing.cycles), seconds=float(timing.seconds),
         accelerator_seconds=float(timing.accelerator_seconds),
         host_seconds=float(timing.host_seconds), counters=dict(m.counters),
         bounds={"compute_cycles": b.compute_cycles, "memory_cycles": b.memory_cycles},
-        efficiency=b.efficiency(timing.cycles), sim_ms=sim_ms, **base)
+        efficiency=b.efficiency(timing.cycles), sim_ms=sim_ms,
+        accelerator_energy_j=None if energy is None else energy.accelerator_j.value,
+        board_energy_j=None if energy is None else energy.board_j.value,
+        energy={"error": why} if energy is None else energy_fields(energy), **base)
+
+
+def energy_of(m: Measurement, hw: HwConfig, board: Board) -> Any:
+    """The energy of one call of the measured program on ``hw`` (an ``energy.EnergyReport``):
+    its events are the program's, shared by every design the measurement holds for; the
+    design's memories, logic and DSP share price them (``vtatune.energy``)."""
+    from vtatune.energy import estimate_activity
+
+    t = m.timing
+    return estimate_activity(m.activity, hw, int(t.cycles), float(t.seconds), board)
+
+
+def energy_fields(report: Any) -> dict[str, Any]:
+    """What a record keeps of an ``EnergyReport`` beside its two central figures: both
+    ranges (joules), the components' central joules and the model's note."""
+    return {"accelerator_j": report.accelerator_j.as_dict(),
+            "board_j": report.board_j.as_dict(),
+            "components_j": {k: f.value for k, f in report.components.items()},
+            "note": report.note}
 
 
 @dataclass(frozen=True)
@@ -97,6 +124,8 @@ class Measurement:
     uop_depth: int
     uop_entries: int
     evicted: bool
+    #: the program's events (``energy.activity``), priced per design by ``energy_of``
+    activity: Any = None
 
     def holds_for(self, uop_depth: int) -> bool:
         """Whether building for a micro-op buffer of ``uop_depth`` entries gives the same
@@ -119,6 +148,7 @@ def measure(lowered: Any, wl: Workload, hw: HwConfig, knobs: dict[str, int],
     the instructions, the GEMM shape and widths (part of the program's key) and the board's
     constants only. Raises ``VtatuneError`` for a program that cannot be built or timed.
     """
+    from vtatune.energy import activity
     from vtatune.runtime.build import run_host
     from vtatune.runtime.execute import program_counters
     from vtatune.simulator import load_params, simulate
@@ -139,7 +169,7 @@ def measure(lowered: Any, wl: Workload, hw: HwConfig, knobs: dict[str, int],
     counters["instructions"] = len(program.insns)
     counters.update({f"{mod}_busy": mt.busy_cycles for mod, mt in timing.modules.items()})
     m = Measurement(timing, counters, hw.uop_depth, build["uop_entries"],
-                    build["uop_evictions"] > 0)
+                    build["uop_evictions"] > 0, activity(program))
     kept.append(m)
     return m
 
@@ -153,13 +183,15 @@ def latency_of(rec: CandidateRecord, latency: str = "end-to-end") -> float | Non
 
 
 def objective_values(space: SearchSpace, rec: CandidateRecord) -> tuple[float, ...] | None:
-    """The objectives a feasible record scores in `space` (None when infeasible)."""
+    """The objectives a feasible record scores in `space` (``search.objectives``; None when
+    infeasible, or when the objective needs an energy the record lacks)."""
+    from vtatune.search import objectives
+
     lat = latency_of(rec, space.latency) if rec.feasible else None
     if lat is None:
         return None
-    if space.objective == "area-latency":
-        return (float(rec.area_mm2 or 0.0), lat)
-    return (lat,)
+    return objectives.values(space.objective, float(rec.area_mm2 or 0.0), lat,
+                             rec.accelerator_energy_j)
 
 
 def violation(rec: CandidateRecord) -> float:

@@ -92,6 +92,8 @@ class Progress:
     best_cycles: int | None = None
     #: the least end-to-end seconds per call of a feasible trial (accelerator + host)
     best_seconds: float | None = None
+    #: the least accelerator energy per call (joules) of a feasible trial with energy
+    best_energy_j: float | None = None
     pareto_size: int = 0
     statuses: Counter = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
@@ -134,6 +136,9 @@ class SearchResult:
     best_seconds: float | None = None
     retries: int = 0
     mirror_error: str | None = None
+    #: the least accelerator energy of a feasible trial with energy (J per call; a network
+    #: study: per inference)
+    best_energy_j: float | None = None
     #: operator studies: the candidates of an enumerated space that pass the screen; network
     #: studies: the designs of the hardware space, once enumerated (``MAX_ENUMERATE``)
     space_size: int | None = None
@@ -258,6 +263,9 @@ class Evaluator(ABC):
     #: trials proposed at a time / evaluated at the same time (None: as the pool has room)
     batch: int | None = None
     max_active: int | None = None
+    #: the objective scores energy: a stored feasible candidate without it (stored before
+    #: energy was) is evaluated again instead of served
+    needs_energy: bool = False
 
     def partial(self, active: list[Job]) -> float:
         """How far the trials being evaluated are, in trials (each below 1), so that progress
@@ -555,6 +563,9 @@ class StudyLoop:
                 break
             job, cand = got
             known = self.store.lookup(cand.key, self.evaluator.context)
+            if known is not None and self.evaluator.needs_energy and known.feasible \
+                    and known.accelerator_energy_j is None:
+                known = None  # stored before energy: evaluated again (the row gains it)
             if known is not None:
                 self._tell(job, cand, known, cached=True)
                 continue
@@ -660,7 +671,7 @@ def run(evaluator: Evaluator, *, trials: int, study: str, db: str | None = None,
     return SearchResult(
         study=study, db=store.display_url, trials=p.done, new_trials=loop.mine,
         evaluated=p.evaluated, cached=p.cached, repeats=p.repeats, feasible=p.feasible,
-        best_cycles=p.best_cycles, best_seconds=p.best_seconds,
+        best_cycles=p.best_cycles, best_seconds=p.best_seconds, best_energy_j=p.best_energy_j,
         elapsed_s=time.monotonic() - p.started, exhausted=loop.exhausted, requested=trials,
         retries=p.retries, mirror_error=mirror.error, screened=loop.screen.describe(),
         **evaluator.describe())

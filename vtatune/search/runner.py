@@ -28,8 +28,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from vtatune.search import objectives
 from vtatune.search.dashboard import OptunaMirror
-from vtatune.search.evaluate import hw_invalid_record, latency_of, objective_values, violation
+from vtatune.search.evaluate import hw_invalid_record, objective_values, violation
 from vtatune.search.loop import (  # noqa: F401 - the loop's names, as this module had them
     GRACE_S,
     HEARTBEAT_S,
@@ -129,12 +130,15 @@ def history(space: SearchSpace, records: list[CandidateRecord]) -> list[tuple[Pa
 
     out = []
     passes = space.passes.fingerprint if space.passes is not None else ""
+    energy = objectives.uses_energy(space.objective)
     for stored in records:
         if stored.key.partition("|passes=")[2] != passes:
             continue  # compiled with other user passes (or none): another program
         rec = judged(space, stored)
         if rec is None:
             continue
+        if energy and rec.feasible and rec.accelerator_energy_j is None:
+            continue  # stored before energy, which the objective needs: nothing to learn
         if not rec.knobs or any(rec.hw.get(k) not in v for k, v in space.hw_choices.items()):
             continue
         hw = HwConfig.from_params(rec.hw)
@@ -188,13 +192,14 @@ class CandidateEvaluator(Evaluator):
         from vtatune.store.identity import context
 
         self.space, self.sampler, self.study, self.seed = space, sampler, study, seed
-        self.n_obj = 2 if space.objective == "area-latency" else 1
+        self.n_obj = objectives.count(space.objective)
+        self.needs_energy = objectives.uses_energy(space.objective)
         self.smp = make(sampler, space, self.n_obj, seed)
         self.ctx = context(space.board, space.constraints)
         self.context = self.ctx.key
         self.screen = Screen(space)
         self._unseen = _Unseen(space, random.Random(seed), self.screen)
-        self.points: list[tuple[float, float]] = []  # (area, latency) of feasible trials
+        self.points: list[tuple[float, ...]] = []  # objective values of feasible trials
 
     def open(self, loop: StudyLoop, warm_start: bool) -> list[Outcome]:
         from vtatune.search.workers import boot
@@ -250,9 +255,10 @@ class CandidateEvaluator(Evaluator):
 
     def count(self, progress: Progress, outcome: Outcome) -> None:
         rec = outcome.record
-        _account(progress, rec, self.points, outcome.cached, own=outcome.own,
-                 latency=self.space.latency)
-        if rec.feasible and rec.area_mm2 is not None:
+        _account(progress, rec, outcome.cached, own=outcome.own)
+        values = objective_values(self.space, rec)
+        if values is not None and rec.area_mm2 is not None:
+            self.points.append(values)
             progress.pareto_size = front_size(self.points)
 
     def pool(self, workers: int, timeout: float) -> Any:
@@ -356,10 +362,8 @@ class _Unseen:
         return None
 
 
-def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, float]],
-             cached: bool, own: bool = True, latency: str = "end-to-end") -> None:
-    """Count a trial of the study; ``own``: stored by this run (evaluated or served);
-    ``points`` (area, latency in the study's measure) for the front's size."""
+def _account(prog: Progress, rec: CandidateRecord, cached: bool, own: bool = True) -> None:
+    """Count a trial of the study; ``own``: stored by this run (evaluated or served)."""
     prog.done += 1
     prog.statuses[rec.status] += 1
     if own and cached:
@@ -373,7 +377,7 @@ def _account(prog: Progress, rec: CandidateRecord, points: list[tuple[float, flo
         if rec.seconds is not None and (prog.best_seconds is None
                                         or rec.seconds < prog.best_seconds):
             prog.best_seconds = rec.seconds
-        lat = latency_of(rec, latency)
-        if rec.area_mm2 is not None and lat is not None:
-            points.append((rec.area_mm2, lat))
+        e = rec.accelerator_energy_j
+        if e is not None and (prog.best_energy_j is None or e < prog.best_energy_j):
+            prog.best_energy_j = e
 

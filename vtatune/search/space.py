@@ -8,7 +8,9 @@ A space fixes a workload and a board and lists
   holds square GEMMs only — ``hw_choices`` then lists ``LOG_BLOCK_IN`` and no
   ``LOG_BLOCK_OUT``, which follows it (``TIED``);
 - ``[schedule]``: which knobs are searched; knobs not searched take the template's suggestion;
-- ``[objective]``: ``kind``: ``area-latency`` (a Pareto front) or ``latency``; ``latency``:
+- ``[objective]``: ``kind``: ``area-latency`` (a Pareto front), ``latency``, or one with
+  energy (``area-energy``, ``latency-energy``, ``edp``, ``area-latency-energy``:
+  ``search.objectives``); ``latency``:
   ``end-to-end`` (seconds per call, accelerator + host; the default) or ``accelerator``
   (cycles);
 - ``[constraints]``: must the design fit the board, an optional area budget, and
@@ -42,12 +44,12 @@ from vtatune.hardware.boards import DEFAULT_BOARD
 from vtatune.hardware.config import LOG_KEYS, HwConfig
 from vtatune.passes.vta_copy_rules import REFUSED
 from vtatune.schedules.knobs import NTHREADS, THREAD
+from vtatune.search.objectives import OBJECTIVES, uses_energy
 from vtatune.workloads.base import Workload
 
 if TYPE_CHECKING:
     from vtatune.passes.user import PassSet
 
-OBJECTIVES = ("area-latency", "latency")
 #: What the latency objective measures: end to end per call (accelerator + host) or the
 #: accelerator only.
 LATENCIES = ("end-to-end", "accelerator")
@@ -575,6 +577,8 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
         from vtatune.escaping import shown
 
         problems.append(f"objective {shown(obj, 40)} is not one of {', '.join(OBJECTIVES)}")
+    elif uses_energy(obj):
+        problems += _energy_problems(obj, board_name)
     lat = latency or _string(sec["objective"], "objective", "latency", problems) or "end-to-end"
     if lat not in LATENCIES:
         from vtatune.escaping import shown
@@ -602,3 +606,20 @@ def from_dict(raw: dict[str, Any], source: str, *, layer: str | None = None,
                        hw_choices=choices, knobs=knob_names, objective=obj, fit_board=fit,
                        max_area_mm2=float(max_area) if max_area else None, source=source,
                        passes=passes, stock_vta=bool(stock_vta), latency=lat)
+
+
+def _energy_problems(objective: str, board_name: str) -> list[str]:
+    """What keeps the energy model from pricing ``board_name`` (an objective with energy
+    needs it for every candidate)."""
+    from vtatune.energy import constants
+
+    try:
+        board = boards.load(board_name)
+    except ConfigError:
+        return []  # the board's own problem is listed already
+    try:
+        constants.load().for_board(board.base, board.family)
+    except ConfigError as exc:
+        return [f"objective {objective} needs the energy model's constants for board "
+                f"{board_name}: " + "; ".join(exc.problems)]
+    return []

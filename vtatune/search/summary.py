@@ -1,5 +1,9 @@
 """A study in numbers: counts by status, the Pareto front and the fastest trials.
 
+The front is over the study's objective values (``search.objectives``: area and latency, or
+with energy); a study of one objective lists its best trials (the fastest, or the least
+energy x latency for ``edp``) and the front of area and latency beside them.
+
 Used by ``vtatune show``, ``vtatune search`` (its closing table and JSON) and the reports.
 """
 
@@ -9,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from vtatune.search import objectives
 from vtatune.statuses import Status
 
 #: Trials listed for a latency study.
@@ -36,11 +41,29 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         c = t.candidate
         return float(c.cycles) if latency == "accelerator" or c.seconds is None else c.seconds
 
+    objective = info.objective
+
+    def values(t: Any) -> tuple[float, ...] | None:
+        """The objective's values (``search.objectives``); None without an energy it needs."""
+        c = t.candidate
+        return objectives.values(objective, c.area_mm2, lat(t), c.accelerator_energy_j)
+
     with_area = [t for t in feasible if t.candidate.area_mm2 is not None]
     kinds = _kinds(info)
-    front = pareto_front([(t.candidate.area_mm2, lat(t)) for t in with_area])
-    fastest = sorted(feasible, key=lambda t: (lat(t), t.candidate.area_mm2 or 0.0,
-                                              t.number))[:top_n]
+    if objectives.is_front(objective):  # the front of the objective's values
+        with_area = [t for t in with_area if values(t) is not None]
+        point: Any = values
+    else:  # a single objective's study still lists the front of area and latency
+        def point(t: Any) -> tuple[float, ...]:
+            return (t.candidate.area_mm2, lat(t))
+    front = pareto_front([point(t) for t in with_area])
+    if "edp" in objectives.terms(objective):  # the least energy x latency first
+        ranked = [t for t in feasible if values(t) is not None]
+        fastest = sorted(ranked, key=lambda t: (values(t), t.candidate.area_mm2 or 0.0,
+                                                t.number))[:top_n]
+    else:
+        fastest = sorted(feasible, key=lambda t: (lat(t), t.candidate.area_mm2 or 0.0,
+                                                  t.number))[:top_n]
     return {
         "study": info.name, "workload": info.workload, "objective": info.objective,
         "latency": latency,
@@ -50,10 +73,12 @@ def summarize(info: Any, trials: list[Any], top_n: int = TOP_N) -> dict[str, Any
         # the least end-to-end seconds per call, as a network study's (None without them)
         "best_seconds": min((t.candidate.seconds for t in feasible
                              if t.candidate.seconds is not None), default=None),
+        # the least accelerator energy per call (J) of a feasible trial with energy
+        "best_accelerator_energy_j": min((t.candidate.accelerator_energy_j for t in feasible
+                                          if t.candidate.accelerator_energy_j is not None),
+                                         default=None),
         "statuses": dict(Counter(t.candidate.status for t in trials).most_common()),
-        "pareto": _distinct([with_area[i] for i in front], lambda t: (t.candidate.area_mm2,
-                                                                        lat(t)), info.board,
-                            kinds),
+        "pareto": _distinct([with_area[i] for i in front], point, info.board, kinds),
         "top": [_row(t, info.board, kinds) for t in fastest],
         "not_feasible": not_feasible((t.candidate.status, t.number, t.candidate.hw_name,
                                       t.candidate.reason) for t in trials),
@@ -120,6 +145,7 @@ def _row(t: Any, board: str | None = None, kinds: tuple[str, ...] = ()) -> dict[
             "knobs": dict(c.knobs), "cycles": c.cycles, "seconds": c.seconds,
             "accelerator_seconds": c.accelerator_seconds, "host_seconds": c.host_seconds,
             "area_mm2": c.area_mm2, "efficiency": c.efficiency,
+            "accelerator_energy_j": c.accelerator_energy_j, "board_energy_j": c.board_energy_j,
             **_stock_fields(stock_of(dict(c.hw), board)),
             "timing_domain": domain(board, dict(c.hw), kinds).as_dict() if board else None}
 

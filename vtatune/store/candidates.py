@@ -34,6 +34,9 @@ def _candidate_values(r: CandidateRecord) -> dict[str, Any]:
         "area_mm2": _float(r.area_mm2), "resources": _jsonable(r.resources),
         "compile_ms": _float(r.compile_ms), "sim_ms": _float(r.sim_ms),
         "created_at": r.created_at or utcnow(),
+        "accelerator_energy_j": _float(r.accelerator_energy_j),
+        "board_energy_j": _float(r.board_energy_j),
+        "energy": _jsonable(r.energy) if r.energy else None,
     }
 
 
@@ -49,7 +52,8 @@ def _candidate(m: Any) -> CandidateRecord:
         bounds=dict(g("bounds") or {}), efficiency=g("efficiency"), area_mm2=g("area_mm2"),
         resources=dict(g("resources") or {}), compile_ms=g("compile_ms"), sim_ms=g("sim_ms"),
         created_at=_utc(g("created_at")), context=g("context") or "", model=g("model") or "",
-        board=g("board") or "",
+        board=g("board") or "", accelerator_energy_j=g("accelerator_energy_j"),
+        board_energy_j=g("board_energy_j"), energy=dict(g("energy") or {}),
     )
 
 

@@ -105,6 +105,10 @@ class CandidateRow(Base):
     board: Mapped[str | None] = mapped_column(String(64))
     accelerator_seconds: Mapped[float | None] = mapped_column(Float)
     host_seconds: Mapped[float | None] = mapped_column(Float)
+    # energy per call (joules; revision 0002): None in rows stored before it
+    accelerator_energy_j: Mapped[float | None] = mapped_column(Float)
+    board_energy_j: Mapped[float | None] = mapped_column(Float)
+    energy: Mapped[dict[str, Any] | None]
 
 
 class TrialRow(Base):
@@ -199,6 +203,9 @@ class NetworkTrialRow(Base):
     # the split of ``seconds`` (added later: nullable, migrated into older databases)
     accelerator_seconds: Mapped[float | None] = mapped_column(Float)
     host_seconds: Mapped[float | None] = mapped_column(Float)
+    # energy per inference (joules; revision 0002): None in rows stored before it
+    accelerator_energy_j: Mapped[float | None] = mapped_column(Float)
+    board_energy_j: Mapped[float | None] = mapped_column(Float)
 
 
 class NetworkEvalRow(Base):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, null, select
 
 from vtatune.statuses import Status
 from vtatune.store.candidates import _candidate, row_key
@@ -43,6 +43,8 @@ def network_trial_values(rec: NetworkTrialRecord, study_id: int) -> dict[str, An
         "seconds": None if rec.seconds is None else float(rec.seconds),
         "accelerator_seconds": _float(rec.accelerator_seconds),
         "host_seconds": _float(rec.host_seconds),
+        "accelerator_energy_j": _float(rec.accelerator_energy_j),
+        "board_energy_j": _float(rec.board_energy_j),
         "bound_cycles": None if rec.bound_cycles is None else float(rec.bound_cycles),
         "layers": {"layers": [la.as_dict() for la in rec.layers],
                    **({"networks": [n.as_dict() for n in rec.networks]}
@@ -65,21 +67,27 @@ def network_trial_record(study: str, m: Any, created_at: datetime | None) -> Net
         bound_cycles=m["bound_cycles"], layers=layers, resources=dict(m["resources"] or {}),
         params=dict(m["params"] or {}), sampler=m["sampler"], evaluated=m["evaluated"] or 0,
         cached=m["cached"] or 0, created_at=created_at,
-        networks=None if networks is None else tuple(_network(d) for d in networks))
+        networks=None if networks is None else tuple(_network(d) for d in networks),
+        accelerator_energy_j=m.get("accelerator_energy_j"),
+        board_energy_j=m.get("board_energy_j"))
 
 
-def network_study_stats(s: Session, ids: list[int] | None
-                        ) -> dict[int, tuple[int, int, int | None]]:
-    """study id -> (finished network trials, feasible ones, best feasible network cycles)."""
+def network_study_stats(s: Session, ids: list[int] | None, energy: bool = True
+                        ) -> dict[int, tuple[int, int, int | None, float | None]]:
+    """study id -> (finished network trials, feasible ones, best feasible network cycles,
+    least feasible accelerator energy per inference; None when the table has no ``energy``
+    column, a read-only older database)."""
     t = NetworkTrialRow.__table__
     ok = t.c.status == Status.OK
+    least = func.min(case((ok, t.c.accelerator_energy_j), else_=None)) if energy else null()
     q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
-                func.min(case((ok, t.c.cycles), else_=None)))
+                func.min(case((ok, t.c.cycles), else_=None)), least)
          .where(t.c.status != Status.RUNNING).group_by(t.c.study_id))
     if ids is not None:
         q = q.where(t.c.study_id.in_(ids))
-    return {sid: (int(n), int(f or 0), None if b is None else int(b))
-            for sid, n, f, b in s.execute(q)}
+    return {sid: (int(n), int(f or 0), None if b is None else int(b),
+                  None if e is None else float(e))
+            for sid, n, f, b, e in s.execute(q)}
 
 
 def _layer(d: dict[str, Any]) -> LayerResult:
@@ -89,7 +97,9 @@ def _layer(d: dict[str, Any]) -> LayerResult:
                        accelerator_seconds=d.get("accelerator_seconds"),
                        host_seconds=d.get("host_seconds"),
                        bound_cycles=d.get("bound_cycles"), trials=int(d.get("trials", 0)),
-                       status=d.get("status", Status.OK))
+                       status=d.get("status", Status.OK),
+                       accelerator_energy_j=d.get("accelerator_energy_j"),
+                       board_energy_j=d.get("board_energy_j"))
 
 
 def _network(d: dict[str, Any]) -> NetworkResult:
@@ -98,7 +108,9 @@ def _network(d: dict[str, Any]) -> NetworkResult:
                          accelerator_seconds=d.get("accelerator_seconds"),
                          host_seconds=d.get("host_seconds"),
                          bound_cycles=d.get("bound_cycles"),
-                         layers=tuple(_layer(la) for la in d.get("layers", [])))
+                         layers=tuple(_layer(la) for la in d.get("layers", [])),
+                         accelerator_energy_j=d.get("accelerator_energy_j"),
+                         board_energy_j=d.get("board_energy_j"))
 
 
 def _float(x: float | None) -> float | None:

@@ -71,6 +71,14 @@ class CandidateRecord:
     #: board clock) and the host's (``vtatune.simulator.timing``); None in older records.
     accelerator_seconds: float | None = None
     host_seconds: float | None = None
+    #: Energy per call in joules with the energy model's central constants
+    #: (``vtatune.energy.estimate``): the accelerator's (what the design changes) and the
+    #: board's (accelerator + processor and board baseline); None in records stored before
+    #: energy was (or of an infeasible candidate). ``energy``: their ``low``/``high`` range,
+    #: the components' central joules and the model's ``note`` (empty when None).
+    accelerator_energy_j: float | None = None
+    board_energy_j: float | None = None
+    energy: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -128,6 +136,9 @@ class StudyInfo:
     optuna_study_name: str
     best_cycles: int | None = None
     identity: dict[str, Any] | None = None
+    #: the least accelerator energy (J per call; per inference for a network) of a feasible
+    #: trial with energy (None without)
+    best_accelerator_energy_j: float | None = None
 
     @property
     def is_network(self) -> bool:
@@ -181,13 +192,17 @@ class LayerResult:
     status: str = Status.OK
     accelerator_seconds: float | None = None
     host_seconds: float | None = None
+    #: energy of one run of the layer (joules; its pick's, None without energy)
+    accelerator_energy_j: float | None = None
+    board_energy_j: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "workload": self.workload, "count": self.count,
                 "key": self.key, "knobs": dict(self.knobs), "cycles": self.cycles,
                 "seconds": self.seconds, "accelerator_seconds": self.accelerator_seconds,
                 "host_seconds": self.host_seconds, "bound_cycles": self.bound_cycles,
-                "trials": self.trials, "status": self.status}
+                "trials": self.trials, "status": self.status,
+                **_energy_dict(self.accelerator_energy_j, self.board_energy_j)}
 
 
 @dataclass(frozen=True)
@@ -213,11 +228,15 @@ class NetworkResult:
     host_seconds: float | None = None
     bound_cycles: float | None = None
     layers: tuple[LayerResult, ...] = ()
+    #: energy per inference (joules): count-weighted sums of its layers' (None if one lacks it)
+    accelerator_energy_j: float | None = None
+    board_energy_j: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"network": self.network, "weight": self.weight, "cycles": self.cycles,
                 "seconds": self.seconds, "accelerator_seconds": self.accelerator_seconds,
                 "host_seconds": self.host_seconds, "bound_cycles": self.bound_cycles,
+                **_energy_dict(self.accelerator_energy_j, self.board_energy_j),
                 "layers": [la.as_dict() for la in self.layers]}
 
 
@@ -268,6 +287,11 @@ class NetworkTrialRecord:
     cached: int = 0
     created_at: datetime | None = None
     networks: tuple[NetworkResult, ...] | None = None
+    #: energy per inference (joules, central constants): the count-weighted sums over the
+    #: layers of their picks' energies, as ``seconds`` (weighted sums over the networks for
+    #: several); None when a layer's pick has none (stored before energy) or not ``ok``
+    accelerator_energy_j: float | None = None
+    board_energy_j: float | None = None
 
     def __post_init__(self) -> None:
         if self.status not in NETWORK_STATUSES:
@@ -277,6 +301,15 @@ class NetworkTrialRecord:
     @property
     def feasible(self) -> bool:
         return self.status == Status.OK
+
+
+def _energy_dict(accelerator_j: float | None, board_j: float | None
+                 ) -> dict[str, float | None]:
+    """The energy keys of a layer's or network's stored JSON (absent without energy, so a
+    row of an older vtatune reads back as it was)."""
+    if accelerator_j is None and board_j is None:
+        return {}
+    return {"accelerator_energy_j": accelerator_j, "board_energy_j": board_j}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, null, select
 from sqlalchemy.engine import Connection
 
 from vtatune.errors import StoreError
@@ -16,49 +16,58 @@ from vtatune.store.models import CandidateRow, NetworkTrialRow, StudyRow, TrialR
 from vtatune.store.network import network_study_stats
 from vtatune.store.records import StudyInfo, TrialRecord
 
+#: The stats of a study without trials.
+NO_STATS = (0, 0, None, None)
 
-def _study_stats(s: Connection, ids: list[int] | None, have: set[str]
-                 ) -> dict[int, tuple[int, int, int | None]]:
-    """study id -> (trials, feasible trials, best feasible cycles), for the tables ``have``
-    (a read-only older database may lack some); a network study's trials are its finished
-    designs and its cycles network totals."""
+
+def _study_stats(s: Connection, ids: list[int] | None, have: dict[str, set[str]]
+                 ) -> dict[int, tuple[int, int, int | None, float | None]]:
+    """study id -> (trials, feasible trials, best feasible cycles, least feasible accelerator
+    energy), for the tables and columns ``have`` (a read-only older database may lack some);
+    a network study's trials are its finished designs and its cycles network totals."""
     stats = _candidate_study_stats(s, ids, have)
     if NetworkTrialRow.__tablename__ in have:
-        stats.update(network_study_stats(s, ids))
+        stats.update(network_study_stats(s, ids, "accelerator_energy_j" in have[
+            NetworkTrialRow.__tablename__]))
     return stats
 
 
-def _candidate_study_stats(s: Connection, ids: list[int] | None, have: set[str]
-                           ) -> dict[int, tuple[int, int, int | None]]:
+def _candidate_study_stats(s: Connection, ids: list[int] | None, have: dict[str, set[str]]
+                           ) -> dict[int, tuple[int, int, int | None, float | None]]:
     t, c = TrialRow.__table__, CandidateRow.__table__
     if t.name not in have or c.name not in have:  # a read-only database with studies only
         return {}
     ok = c.c.status == Status.OK
+    energy = func.min(case((ok, c.c.accelerator_energy_j), else_=None)) \
+        if "accelerator_energy_j" in have[CandidateRow.__tablename__] else null()
     q = (select(t.c.study_id, func.count(t.c.id), func.sum(case((ok, 1), else_=0)),
-                func.min(case((ok, c.c.cycles), else_=None)))
+                func.min(case((ok, c.c.cycles), else_=None)), energy)
          .select_from(t.join(c, t.c.candidate_id == c.c.id)).group_by(t.c.study_id))
     if ids is not None:
         q = q.where(t.c.study_id.in_(ids))
-    return {sid: (int(n), int(f or 0), None if b is None else int(b))
-            for sid, n, f, b in s.execute(q)}
+    return {sid: (int(n), int(f or 0), None if b is None else int(b),
+                  None if e is None else float(e))
+            for sid, n, f, b, e in s.execute(q)}
 
 
-def _study_info(row: Any, n_trials: int, n_feasible: int, best: int | None) -> StudyInfo:
+def _study_info(row: Any, n_trials: int, n_feasible: int, best: int | None,
+                best_energy: float | None = None) -> StudyInfo:
     g = row.get
     return StudyInfo(name=row["name"], workload=row["workload"], space=dict(g("space") or {}),
                      sampler=row["sampler"], objective=row["objective"], board=row["board"],
                      seed=g("seed"), n_trials=n_trials, n_feasible=n_feasible,
                      created_at=_utc(g("created_at")),
                      optuna_study_name=g("optuna_study_name") or row["name"],
-                     best_cycles=best, identity=g("identity"))
+                     best_cycles=best, identity=g("identity"),
+                     best_accelerator_energy_j=best_energy)
 
 
 class Studies(Database):
     """Studies and their trials."""
 
     def _stats(self, s: Connection, ids: list[int] | None
-               ) -> dict[int, tuple[int, int, int | None]]:
-        return _study_stats(s, ids, set(self._columns or {}))
+               ) -> dict[int, tuple[int, int, int | None, float | None]]:
+        return _study_stats(s, ids, self._columns or {})
 
     def create_or_load_study(self, name: str, workload: str, space: dict[str, Any],
                              sampler: str, objective: str, board: str, seed: int | None,
@@ -89,7 +98,7 @@ class Studies(Database):
                 if row["sampler"] != sampler:
                     s.execute(table.update().where(table.c.id == row["id"])
                               .values(sampler=sampler))
-            stats = self._stats(s, [row["id"]]).get(row["id"], (0, 0, None))
+            stats = self._stats(s, [row["id"]]).get(row["id"], NO_STATS)
             return _study_info({**row, "sampler": sampler}, *stats)
 
     def check_study(self, name: str, workload: str, objective: str,
@@ -149,7 +158,7 @@ class Studies(Database):
         """The study called ``name``; ``StoreError`` listing the known ones otherwise."""
         with self._session() as s:
             row = self._study_row(s, name)
-            return _study_info(row, *self._stats(s, [row["id"]]).get(row["id"], (0, 0, None)))
+            return _study_info(row, *self._stats(s, [row["id"]]).get(row["id"], NO_STATS))
 
     def studies(self) -> list[StudyInfo]:
         """Every study, oldest first."""
@@ -159,7 +168,7 @@ class Studies(Database):
                 return []
             rows = list(s.execute(select(*self._cols(table)).order_by(table.c.id)).mappings())
             stats = self._stats(s, None)
-            return [_study_info(r, *stats.get(r["id"], (0, 0, None))) for r in rows]
+            return [_study_info(r, *stats.get(r["id"], NO_STATS)) for r in rows]
 
     def add_trial(self, study: str, number: int, candidate_key: str, sampler: str,
                   params: dict[str, Any], cached: bool, context: str = "") -> None:

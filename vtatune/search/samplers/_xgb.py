@@ -30,6 +30,14 @@ hardware config, the same figure the search loop stores) and ``g`` is an augment
 scalarization of normalized log area and predicted latency with a weight per chain and per
 plan slot (ParEGO-style), so one plan spreads along the front.
 
+Objectives with energy (``search.objectives``): the model learns one quantity, the product
+of the objective's values but area: energy for ``area-energy``, energy x latency for ``edp``,
+``latency-energy`` and ``area-latency-energy`` (with area traded against it as above). The
+product is monotone in each value, so the plan heads for the low-EDP part of a
+``latency-energy`` front rather than spreading along it (its random share and the front's
+other trials still cover the ends); the samplers of Optuna (``nsga2``, ``tpe``, ...) see
+every objective.
+
 Proposals are canonical (``space.params_of`` of the candidate they realize), never name
 impossible hardware, and never repeat a candidate told or proposed before; when the space is
 exhausted ``ask`` returns fewer.
@@ -43,6 +51,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from vtatune.search import cost_model as cost_models
+from vtatune.search import objectives
 from vtatune.search.cost_model.analytic import INITIAL_EPS, INITIAL_POOL, estimate
 from vtatune.search.cost_model.base import CostModel, TrainingSet
 from vtatune.search.cost_model.features import Featurizer, Point
@@ -99,6 +108,10 @@ class XGBSampler(Sampler):
         self._all: list[Point] | None = None  # every candidate, once enumerated
         self._movable = [n for n, (kind, values) in self.features.param_space.items()
                          if kind == "float" or len(values) > 1]
+        terms = objectives.terms(space.objective)
+        # area is the exact objective beside the learned one (a Tchebycheff trade-off)
+        self._area_first = terms[0] == "area" and n_objectives > 1
+        self._multi = self._area_first
 
     # ---- Sampler ----------------------------------------------------------------------------
     def ask(self, n: int) -> list[Params]:
@@ -137,7 +150,11 @@ class XGBSampler(Sampler):
 
     def _learn(self, params: Params, obs: Observation) -> Point:
         p = self.features.point(params)
-        cycles = float(obs.values[-1]) if obs.feasible and obs.values else math.nan
+        # the one quantity the model learns: the objective's values but area (exact),
+        # multiplied (latency; energy; edp; latency x energy for latency-energy and
+        # area-latency-energy)
+        learned = (obs.values[1:] if self._area_first else obs.values) if obs.values else ()
+        cycles = math.prod(float(v) for v in learned) if obs.feasible and learned else math.nan
         usable = math.isfinite(cycles) and cycles > 0
         # no usable latency: learn it as a failure
         self.train.add(p, obs.feasible and usable, math.log(cycles) if usable else math.nan)
@@ -180,7 +197,7 @@ class XGBSampler(Sampler):
     def _cost(self, c: np.ndarray, a: np.ndarray, p: np.ndarray, w: np.ndarray | float
               ) -> np.ndarray:
         """Lower is better; ``w`` weighs area (0 for latency-only)."""
-        if self.n_objectives < 2:
+        if not self._multi:
             g = c
         else:
             g = np.maximum(w * a, (1 - w) * c) + TCHEBYCHEFF_RHO * (w * a + (1 - w) * c)
@@ -193,7 +210,7 @@ class XGBSampler(Sampler):
         picked: list[Point] = []
         taken = np.zeros(len(pool), dtype=bool)
         n_model = min(size - n_random, len(pool))
-        if n_model > 0 and self.n_objectives < 2:
+        if n_model > 0 and not self._multi:
             order = np.argsort(self._cost(c, a, p, 0.0), kind="stable")[:n_model]
             picked = [pool[i] for i in order]
         elif n_model > 0:
@@ -211,7 +228,7 @@ class XGBSampler(Sampler):
         """Parallel simulated annealing; returns every unseen candidate visited with its
         normalized latency, area and feasibility predictions."""
         n_chains = self.sa_chains
-        multi = self.n_objectives >= 2
+        multi = self._multi
         w = (np.arange(n_chains) + self.rng.random()) / n_chains if multi else np.zeros(
             n_chains)
         chains = self._starts(w)
@@ -262,7 +279,7 @@ class XGBSampler(Sampler):
             q = next(randoms, None) if k % 2 else None
             if q is None:
                 order = np.argsort(self._cost(y, ar, np.ones(len(ok)), w[k]), kind="stable")
-                rank = (k // 2) % len(ok) if self.n_objectives < 2 else 0
+                rank = (k // 2) % len(ok) if not self._multi else 0
                 q = self.train.items[ok[int(order[rank])]]
             starts.append(q)
         return starts
