@@ -223,3 +223,39 @@ def test_records_of_several_builds_are_named_with_the_way_to_fit_one(capsys,
                                          "2019-08": {"records": 2, "networks": ["New"]}}
     rc, out, err = run(capsys, str(log), "--no-loo", "--build", "2019-08")
     assert rc == 0 and "builds:" not in out  # one build is fitted: nothing to say
+
+
+def test_power_readings_fit_and_save_a_power_profile(capsys, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records with a meter's idle and running watts also fit the board's power; --save
+    keeps it beside the timing profile and simulate --board BOARD@NAME prices with it."""
+    monkeypatch.setenv("VTATUNE_DATA", str(tmp_path / "data"))
+    recs = [dict(r, idle_w=1.6, running_w=2.0 + 0.1 * i) for i, r in enumerate(RECORDS)]
+    p = tmp_path / "power.json"
+    p.write_text(json.dumps(recs))
+    rc, out, err = run(capsys, str(p), "--board", "pynq-z1", "--no-loo", "--save", "lab",
+                       "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    power = d["power"]
+    assert power["records"] == 2 and len(power["errors"]) == 2
+    for key in ("baseline_w", "scale"):
+        assert {"value", "stderr", "prior", "prior_spread", "pinned"} <= set(power[key])
+    assert str(tmp_path / "data" / "energy" / "pynq-z1" / "lab.json") in d["written"]
+    rc = main(["simulate", "conv2d", "--shape", "1,32,8,8,32,3,3,1,1", "--board",
+               "pynq-z1@lab", "--knobs", "tile_h=8,tile_w=8,tile_ci=1,tile_co=1,oc_nthread=2",
+               "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert json.loads(out)["energy"]["note"].startswith("calibrated on 2 measured power")
+
+
+@pytest.mark.parametrize("bad", [{"idle_w": 1.0}, {"idle_w": "x", "running_w": 2},
+                                 {"idle_w": 1.0, "running_w": 0}, {"idle_w": -1, "running_w": 2},
+                                 {"idle_w": 1.0, "running_w": 1e9}])
+def test_bad_power_readings_are_one_line(capsys, tmp_path: Path, bad: dict) -> None:
+    p = tmp_path / "power.json"
+    p.write_text(json.dumps([dict(RECORDS[0], **bad), dict(RECORDS[1], idle_w=1, running_w=2)]))
+    rc, out, err = run(capsys, str(p), "--board", "pynq-z1", "--no-loo")
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "power readings: record 0" in err

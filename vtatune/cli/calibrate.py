@@ -61,6 +61,7 @@ def calibrate_cmd(
         raise UserError(f"--out {out}: is a directory")
     default_hw = config.load(hw)
     data = cal.read_measured(measured, default_hw, brd)
+    readings = _power_readings(measured) if data.kind == "json" else None
     profile = timing_profiles.resolve(brd.base, brd.profile)
     current = load_params(brd)
     prior = cal.prior_params(current, profile.content)
@@ -108,14 +109,56 @@ def calibrate_cmd(
         content = {**content, "description": f"{brd.base} as calibrated by vtatune calibrate "
                    f"on {Path(measured).name}" + (f" (build {build})" if build else "")}
         written.append(str(timing_profiles.save(brd.base, save, content)))
+    power = None
+    if readings is not None:
+        power = _fit_power(data.records, readings, brd, build)
+        if save is not None:
+            from vtatune.energy import profiles as power_profiles
+            from vtatune.energy.calibrate import profile_of
+
+            written.append(str(power_profiles.save(profile_of(power, brd.base, save))))
     summary = _summary(items, fit, trans, content, skipped)
     summary.update(board=brd.name, source=str(measured), profile=profile.name, build=build,
                    builds=_builds(data.records),
+                   power=power.as_dict() if power is not None else None,
                    written=written[0] if len(written) == 1 else (written or None))
     if json_:
         console.print_json(summary)
         return
     _report(summary, fit, profile, save)
+    if power is not None:
+        _report_power(power)
+
+
+def _power_readings(measured: Path) -> dict[int, tuple[float, float]] | None:
+    """The records' power readings (``idle_w``, ``running_w``), when they carry them."""
+    from vtatune.energy.calibrate import power_readings
+    from vtatune.readers import read_json
+
+    return power_readings(read_json(measured, "measured records"), str(measured))
+
+
+def _fit_power(records: Any, readings: dict[int, tuple[float, float]], board: Any,
+               build: str | None) -> Any:
+    """The board's baseline power and dynamic scale fitted to the records' readings."""
+    from vtatune.energy.calibrate import fit_measured
+
+    chosen = [r for r in records if build is None or r.session == build]
+    fitted, _ = fit_measured(chosen, readings, board)
+    return fitted
+
+
+def _report_power(p: Any) -> None:
+    def one(name: str, f: Any, unit: str) -> str:
+        held = "" if f.pinned else " (held at its prior: the records cannot pin it)"
+        return (f"{name} {f.value:.4g}{unit} +- {f.stderr:.2g} (prior {f.prior:.4g}{unit} "
+                f"+- {f.prior_spread:.2g}){held}")
+
+    console.line(f"power: {one('baseline', p.baseline_w, ' W')}; "
+                 f"{one('dynamic scale', p.scale, '')}; correlation {p.correlation:+.2f}")
+    console.line(f"power over all {p.records} records: median error "
+                 f"{p.median_abs_error:.1%}, worst "
+                 f"{max(p.errors, key=abs):+.1%} (predicted running watts / measured - 1)")
 
 
 def _summary(items: Any, fit: Any, trans: Any, content: dict[str, Any],
