@@ -16,6 +16,8 @@ from typing import Any
 
 from vtatune.paths import project_root
 
+#: VTA's name of the default design (1x16x16, buffers 15/15/18/17) in the measured records.
+DEFAULT_DESIGN = "pynq_1x16_i8w8a32_15_15_18_17"
 #: ResNet-18 runs these measured shapes (cin, h, cout, k, stride) more than once
 #: (spaces/resnet18.toml: conv2_x 4, conv3_x/conv4_x/conv5_x 3); the others once.
 RUNS = {(64, 56, 64, 3, 1): 4, (128, 28, 128, 3, 1): 3, (256, 14, 256, 3, 1): 3,
@@ -24,7 +26,8 @@ RUNS = {(64, 56, 64, 3, 1): 4, (128, 28, 128, 3, 1): 3, (256, 14, 256, 3, 1): 3,
 
 def resnet18_records() -> list[dict[str, Any]]:
     path = project_root() / "hwconfigs" / "timing" / "measured" / "vta_pynq_measured.json"
-    return [r for r in json.loads(path.read_text()) if "Resnet-18" in r["source"]]
+    return [r for r in json.loads(path.read_text())
+            if "Resnet-18" in r["source"] and r["model"] == DEFAULT_DESIGN]
 
 
 def resnet18_energy(board_name: str = "pynq-z1") -> dict[str, Any]:
