@@ -77,7 +77,7 @@ def _stock_line(folder: Path) -> str:
         manifest = json.loads((folder / "manifest.json").read_text())
         problems = manifest.get("stock_vta_problems") or []
         return stock_line([str(p) for p in problems], manifest)
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return ""
 
 
