@@ -39,12 +39,16 @@ CASES = [
     (Conv2d(1, 64, 14, 14, 128, 1, 1, 0, 1), (0, 3, 3),
      dict(tile_b=1, tile_h=7, tile_w=14, tile_ci=2, tile_co=4, h_nthread=2, oc_nthread=2)),
     (Dense(16, 256, 256), (0, 4, 4), dict(tile_b=8, tile_ci=16, tile_co=4, oc_nthread=2)),
+    # one GEMM kernel of 504 micro-ops (VTA's loop order: w and kw folded, co x ci x h x kh
+    # unrolled): more than a 1 KiB micro-op buffer holds
+    (Conv2d(1, 64, 30, 30, 64, 3, 3, 0, 1), (0, 4, 4),
+     dict(tile_b=1, tile_h=14, tile_w=28, tile_ci=2, tile_co=4, h_nthread=1, oc_nthread=1)),
 ]
 
 #: Buffer sizes (LOG_INP/WGT/ACC/UOP_BUFF_SIZE) from roomy to tight: SRAM, micro-op and ISA
 #: field (index width) rejections all occur among them.
 BUFFERS = [(15, 18, 17, 15), (13, 15, 14, 13), (14, 16, 15, 11), (13, 15, 16, 14),
-           (16, 17, 14, 12), (12, 14, 13, 10)]
+           (16, 17, 14, 12), (12, 14, 13, 10), (15, 18, 17, 10)]
 
 
 def variants(shape: tuple[int, int, int]) -> list[HwConfig]:
@@ -112,9 +116,10 @@ def test_rejections_of_every_kind_are_the_same_when_reused() -> None:
 def test_micro_op_buffer_changes_the_built_program_not_the_compiled_one() -> None:
     from vtatune.runtime.build import run_host
 
-    # two threads' GEMM kernels of 3 x 4 x 14 = 168 micro-ops each
-    wl = Conv2d(1, 64, 28, 28, 64, 3, 3, 1, 1)
-    knobs = dict(tile_b=1, tile_h=14, tile_w=14, tile_ci=1, tile_co=4, h_nthread=2,
+    # two threads' GEMM kernels of 252 micro-ops each (a kernel per call site, as VTA's
+    # runtime caches them)
+    wl = Conv2d(1, 64, 30, 30, 64, 3, 3, 0, 1)
+    knobs = dict(tile_b=1, tile_h=7, tile_w=28, tile_ci=2, tile_co=4, h_nthread=2,
                  oc_nthread=1)
     big = config.default()
     small = replace(big, log_uop_buff_size=10)  # 256 micro-ops: kernels evicted and reloaded

@@ -86,7 +86,10 @@ def _problem(space: SearchSpace) -> Problem:
 def schedule_problem() -> Problem:
     # a 1x1 layer: VTA's DMA rules leave C8 (the space file's layer, padded) 207 schedules,
     # too few to tell learning from luck; this one keeps 939
-    return _problem(spaces.load("conv2d_schedule", shape="1,256,14,14,256,1,1,0,1"))
+    # timed with one fixed build's constants (pynq-z1@2019-08, whose ALU refill makes the
+    # epilogue's share matter), so the problem does not move when the default profile is refit
+    return _problem(spaces.load("conv2d_schedule", shape="1,256,14,14,256,1,1,0,1",
+                                board="pynq-z1@2019-08"))
 
 
 @pytest.fixture(scope="module")

@@ -272,6 +272,7 @@ def _by_network(items: Any, abs_err: Any) -> dict[str, float]:
 
 
 def _report(s: dict[str, Any], fit: Any, profile: Any, save: str | None) -> None:
+    from vtatune import formats
     from vtatune.calibration import physical
 
     def pct(v: float | None) -> str:
@@ -279,8 +280,8 @@ def _report(s: dict[str, Any], fit: Any, profile: Any, save: str | None) -> None
 
     groups = [g for g in physical.GROUPINGS if s.get(f"{g}_median_error") is not None]
     heads = {"loo": "LOO", "lono": "LONO", "lodo": "LODO", "lobo": "LOBO"}
-    rows = [[r["index"], r["network"], r["build"], r["label"], round(r["measured_ms"], 4),
-             round(r["simulated_ms"], 4), round(r["host_ms"], 4), pct(r["error"]),
+    rows = [[r["index"], r["network"], r["build"], r["label"], formats.ms(r["measured_ms"]),
+             formats.ms(r["simulated_ms"]), formats.ms(r["host_ms"]), pct(r["error"]),
              *[pct(r[f"{g}_error"]) for g in groups]] for r in s["records"]]
     console.table(f"{s['board']}: simulated vs measured ({len(rows)} records, starting "
                   f"from profile {profile.name})",

@@ -119,8 +119,8 @@ class BundleResult:
 
 def pick_trial(info: StudyInfo, trials: Sequence[TrialRecord], pick: str) -> TrialRecord:
     """The trial ``pick`` names: ``fastest`` (least latency as the study measures it: end to
-    end per call, or the accelerator's time), ``smallest`` (least area, then
-    fewest cycles), ``knee`` (of the front, see ``reports.data.knee``) or a trial number.
+    end per call, or the accelerator's time), ``smallest`` (least area, then least latency
+    in the same measure), ``knee`` (of the front, see ``reports.data.knee``) or a trial number.
     ``UserError`` for an unknown or infeasible trial, an empty study or an empty front."""
     from vtatune.reports.data import front_points, objective_ms, require_feasible, study_latency
 
