@@ -33,6 +33,13 @@ def prepare(records: Sequence[MeasuredRecord], board: Board, prior: TimingParams
     return prepare_counting(records, board, prior, progress, skip_failing)[0]
 
 
+def record_knobs(rec: MeasuredRecord) -> dict[str, int]:
+    """A record's full schedule: the knobs it does not give are the suggested schedule's,
+    checked against the knob space (``VtatuneError`` when it cannot be expressed)."""
+    space = schedules.knob_space(rec.workload, rec.hw)
+    return space.check({**schedules.suggest(rec.workload, rec.hw), **rec.knobs})
+
+
 def prepare_counting(records: Sequence[MeasuredRecord], board: Board, prior: TimingParams,
                      progress: Callable[[int, int], None] | None = None,
                      skip_failing: bool = False) -> tuple[list[Prepared], dict[str, int]]:
@@ -43,8 +50,7 @@ def prepare_counting(records: Sequence[MeasuredRecord], board: Board, prior: Tim
         if progress:
             progress(n, len(records))
         try:
-            space = schedules.knob_space(rec.workload, rec.hw)
-            knobs = space.check({**schedules.suggest(rec.workload, rec.hw), **rec.knobs})
+            knobs = record_knobs(rec)
         except VtatuneError as exc:
             if skip_failing:
                 dropped[f"whose schedule vtatune cannot express ({rec.workload.kind})"] += 1

@@ -132,7 +132,7 @@ def calibrate_cmd(
 
 def _power_readings(measured: Path) -> dict[int, tuple[float, float]] | None:
     """The records' power readings (``idle_w``, ``running_w``), when they carry them."""
-    from vtatune.energy.calibrate import power_readings
+    from vtatune.calibration.power import power_readings
     from vtatune.readers import read_json
 
     return power_readings(read_json(measured, "measured records"), str(measured))
@@ -141,7 +141,7 @@ def _power_readings(measured: Path) -> dict[int, tuple[float, float]] | None:
 def _fit_power(records: Any, readings: dict[int, tuple[float, float]], board: Any,
                build: str | None) -> Any:
     """The board's baseline power and dynamic scale fitted to the records' readings."""
-    from vtatune.energy.calibrate import fit_measured
+    from vtatune.calibration.power import fit_measured
 
     chosen = [r for r in records if build is None or r.session == build]
     fitted, _ = fit_measured(chosen, readings, board)
