@@ -386,3 +386,28 @@ def test_export_says_first_what_will_not_deploy_and_how_to_pick_what_does(
                         "--stock-vta", "--db", studies.db, "--out", str(tmp_path / "x"))
     assert rc == 2 and "does not deploy through VTA's own flow" in err
     assert len(_one_error_line(err)) == 1
+
+
+def test_layers_vta_runs_on_the_cpu_are_no_deployment_warning() -> None:
+    """A network bundle leaves the stem and the classifier out of autotvm.log because VTA's
+    flow never offloads them: that is no reason to warn; an offloaded layer left out is."""
+    from types import SimpleNamespace
+
+    from vtatune.cli.export import _flow_warnings
+
+    stem = {"layers": ["C1"], "workload": "w1", "reason": "not offloaded by VTA's deploy flow"}
+    refused = {"layers": ["C3"], "workload": "w3", "reason": "VTA's compiler refuses it"}
+    layers = [{"layer": "C1", "offloaded": False, "in_log": False},
+              {"layer": "C2", "offloaded": True, "in_log": True},
+              {"layer": "C3", "offloaded": True, "in_log": False}]
+
+    def warnings(not_in_log: list) -> list[str]:
+        res = SimpleNamespace(stock_vta=True, stock_vta_problems=[], trial=0, vta_flow={
+            "bitstream": "pynq_1x16_i8w8a32_15_15_18_17",
+            "autotvm": {"not_in_log": not_in_log, "layers": layers}})
+        info = SimpleNamespace(name="s")
+        return _flow_warnings(res, info, ([], True), lambda *a: None, "knee", "db", None)
+
+    assert warnings([stem]) == []
+    (line,) = warnings([stem, refused])
+    assert "schedule of 1 layer," in line and "C3" in line and "C1" not in line

@@ -202,12 +202,18 @@ def _flow_warnings(res: Any, info: Any, stock_designs: tuple[list[Any], bool], p
     if not res.stock_vta:
         problems.append("stock VTA cannot build it as it is (" + "; ".join(
             res.stock_vta_problems) + ")")
-    left = (res.vta_flow.get("autotvm") or {}).get("not_in_log") or []
-    if left and res.vta_flow.get("bitstream") is not None:
-        by_reason: dict[str, list[str]] = {}
-        for x in left:
-            by_reason.setdefault(str(x.get("reason", "")), []).extend(
-                str(n) for n in x.get("layers", []) or [x.get("workload", "?")])
+    log = res.vta_flow.get("autotvm") or {}
+    # layers VTA's flow runs on the CPU anyway (the stem, the classifier) need no record
+    cpu = {str(x.get("layer")) for x in log.get("layers") or []
+           if isinstance(x, dict) and not x.get("offloaded", True)}
+    by_reason: dict[str, list[str]] = {}
+    if res.vta_flow.get("bitstream") is not None:
+        for x in log.get("not_in_log") or []:
+            names = [str(n) for n in x.get("layers", []) or [x.get("workload", "?")]
+                     if str(n) not in cpu]
+            if names:
+                by_reason.setdefault(str(x.get("reason", "")), []).extend(names)
+    if by_reason:
         n = sum(len(v) for v in by_reason.values())
         problems.append(f"VTA's AutoTVM templates cannot express the schedule of "
                         f"{formats.counted(n, 'layer')}, left out of autotvm.log (" + "; ".join(
